@@ -1,0 +1,219 @@
+"""Load and validate a system description (``conf/systems/<sys>.yaml``).
+
+The schema below is the documentation of the file format: every field, its type, default
+and meaning. A bad file raises ConfError with one line naming file, field and fix.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+from t2hx import ROOT
+from t2hx.errors import ConfError
+from t2hx.schema import F, validate
+
+ENGINES = ("minhop", "updn", "dnup", "ftree", "sssp", "dfsssp", "lash", "nue", "dor",
+           "torus-2QoS", "parx", "sar")
+
+
+def _pair_of_names(value: list) -> str | None:
+    if len(value) != 2 or not all(isinstance(v, str) for v in value):
+        return "a missing cable is a pair of node names"
+    return None
+
+
+NODES = {
+    "hostname": F(str, default="n{index:03d}",
+                  doc="Python format with {rack}, {slot} (1-based) and {index} (0-based)"),
+    "racks": F(int, required=True, min=1, doc="number of racks, e.g. racks: 24"),
+    "per_rack": F(int, required=True, min=1, doc="compute nodes per rack, e.g. per_rack: 28"),
+    "cores": F(int, default=1, min=1, doc="cores per node (OpenMP threads per rank)"),
+    "down": F(list, default=[], items=F(str), doc="hostnames that must not be used"),
+}
+
+TOPOLOGIES = {
+    "hyperx": {
+        "kind": F(str),
+        "dims": F(list, required=True, items=F(int, min=2),
+                  doc="switch count per dimension, e.g. dims: [12, 8]"),
+        "nodes_per_switch": F(int, required=True, min=0),
+        "multiplicity": F(int, default=1, min=1, doc="parallel cables per switch pair"),
+        "switch_ports": F(int, default=36, min=2),
+    },
+    "xgft": {
+        "kind": F(str),
+        "m": F(list, required=True, items=F(int, min=1),
+               doc="children per switch, bottom-up, e.g. m: [14, 16, 3]"),
+        "w": F(list, required=True, items=F(int, min=1),
+               doc="parents per element, bottom-up, e.g. w: [1, 18, 3]"),
+        "p": F(list, default=None, items=F(int, min=1),
+               doc="parallel cables per parent link, bottom-up (default all 1)"),
+        "switch_ports": F(int, default=36, min=2),
+    },
+    "kary": {
+        "kind": F(str),
+        "k": F(int, required=True, min=2), "n": F(int, required=True, min=1),
+        "taper": F(float, default=1.0, min=0.01, max=1.0,
+                   doc="uplink share at the leaves: 1.0 = full bisection, 0.5 = 2:1"),
+        "rails": F(int, default=1, min=1, doc="HCA ports per node into this tree"),
+        "switch_ports": F(int, default=None, min=2),
+    },
+    "shortcut": {
+        "kind": F(str),
+        "switches": F(int, required=True, min=3), "degree": F(int, required=True, min=2),
+        "nodes_per_switch": F(int, default=1, min=0), "seed": F(int, default=1),
+        "switch_ports": F(int, default=36, min=2),
+    },
+    "circulant": {
+        "kind": F(str),
+        "switches": F(int, required=True, min=3),
+        "offsets": F(list, required=True, items=F(int, min=1),
+                     doc="circulant offsets, e.g. offsets: [1, 5]"),
+        "nodes_per_switch": F(int, default=1, min=0),
+        "switch_ports": F(int, default=36, min=2),
+    },
+    "ibnetdiscover": {
+        "kind": F(str),
+        "file": F(str, required=True, doc="path of an ibnetdiscover output, relative to conf"),
+    },
+}
+
+PLANE = {
+    "hca": F(str, required=True, doc="HCA device of this plane, e.g. hca: mlx4_1"),
+    "gbps": F(float, default=32.0, min=0.1, doc="data rate per direction in Gbit/s (QDR 4x: 32)"),
+    "topology": F(dict, required=True, doc="a mapping with kind: hyperx|xgft|kary|shortcut|"
+                  "circulant|ibnetdiscover"),
+    "missing_cables": F(dict, fields={
+        "random": F(int, default=0, min=0, doc="how many inter-switch cables are absent"),
+        "seed": F(int, default=1),
+        "list": F(list, default=[], items=F(list, check=_pair_of_names),
+                  doc="explicit absent cables as [switchA, switchB] pairs"),
+    }),
+    "opensm": F(dict, fields={
+        "routing": F(list, default=["minhop"], items=F(str, choices=ENGINES),
+                     doc="routing engines this plane is studied with"),
+        "lmc": F(int, default=0, min=0, max=7),
+        "host": F(str, default="localhost", doc="host running this plane's OpenSM"),
+        "dump_dir": F(str, default="/var/log/opensm", doc="OpenSM dump_files_dir on that host"),
+        "options": F(dict, default={}, values=F((str, int, float, bool)),
+                     doc="extra opensm.conf options, e.g. options: {max_op_vls: 8}"),
+        "timeout": F(float, default=600.0, min=1.0, doc="seconds before a routing run fails"),
+    }),
+}
+
+SYSTEM = {
+    "name": F(str, required=True, doc="system name, e.g. name: t2hx"),
+    "description": F(str, default=""),
+    "nodes": F(dict, required=True, fields=NODES),
+    "planes": F(dict, required=True, values=F(dict), doc="planes: {fattree: {...}, hyperx: {...}}"),
+    "model": F(dict, default={}, doc="flow-model parameters (see t2hx.flowsim)"),
+    "launcher": F(dict, default={}, doc="how jobs start on the real cluster (see checks/)"),
+}
+
+
+@dataclass
+class Plane:
+    name: str
+    hca: str
+    gbps: float
+    topology: dict
+    missing_cables: dict
+    opensm: dict
+
+
+@dataclass
+class System:
+    name: str
+    path: Path
+    description: str
+    nodes: dict
+    planes: dict[str, Plane]
+    model: dict
+    launcher: dict
+    sha256: str
+
+    def hostnames(self) -> list[str]:
+        fmt = self.nodes["hostname"]
+        names = []
+        for index in range(self.nodes["racks"] * self.nodes["per_rack"]):
+            rack, slot = divmod(index, self.nodes["per_rack"])
+            names.append(fmt.format(rack=rack + 1, slot=slot + 1, index=index))
+        return names
+
+    def rack_of(self, index: int) -> int:
+        return index // self.nodes["per_rack"]
+
+    def plane(self, name: str) -> Plane:
+        if name not in self.planes:
+            raise ConfError(f"no plane '{name}'", file=self.path, field="planes",
+                            fix=f"use one of: {', '.join(self.planes)}")
+        return self.planes[name]
+
+
+def load_system(path: str | Path) -> System:
+    path = Path(path)
+    try:
+        text = path.read_text()
+    except OSError as err:
+        raise ConfError(f"cannot read ({err.strerror})", file=path,
+                        fix="give the path of a conf/systems/*.yaml file") from None
+    try:
+        raw = yaml.safe_load(text)
+    except yaml.YAMLError as err:
+        mark = getattr(err, "problem_mark", None)
+        line = f"line {mark.line + 1}" if mark else "?"
+        raise ConfError(f"not valid YAML ({line})", file=path, fix="fix the YAML syntax") from None
+    data = validate(raw, SYSTEM, path)
+    planes = {name: _plane(name, spec, path) for name, spec in data["planes"].items()}
+    if not planes:
+        raise ConfError("no planes", file=path, field="planes", fix="describe at least one plane")
+    system = System(data["name"], path, data["description"], data["nodes"], planes,
+                    data["model"], data["launcher"], hashlib.sha256(text.encode()).hexdigest())
+    _check_hosts(system)
+    return system
+
+
+def _plane(name: str, spec: dict, path: Path) -> Plane:
+    where = f"planes.{name}"
+    data = validate(spec, PLANE, path, where)
+    kind = data["topology"].get("kind")
+    if kind not in TOPOLOGIES:
+        raise ConfError(f"unknown topology kind {kind!r}", file=path, field=f"{where}.topology.kind",
+                        fix=f"use one of: {', '.join(TOPOLOGIES)}")
+    topo = validate(data["topology"], TOPOLOGIES[kind], path, f"{where}.topology")
+    if kind == "xgft":
+        _check_xgft(topo, path, f"{where}.topology")
+    return Plane(name, data["hca"], data["gbps"], topo, data["missing_cables"], data["opensm"])
+
+
+def _check_xgft(topo: dict, path: Path, where: str) -> None:
+    h = len(topo["m"])
+    if len(topo["w"]) != h or (topo["p"] is not None and len(topo["p"]) != h):
+        raise ConfError(f"m, w and p must have the same length ({h})", file=path,
+                        field=f"{where}.w", fix="give one entry per tree level")
+
+
+def _check_hosts(system: System) -> None:
+    names = system.hostnames()
+    seen: set[str] = set()
+    for name in names:
+        if name in seen:
+            raise ConfError(f"hostname pattern gives '{name}' twice", file=system.path,
+                            field="nodes.hostname", fix="include {index} or {rack} and {slot}")
+        seen.add(name)
+    for name in system.nodes["down"]:
+        if name not in seen:
+            raise ConfError(f"down node '{name}' is not a host of this system", file=system.path,
+                            field="nodes.down", fix="list hostnames the pattern produces")
+
+
+def system_path(name_or_path: str) -> Path:
+    """Accept ``t2hx`` or ``conf/systems/t2hx.yaml``."""
+    path = Path(name_or_path)
+    if path.suffix in (".yaml", ".yml") or path.exists():
+        return path
+    return ROOT / "conf" / "systems" / f"{name_or_path}.yaml"

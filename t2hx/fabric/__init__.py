@@ -1,0 +1,1 @@
+"""Fabric engine: topology generators, ibsim netfiles, real OpenSM routing, LFT tables."""

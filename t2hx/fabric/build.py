@@ -1,0 +1,125 @@
+"""Build the fabric of one plane of a system conf: generator, hosts, missing cables."""
+
+from __future__ import annotations
+
+from collections import deque
+
+import numpy as np
+
+from t2hx.conf import Plane, System
+from t2hx.errors import ConfError
+from t2hx.fabric import fattree, hyperx, shortcut
+from t2hx.fabric.graph import Cable, Fabric
+from t2hx.fabric.netfile import read_netfile
+
+
+def build_plane(system: System, plane_name: str) -> Fabric:
+    plane = system.plane(plane_name)
+    hosts = system.hostnames()
+    fabric = generate(plane, hosts, system)
+    fabric.name = f"{system.name}-{plane_name}"
+    fabric.topology["hca"] = plane.hca
+    remove_missing(fabric, plane, system)
+    fabric.validate(system.path)
+    return fabric
+
+
+def generate(plane: Plane, hosts: list[str], system: System) -> Fabric:
+    t, g = plane.topology, plane.gbps
+    where = f"planes.{plane.name}.topology"
+    try:
+        match t["kind"]:
+            case "hyperx":
+                return hyperx.hyperx(plane.name, hosts, t["dims"], t["nodes_per_switch"],
+                                     t["multiplicity"], t["switch_ports"], g)
+            case "xgft":
+                return fattree.xgft(plane.name, hosts, t["m"], t["w"], t["p"],
+                                    t["switch_ports"], g)
+            case "kary":
+                return fattree.kary(plane.name, hosts, t["k"], t["n"], t["taper"], t["rails"],
+                                    t["switch_ports"], g)
+            case "shortcut":
+                return shortcut.random_shortcut(plane.name, hosts, t["switches"], t["degree"],
+                                                t["nodes_per_switch"], t["seed"],
+                                                t["switch_ports"], g)
+            case "circulant":
+                return shortcut.circulant(plane.name, hosts, t["switches"], t["offsets"],
+                                          t["nodes_per_switch"], t["switch_ports"], g)
+            case "ibnetdiscover":
+                return read_netfile(system.path.parent / t["file"], plane.name, hosts, g)
+    except ConfError as err:
+        err.file = str(system.path)
+        err.field = where + (f".{err.field.split('.')[-1]}" if err.field else "")
+        raise ConfError(err.message, file=err.file, field=err.field, fix=err.fix) from None
+    raise AssertionError(t["kind"])  # conf validation admits only the kinds above
+
+
+def remove_missing(fabric: Fabric, plane: Plane, system: System) -> None:
+    spec = plane.missing_cables
+    where = f"planes.{plane.name}.missing_cables"
+    doomed = [_named_cable(fabric, pair, system, f"{where}.list") for pair in spec["list"]]
+    fabric.remove_cables(doomed)
+    if spec["random"]:
+        fabric.remove_cables(random_cables(fabric, spec["random"], spec["seed"], system, where))
+
+
+def _named_cable(fabric: Fabric, pair: list[str], system: System, where: str) -> Cable:
+    a, b = (fabric._index.get(n) for n in pair)
+    if a is None or b is None:
+        bad = pair[0] if a is None else pair[1]
+        raise ConfError(f"unknown switch '{bad}'", file=system.path, field=where,
+                        fix="name switches as the generator does (see `t2hx fabric build`)")
+    for c in fabric.cables:
+        if {c.a, c.b} == {a, b}:
+            return c
+    raise ConfError(f"no cable between '{pair[0]}' and '{pair[1]}'", file=system.path,
+                    field=where, fix="list only cables the topology has")
+
+
+def random_cables(fabric: Fabric, count: int, seed: int, system: System,
+                  where: str) -> list[Cable]:
+    """``count`` inter-switch cables drawn with ``seed``; a draw that would disconnect the
+    fabric is passed over (a real site cannot run a partitioned plane either)."""
+    pool = fabric.inter_switch_cables()
+    if count > len(pool):
+        raise ConfError(f"{count} missing cables but only {len(pool)} inter-switch cables",
+                        file=system.path, field=f"{where}.random", fix="lower the count")
+    order = np.random.default_rng(seed).permutation(len(pool))
+    degree: dict[tuple[int, int], int] = {}
+    for c in fabric.cables:
+        key = (min(c.a, c.b), max(c.a, c.b))
+        degree[key] = degree.get(key, 0) + 1
+    chosen: list[Cable] = []
+    for k in order:
+        if len(chosen) == count:
+            break
+        cable = pool[k]
+        key = (min(cable.a, cable.b), max(cable.a, cable.b))
+        degree[key] -= 1
+        if degree[key] == 0 and not _connected_without(fabric, key, degree):
+            degree[key] += 1
+            continue
+        chosen.append(cable)
+    if len(chosen) < count:
+        raise ConfError(f"cannot remove {count} cables without partitioning the fabric",
+                        file=system.path, field=f"{where}.random", fix="lower the count")
+    return chosen
+
+
+def _connected_without(fabric: Fabric, gone: tuple[int, int], degree: dict) -> bool:
+    adj: dict[int, list[int]] = {}
+    for (a, b), n in degree.items():
+        if n > 0:
+            adj.setdefault(a, []).append(b)
+            adj.setdefault(b, []).append(a)
+    start, goal = gone
+    seen, queue = {start}, deque([start])
+    while queue:
+        u = queue.popleft()
+        if u == goal:
+            return True
+        for v in adj.get(u, ()):
+            if v not in seen:
+                seen.add(v)
+                queue.append(v)
+    return False

@@ -1,0 +1,203 @@
+"""Routing tables as compact arrays, and paths through them.
+
+``Tables.lft[node, lid]`` is the egress port a switch uses towards ``lid`` (0: the switch
+itself, -1: no route). Every cable ``c`` is two directed links, ``2c`` (a→b) and ``2c+1``
+(b→a); paths are arrays of those link ids, injection (HCA→switch) and ejection
+(switch→HCA) included, so the flow model and the analysis share one notion of a link.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from t2hx.errors import RoutingError
+from t2hx.fabric.graph import Fabric
+
+HEAD = re.compile(r"^Unicast lids .*? guid 0x([0-9a-fA-F]+)")
+ENTRY = re.compile(r"^0x([0-9a-fA-F]+) (\d+|UNREACHABLE)", re.M)
+GUID2LID = re.compile(r"^0x([0-9a-fA-F]+)\s+0x([0-9a-fA-F]+)\s+0x([0-9a-fA-F]+)", re.M)
+
+
+class PathError(RoutingError):
+    """A path loops or ends in a black hole."""
+
+
+@dataclass
+class Tables:
+    fabric: Fabric
+    lmc: int
+    lft: np.ndarray          # (nodes, max_lid + 1) int16 egress port
+    lid_node: np.ndarray     # (max_lid + 1,) node owning the LID, -1 if none
+    lid_port: np.ndarray     # (max_lid + 1,) port of that node
+    base_lid: np.ndarray     # (nodes, max_ports + 1) base LID per node port (switch: port 0)
+    link_of: np.ndarray      # (nodes, max_ports + 1) directed link leaving (node, port), -1
+    link_dst: np.ndarray     # (links,) node a directed link enters
+    link_src: np.ndarray     # (links,) node a directed link leaves
+    link_gbps: np.ndarray    # (links,) capacity per direction
+
+    @property
+    def links(self) -> int:
+        return len(self.link_dst)
+
+    def hca_lid(self, hca: int, index: int = 0, port: int = 1) -> int:
+        """LID ``index`` (0 .. 2^lmc - 1) of an HCA port."""
+        return int(self.base_lid[hca, port]) + index
+
+    def hca_lids(self, index: int = 0) -> np.ndarray:
+        """LID ``index`` of port 1 of every HCA, in ``fabric.hcas()`` order."""
+        return self.base_lid[self.fabric.hcas(), 1] + index
+
+    def paths(self, src: np.ndarray, dst_lid: np.ndarray, max_hops: int = 64) -> np.ndarray:
+        """Directed link ids of each (source HCA node, destination LID) pair, padded with -1:
+        shape (pairs, hops). Raises PathError on loops and black holes."""
+        src = np.asarray(src, dtype=np.int64)
+        lid = np.asarray(dst_lid, dtype=np.int64)
+        known = (lid >= 0) & (lid < len(self.lid_node))
+        known[known] = self.lid_node[lid[known]] >= 0
+        if not known.all():
+            raise PathError(f"LID {int(lid[np.argmin(known)])} is not assigned in these routing "
+                            "tables", field="lid", fix="use LIDs of this fabric (guid2lid)")
+        hops: list[np.ndarray] = []
+        link = self.link_of[src, 1]
+        node = self.link_dst[link]
+        hops.append(link)
+        done = self._arrived(node, lid)
+        for _ in range(max_hops):
+            if done.all():
+                break
+            port = self.lft[node, lid]
+            stuck = ~done & (port < 0)
+            if stuck.any():
+                k = int(np.argmax(stuck))
+                raise PathError(f"black hole: switch '{self.fabric.nodes[node[k]].name}' has no "
+                                f"route to LID {lid[k]}", fix="check opensm.log for "
+                                "unreachable LIDs")
+            nxt = np.where(done, -1, self.link_of[node, np.maximum(port, 0)])
+            hops.append(nxt)
+            node = np.where(done, node, self.link_dst[np.maximum(nxt, 0)])
+            done = done | self._arrived(node, lid)
+        if not done.all():
+            k = int(np.argmin(done))
+            raise PathError(f"routing loop from '{self.fabric.nodes[src[k]].name}' to LID "
+                            f"{lid[k]}", fix="the LFTs are inconsistent; re-route")
+        return np.stack(hops, axis=1).astype(np.int32)
+
+    def _arrived(self, node: np.ndarray, lid: np.ndarray) -> np.ndarray:
+        return node == self.lid_node[lid]
+
+    def path(self, src_hca: int, dst_lid: int) -> list[int]:
+        row = self.paths(np.array([src_hca]), np.array([dst_lid]))[0]
+        return [int(x) for x in row if x >= 0]
+
+    def switch_hops(self, src: np.ndarray, dst_lid: np.ndarray) -> np.ndarray:
+        """Switch-to-switch links on each path (the paper's hop count)."""
+        p = self.paths(src, dst_lid)
+        sw = np.array([n.kind == "switch" for n in self.fabric.nodes])
+        valid = p >= 0
+        both = valid & sw[self.link_src[np.maximum(p, 0)]] & sw[self.link_dst[np.maximum(p, 0)]]
+        return both.sum(axis=1)
+
+
+def directed_links(fabric: Fabric) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    width = max(n.ports for n in fabric.nodes) + 1
+    link_of = np.full((len(fabric.nodes), width), -1, dtype=np.int64)
+    src = np.empty(2 * len(fabric.cables), dtype=np.int64)
+    dst = np.empty_like(src)
+    gbps = np.empty(len(src))
+    for c, cable in enumerate(fabric.cables):
+        link_of[cable.a, cable.pa] = 2 * c
+        link_of[cable.b, cable.pb] = 2 * c + 1
+        src[2 * c], dst[2 * c] = cable.a, cable.b
+        src[2 * c + 1], dst[2 * c + 1] = cable.b, cable.a
+        gbps[2 * c] = gbps[2 * c + 1] = cable.gbps
+    return link_of, src, dst, gbps
+
+
+def load_tables(fabric: Fabric, out_dir: str | Path, lmc: int | None = None) -> Tables:
+    """Read ``opensm-lfts.dump`` and ``guid2lid`` from ``out_dir`` (a routing run, or the
+    dump files copied from a real fabric's OpenSM host)."""
+    out = Path(out_dir)
+    lid_map = read_guid2lid(out / "guid2lid")
+    if lmc is None:
+        lmc = _lmc_of(out, lid_map)
+    by_guid = _port_guids(fabric)
+    max_lid = max(hi for _, hi in lid_map.values())
+    width = max(n.ports for n in fabric.nodes) + 1
+    lid_node = np.full(max_lid + 1, -1, dtype=np.int64)
+    lid_port = np.zeros(max_lid + 1, dtype=np.int64)
+    base = np.zeros((len(fabric.nodes), width), dtype=np.int64)
+    for guid, (lo, hi) in lid_map.items():
+        if guid not in by_guid:
+            raise RoutingError(f"GUID 0x{guid:016x} is not in fabric '{fabric.name}'",
+                               file=out / "guid2lid", fix="these dumps belong to another "
+                               "fabric; route this one or pick the right --system/--plane")
+        node, port = by_guid[guid]
+        lid_node[lo:hi + 1] = node
+        lid_port[lo:hi + 1] = port
+        base[node, port] = lo
+    lft = read_lfts(out / "opensm-lfts.dump", fabric, max_lid)
+    link_of, src, dst, gbps = directed_links(fabric)
+    return Tables(fabric, lmc, lft, lid_node, lid_port, base, link_of, dst, src, gbps)
+
+
+def _port_guids(fabric: Fabric) -> dict[int, tuple[int, int]]:
+    out: dict[int, tuple[int, int]] = {}
+    for i, node in enumerate(fabric.nodes):
+        if node.kind == "switch":
+            out[node.guid] = (i, 0)
+        else:
+            for port in range(1, node.ports + 1):
+                out[node.port_guid(port)] = (i, port)
+    return out
+
+
+def _lmc_of(out: Path, lid_map: dict[int, tuple[int, int]]) -> int:
+    spans = {hi - lo + 1 for lo, hi in lid_map.values()}
+    span = max(spans) if spans else 1
+    return max(0, span.bit_length() - 1)
+
+
+def read_guid2lid(path: Path) -> dict[int, tuple[int, int]]:
+    try:
+        text = path.read_text()
+    except OSError:
+        raise RoutingError("guid2lid missing", file=path, fix="route the fabric first "
+                           "(t2hx fabric route) or copy OpenSM's guid2lid cache file") from None
+    lids = {int(g, 16): (int(lo, 16), int(hi, 16)) for g, lo, hi in GUID2LID.findall(text)}
+    if not lids:
+        raise RoutingError("no GUID/LID lines", file=path, fix="copy a complete guid2lid file")
+    return lids
+
+
+def read_lfts(path: Path, fabric: Fabric, max_lid: int) -> np.ndarray:
+    try:
+        text = path.read_text()
+    except OSError:
+        raise RoutingError("LFT dump missing", file=path, fix="route the fabric first or copy "
+                           "opensm-lfts.dump from the OpenSM host") from None
+    by_guid = {n.guid: i for i, n in enumerate(fabric.nodes) if n.kind == "switch"}
+    lft = np.full((len(fabric.nodes), max_lid + 1), -1, dtype=np.int16)
+    blocks = re.split(r"^(?=Unicast lids )", text, flags=re.M)
+    seen = 0
+    for block in blocks:
+        guid_m = HEAD.match(block)
+        if not guid_m:
+            continue
+        guid = int(guid_m.group(1), 16)
+        if guid not in by_guid:
+            raise RoutingError(f"switch GUID 0x{guid:016x} is not in fabric '{fabric.name}'",
+                               file=path, fix="these dumps belong to another fabric")
+        row = lft[by_guid[guid]]
+        for lid, port in ENTRY.findall(block):
+            lid_i = int(lid, 16)
+            if lid_i <= max_lid:
+                row[lid_i] = -1 if port == "UNREACHABLE" else int(port)
+        seen += 1
+    if seen != len(by_guid):
+        raise RoutingError(f"dump has {seen} switches, fabric has {len(by_guid)}", file=path,
+                           fix="the dump is truncated or from another fabric; re-route")
+    return lft

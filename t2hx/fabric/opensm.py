@@ -1,0 +1,234 @@
+"""Route a fabric with the real, stock OpenSM on an ibsim-simulated subnet.
+
+ibsim serves the fabric's MADs over a unix socket named by IBSIM_SOCKNAME (unique per run,
+so runs overlap safely); OpenSM runs once (``-o``) with libumad2sim preloaded, writes its
+dumps (``opensm-lfts.dump``, ``opensm-subnet.lst``) and the ``guid2lid`` cache, and exits.
+Both processes live in their own process group and are killed on every exit path.
+"""
+
+from __future__ import annotations
+
+import atexit
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import time
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+from t2hx.errors import RoutingError
+from t2hx.fabric.graph import Fabric
+from t2hx.fabric.netfile import atomic_write, write_netfile
+
+UMAD2SIM = Path("/usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so")
+#: Engines whose VL layering OpenSM reports as "Virtual Lanes needed: N".
+READY_MARK = "Network simulator ready."
+_LIVE: set[int] = set()
+
+
+@dataclass
+class RoutingRun:
+    out_dir: Path
+    summary: dict
+
+    @property
+    def lfts(self) -> Path:
+        return self.out_dir / "opensm-lfts.dump"
+
+    @property
+    def subnet(self) -> Path:
+        return self.out_dir / "opensm-subnet.lst"
+
+    @property
+    def guid2lid(self) -> Path:
+        return self.out_dir / "guid2lid"
+
+    @property
+    def log(self) -> Path:
+        return self.out_dir / "opensm.log"
+
+
+def umad2sim() -> Path:
+    for candidate in (Path(os.environ.get("T2HX_UMAD2SIM", "")), UMAD2SIM,
+                      *Path("/usr/lib").glob("*/umad2sim/libumad2sim.so")):
+        if candidate.is_file():
+            return candidate
+    raise RoutingError("libumad2sim.so not found", fix="install Debian package libumad2sim0 "
+                       "(run/setup does it as root) or set T2HX_UMAD2SIM")
+
+
+def opensm_conf(fabric: Fabric, engine: str, lmc: int, dump_dir: Path,
+                extra: dict[str, object]) -> str:
+    lines = {
+        "routing_engine": engine,
+        "lmc": lmc,
+        "log_flags": "0x43",  # errors, info and the routing dumps
+        "dump_files_dir": str(dump_dir),
+        "honor_guid2lid_file": "TRUE",
+        "sm_priority": 15,
+        "max_op_vls": 8,
+    }
+    if engine in ("ftree", "updn", "dnup"):
+        lines.update(_tree_files(fabric, dump_dir))
+    lines.update({k: v for k, v in extra.items()})
+    return "".join(f"{k} {v}\n" for k, v in lines.items())
+
+
+def _tree_files(fabric: Fabric, dump_dir: Path) -> dict[str, str]:
+    """ftree/updn need the roots (top-level switches) and the compute-node GUIDs."""
+    levels = [fabric.nodes[s].attrs.get("level") for s in fabric.switches()]
+    if not any(levels):
+        return {}
+    top = max(lv for lv in levels if lv is not None)
+    roots = [f"0x{fabric.nodes[s].guid:016x}" for s in fabric.switches()
+             if fabric.nodes[s].attrs.get("level") == top]
+    cns = [f"0x{fabric.nodes[h].port_guid(p):016x}" for h in fabric.hcas()
+           for p in range(1, fabric.nodes[h].ports + 1)]
+    atomic_write(dump_dir / "root_guids.txt", "\n".join(roots) + "\n")
+    atomic_write(dump_dir / "cn_guids.txt", "\n".join(cns) + "\n")
+    return {"root_guid_file": str(dump_dir / "root_guids.txt"),
+            "cn_guid_file": str(dump_dir / "cn_guids.txt")}
+
+
+def guid2lid_text(lids: dict[int, int], lmc: int) -> str:
+    return "".join(f"0x{g:016x} 0x{lid:04x} 0x{lid + (1 << lmc) - 1:04x}\n"
+                   for g, lid in sorted(lids.items(), key=lambda kv: kv[1]))
+
+
+def route(fabric: Fabric, out_dir: str | Path, engine: str, lmc: int = 0,
+          extra_conf: dict[str, object] | None = None, guid2lid: dict[int, int] | None = None,
+          timeout: float = 600.0, env: dict[str, str] | None = None) -> RoutingRun:
+    """Route ``fabric`` with OpenSM's ``engine``; dumps and a summary land in ``out_dir``."""
+    out = Path(out_dir).resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    for stale in ("opensm-lfts.dump", "opensm-subnet.lst", "guid2lid", "opensm.log"):
+        (out / stale).unlink(missing_ok=True)
+    cache = out / "cache"
+    shutil.rmtree(cache, ignore_errors=True)
+    cache.mkdir()
+    if guid2lid:
+        atomic_write(cache / "guid2lid", guid2lid_text(guid2lid, lmc))
+    netfile = write_netfile(fabric, out / "fabric.net")
+    conf = atomic_write(out / "opensm.conf",
+                        opensm_conf(fabric, engine, lmc, out, extra_conf or {}))
+    run_env = dict(os.environ, IBSIM_SOCKNAME=f"t2hx-{os.getpid()}-{uuid.uuid4().hex[:12]}",
+                   OSM_CACHE_DIR=str(cache), SIM_HOST=fabric.nodes[fabric.hcas()[0]].name,
+                   **(env or {}))
+    start = time.monotonic()
+    ibsim = _start_ibsim(fabric, netfile, out, run_env, timeout)
+    try:
+        _run_opensm(conf, out, run_env, timeout - (time.monotonic() - start))
+    finally:
+        _kill(ibsim)
+    seconds = time.monotonic() - start
+    if (cache / "guid2lid").exists():
+        shutil.copyfile(cache / "guid2lid", out / "guid2lid")
+    summary = summarise(fabric, out, engine, lmc, seconds)
+    atomic_write(out / "opensm-run.json", json.dumps(summary, indent=2) + "\n")
+    return RoutingRun(out, summary)
+
+
+def _start_ibsim(fabric: Fabric, netfile: Path, out: Path, env: dict[str, str],
+                 timeout: float) -> subprocess.Popen:
+    n = len(fabric.nodes)
+    ports = sum(node.ports + 1 for node in fabric.nodes)
+    cmd = ["ibsim", "-s", "-n", "-N", str(max(2048, 2 * n)),
+           "-S", str(max(256, 2 * len(fabric.switches()))), "-P", str(max(13312, 2 * ports)),
+           str(netfile)]
+    log = open(out / "ibsim.log", "w")
+    proc = _spawn(cmd, env, log)
+    deadline = time.monotonic() + min(timeout, 120.0)
+    while time.monotonic() < deadline:
+        if READY_MARK in (out / "ibsim.log").read_text(errors="replace"):
+            return proc
+        if proc.poll() is not None:
+            tail = (out / "ibsim.log").read_text(errors="replace").strip().splitlines()[-1:]
+            raise RoutingError(f"ibsim exited ({' '.join(tail)})", file=netfile,
+                               fix="check the netfile; see ibsim.log next to it")
+        time.sleep(0.05)
+    _kill(proc)
+    raise RoutingError("ibsim did not become ready", file=netfile,
+                       fix="raise opensm.timeout or check ibsim.log")
+
+
+def _run_opensm(conf: Path, out: Path, env: dict[str, str], timeout: float) -> None:
+    env = dict(env, LD_PRELOAD=str(umad2sim()))
+    cmd = ["opensm", "-F", str(conf), "-o", "-f", str(out / "opensm.log")]
+    with open(out / "opensm.out", "w") as log:
+        proc = _spawn(cmd, env, log)
+        try:
+            proc.wait(timeout=max(timeout, 1.0))
+        except subprocess.TimeoutExpired:
+            raise RoutingError(f"OpenSM did not finish within {timeout:.0f} s", file=conf,
+                               field="opensm.timeout", fix="raise the timeout or check "
+                               "opensm.log") from None
+        finally:
+            _kill(proc)
+    if proc.returncode != 0:
+        raise RoutingError(f"OpenSM exited with status {proc.returncode}", file=out /
+                           "opensm.log", fix="read the ERR lines in that log")
+
+
+def _spawn(cmd: list[str], env: dict[str, str], log) -> subprocess.Popen:
+    try:
+        proc = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT,
+                                stdin=subprocess.DEVNULL, start_new_session=True)
+    except FileNotFoundError:
+        raise RoutingError(f"{cmd[0]} not found", fix="run run/setup (Debian packages opensm "
+                           "and ibsim-utils)") from None
+    _LIVE.add(proc.pid)
+    return proc
+
+
+def _kill(proc: subprocess.Popen) -> None:
+    if proc.poll() is None:
+        try:
+            os.killpg(proc.pid, signal.SIGTERM)
+            proc.wait(timeout=5)
+        except (ProcessLookupError, subprocess.TimeoutExpired):
+            _killpg_hard(proc.pid)
+            proc.wait()
+    _LIVE.discard(proc.pid)
+
+
+def _killpg_hard(pgid: int) -> None:
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
+@atexit.register
+def _kill_leftovers() -> None:
+    for pgid in list(_LIVE):
+        _killpg_hard(pgid)
+
+
+USED = re.compile(r"osm_ucast_mgr_process: (\S+) tables configured on all switches")
+VLS = re.compile(r"Virtual Lanes needed: (\d+)")
+ERR = re.compile(r"ERR [0-9A-F]{4}: (.*)")
+
+
+def summarise(fabric: Fabric, out: Path, engine: str, lmc: int, seconds: float) -> dict:
+    log = (out / "opensm.log").read_text(errors="replace") if (out / "opensm.log").exists() else ""
+    used = USED.findall(log)
+    if not (out / "opensm-lfts.dump").exists():
+        first = ERR.search(log)
+        raise RoutingError(f"OpenSM wrote no LFT dump ({first.group(1) if first else 'no error'})",
+                           file=out / "opensm.log", fix="read the ERR lines in that log")
+    vls = [int(v) for v in VLS.findall(log)]
+    return {
+        "engine": engine,
+        "engine_used": used[-1] if used else "unknown",
+        "fallback": bool(used) and used[-1] != engine,
+        "lmc": lmc,
+        "vls": vls[-1] if vls else 1,
+        "hca_count": len(fabric.hcas()),
+        "switch_count": len(fabric.switches()),
+        "errors": [m.group(1).strip() for m in ERR.finditer(log)][:20],
+        "seconds": round(seconds, 3),
+    }
