@@ -1,0 +1,311 @@
+"""A campaign's log directory → one tidy results table (+ mpiGraph matrices) and a summary.
+
+Log directory layout (``log/<campaign>/``)::
+
+    provenance.json                optional: campaign, conf_hash, git_hash, versions, date,
+                                   baseline (combo label), simulated, seeds (see report.py)
+    perflogs/**/*.log[.hN]         ReFrame perflogs in the format of t2hx.post.perflog
+    runs/**/t2hx-run.json          one directory per run: its parameters (RUN_META_KEYS); every
+                                   other regular file in that directory is a raw output of
+                                   the run, parsed by the family of ``benchmark``
+    analysis/*.csv, analysis/*.json  fabric-engine routing analysis (t2hx.post.routing)
+
+Rules (documented here because the tables' meaning depends on them):
+
+* One row per measured value; columns :data:`COLUMNS`. ``nodes`` falls back to the ranks a
+  raw output reports (one rank per node, DESIGN §2).
+* Within one run, several values of the same (benchmark, metric, msg_size) — HPL's N/NB
+  sweep, Graph500's per-root lines, repeated walltime lines — collapse to the run's best.
+* A value both in a perflog and in a raw output of the same key is taken from the perflog.
+* Nothing aborts a campaign: unreadable, truncated or unknown inputs are skipped and listed
+  in the :class:`Summary` (written as ``summary.json`` and shown in the report).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from t2hx.errors import T2hxError
+from t2hx.post import parsers
+from t2hx.post.parsers import mpigraph
+from t2hx.post.perflog import NULLS, read_perflog
+from t2hx.post.records import better_for
+from t2hx.post.store import canonical
+
+RUN_META = "t2hx-run.json"
+RUN_META_KEYS = ("benchmark", "campaign", "system", "partition", "topology", "routing",
+                 "placement", "combo", "nodes", "repetition", "msg_size", "timestamp",
+                 "git_hash", "simulated")
+PROVENANCE = "provenance.json"
+
+STR_COLS = ["campaign", "system", "partition", "topology", "routing", "placement", "combo",
+            "benchmark", "metric", "unit", "better", "timestamp", "git_hash", "source"]
+INT_COLS = ["nodes", "msg_size", "repetition"]
+COLUMNS = ["campaign", "system", "partition", "topology", "routing", "placement", "combo",
+           "benchmark", "metric", "unit", "better", "nodes", "msg_size", "repetition", "value",
+           "timestamp", "git_hash", "simulated", "source"]
+KEY = ["campaign", "system", "topology", "routing", "placement", "combo", "benchmark", "metric",
+       "nodes", "msg_size", "repetition"]
+MATRIX_COLUMNS = ["campaign", "system", "topology", "routing", "placement", "combo", "nodes",
+                  "repetition", "kind", "row", "col", "value", "source"]
+
+
+@dataclass
+class Summary:
+    """What was read and what was skipped (paths relative to the log directory)."""
+    perflog_files: int = 0
+    perflog_lines: int = 0
+    perflog_rows: int = 0
+    run_dirs: int = 0
+    runs_used: int = 0
+    raw_files_parsed: int = 0
+    raw_rows: int = 0
+    rows: int = 0
+    skipped: list[dict[str, str]] = field(default_factory=list)  # {what, path, reason}
+    ignored: list[dict[str, str]] = field(default_factory=list)  # files with no result in
+    #                                                             a run that had results
+
+    def skip(self, what: str, path: str, reason: str) -> None:
+        self.skipped.append({"what": what, "path": path, "reason": reason})
+
+    def as_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["skipped"] = sorted(self.skipped, key=lambda s: (s["path"], s["what"], s["reason"]))
+        d["ignored"] = sorted(self.ignored, key=lambda s: (s["path"], s["reason"]))
+        return d
+
+
+@dataclass
+class Ingested:
+    results: pd.DataFrame
+    matrices: pd.DataFrame
+    summary: Summary
+    provenance: dict[str, Any]
+
+
+def ingest(logdir: Path) -> Ingested:
+    logdir = Path(logdir)
+    if not logdir.is_dir():
+        raise T2hxError("log directory not found", file=logdir,
+                        fix="pass a campaign directory such as log/reference")
+    summary = Summary()
+    prov = load_provenance(logdir, summary)
+    campaign = str(prov.get("campaign") or logdir.resolve().name)
+    perf = _perflogs(logdir, campaign, summary)
+    raw, mats = _runs(logdir, campaign, summary)
+    results = _combine(raw, perf)
+    summary.rows = len(results)
+    return Ingested(results, mats, summary, prov)
+
+
+def load_provenance(logdir: Path, summary: Summary) -> dict[str, Any]:
+    path = logdir / PROVENANCE
+    if not path.is_file():
+        return {}
+    try:
+        data = json.loads(path.read_text())
+        if not isinstance(data, dict):
+            raise ValueError("not a JSON object")
+        return data
+    except (OSError, ValueError) as err:
+        summary.skip("provenance", PROVENANCE, f"unreadable: {err}")
+        return {}
+
+
+# --- perflogs ---------------------------------------------------------------------------------
+
+def _perflogs(logdir: Path, campaign: str, summary: Summary) -> pd.DataFrame:
+    frames = []
+    for path in sorted(p for p in (logdir / "perflogs").rglob("*.log*") if p.is_file()):
+        rel = path.relative_to(logdir).as_posix()
+        summary.perflog_files += 1
+        try:
+            read = read_perflog(path)
+        except OSError as err:
+            summary.skip("perflog", rel, f"unreadable: {err.strerror}")
+            continue
+        summary.perflog_lines += read.lines
+        for no, reason in read.skipped:
+            summary.skip("perflog line", f"{rel}:{no}", reason)
+        for names, rows, numbers in read.segments:
+            frame = pd.DataFrame(rows, columns=names, dtype=object)
+            frame["_line"] = numbers
+            frames.append(_perflog_frame(frame, rel, campaign, summary))
+    if not frames:
+        return _empty()
+    out = pd.concat(frames, ignore_index=True)
+    summary.perflog_rows = len(out)
+    return out
+
+
+def _col(frame: pd.DataFrame, name: str) -> pd.Series:
+    if name not in frame:
+        return pd.Series([None] * len(frame), index=frame.index, dtype=object)
+    return frame[name].where(~frame[name].isin(NULLS), None)
+
+
+def _perflog_frame(frame: pd.DataFrame, rel: str, campaign: str,
+                   summary: Summary) -> pd.DataFrame:
+    out = pd.DataFrame(index=frame.index)
+    out["campaign"] = _col(frame, "campaign").fillna(campaign)
+    for name in ("system", "partition", "topology", "routing", "placement", "benchmark",
+                 "git_hash"):
+        out[name] = _col(frame, name)
+    out["combo"] = _col(frame, "combo")
+    out["metric"] = _col(frame, "perf_var")
+    out["unit"] = _col(frame, "perf_unit")
+    out["timestamp"] = _col(frame, "job_completion_time")
+    out["nodes"] = pd.to_numeric(_col(frame, "num_nodes"), errors="coerce")
+    out["msg_size"] = pd.to_numeric(_col(frame, "msg_size"), errors="coerce")
+    out["repetition"] = pd.to_numeric(_col(frame, "repetition"), errors="coerce")
+    out["value"] = pd.to_numeric(_col(frame, "perf_value"), errors="coerce")
+    out["simulated"] = _col(frame, "simulated").fillna("").str.lower().isin(["true", "1", "yes"])
+    out["source"] = rel
+    bad = ~np.isfinite(out["value"].to_numpy(dtype=float))
+    for no in frame.loc[bad, "_line"]:
+        summary.skip("perflog line", f"{rel}:{no}", "perf_value is not a number")
+    return out[~bad]
+
+
+# --- raw outputs ------------------------------------------------------------------------------
+
+def _runs(logdir: Path, campaign: str, summary: Summary) -> tuple[pd.DataFrame, pd.DataFrame]:
+    rows: list[dict[str, Any]] = []
+    cells: list[dict[str, Any]] = []
+    metas = sorted(p for p in logdir.rglob(RUN_META)
+                   if "perflogs" not in p.relative_to(logdir).parts)
+    for meta_path in metas:
+        summary.run_dirs += 1
+        run_rows, run_cells = _run(logdir, meta_path, campaign, summary)
+        rows.extend(run_rows)
+        cells.extend(run_cells)
+    summary.raw_rows = len(rows)
+    raw = pd.DataFrame(rows) if rows else _empty()
+    mats = pd.DataFrame(cells, columns=MATRIX_COLUMNS) if cells else \
+        pd.DataFrame(columns=MATRIX_COLUMNS)
+    return raw, mats
+
+
+def _run(logdir: Path, meta_path: Path, campaign: str,
+         summary: Summary) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    run_dir = meta_path.parent
+    rel_dir = run_dir.relative_to(logdir).as_posix()
+    try:
+        meta = json.loads(meta_path.read_text())
+        if not isinstance(meta, dict) or not meta.get("benchmark"):
+            raise ValueError("no 'benchmark' key")
+    except (OSError, ValueError) as err:
+        summary.skip("run", rel_dir, f"bad {RUN_META}: {err}")
+        return [], []
+    bench = str(meta["benchmark"])
+    if parsers.family(bench) is None:
+        summary.skip("run", rel_dir, f"unknown benchmark {bench!r}")
+        return [], []
+    base = _run_base(meta, campaign)
+    best: dict[tuple, dict[str, Any]] = {}
+    cells: list[dict[str, Any]] = []
+    problems: list[dict[str, str]] = []
+    for path in sorted(p for p in run_dir.iterdir() if p.is_file() and p.name != RUN_META
+                       and not p.name.startswith(".")):
+        rel = path.relative_to(logdir).as_posix()
+        try:
+            recs = parsers.parse_file(bench, path)
+            if parsers.family(bench) == "mpigraph":
+                cells.extend(dict(_matrix_base(base), **c, source=rel)
+                             for c in mpigraph.matrices(path.read_text(errors="replace")))
+        except T2hxError as err:
+            problems.append({"what": "raw output", "path": rel, "reason": err.message})
+            continue
+        summary.raw_files_parsed += 1
+        for rec in recs:
+            row = _raw_row(base, rec, rel)
+            key = (row["benchmark"], row["metric"], row["msg_size"])
+            if key not in best or _better(row, best[key]):
+                best[key] = row
+    if not best:
+        for p in problems:
+            summary.skip(p["what"], p["path"], p["reason"])
+        summary.skip("run", rel_dir, "no result in any output file")
+        return [], []
+    summary.runs_used += 1
+    summary.ignored.extend({"path": p["path"], "reason": p["reason"]} for p in problems)
+    return list(best.values()), cells
+
+
+def _run_base(meta: dict[str, Any], campaign: str) -> dict[str, Any]:
+    base = {k: meta.get(k) for k in RUN_META_KEYS}
+    base["campaign"] = meta.get("campaign") or campaign
+    return base
+
+
+def _matrix_base(base: dict[str, Any]) -> dict[str, Any]:
+    return {k: base.get(k) for k in MATRIX_COLUMNS if k in base}
+
+
+def _raw_row(base: dict[str, Any], rec: dict[str, Any], rel: str) -> dict[str, Any]:
+    nodes = base.get("nodes") if base.get("nodes") is not None else rec.get("ranks")
+    msg = rec.get("msg_size", base.get("msg_size"))
+    return {
+        "campaign": base["campaign"], "system": base.get("system"),
+        "partition": base.get("partition"), "topology": base.get("topology"),
+        "routing": base.get("routing"), "placement": base.get("placement"),
+        "combo": base.get("combo"), "benchmark": rec["benchmark"], "metric": rec["metric"],
+        "unit": rec["unit"], "nodes": nodes, "msg_size": msg,
+        "repetition": base.get("repetition"), "value": rec["value"],
+        "timestamp": base.get("timestamp"), "git_hash": base.get("git_hash"),
+        "simulated": bool(rec.get("simulated") or base.get("simulated")), "source": rel,
+    }
+
+
+def _better(new: dict[str, Any], old: dict[str, Any]) -> bool:
+    direction = better_for(new["unit"])
+    if direction == "higher":
+        return new["value"] > old["value"]
+    return new["value"] < old["value"]
+
+
+# --- the table --------------------------------------------------------------------------------
+
+def _empty() -> pd.DataFrame:
+    return pd.DataFrame({c: pd.Series(dtype=object) for c in COLUMNS})
+
+
+def _combine(raw: pd.DataFrame, perf: pd.DataFrame) -> pd.DataFrame:
+    frames = [f for f in (raw, perf) if len(f)]
+    df = pd.concat(frames, ignore_index=True) if frames else _empty()
+    df = typed(df)
+    # Perflog rows come last, so keep="last" prefers them over raw rows of the same key.
+    df = df.drop_duplicates(subset=KEY, keep="last")
+    return canonical(df, COLUMNS)
+
+
+def typed(df: pd.DataFrame) -> pd.DataFrame:
+    """Fixed dtypes: strings as object (None for missing), Int64 counts, float64 values."""
+    df = df.copy()
+    combo_missing = df["combo"].isna() if "combo" in df else None
+    for col in STR_COLS:
+        if col not in df:
+            df[col] = None
+        col_s = df[col].astype(object)
+        present = col_s.notna()
+        col_s = col_s.where(present, None)
+        col_s[present] = col_s[present].astype(str)
+        df[col] = col_s
+    if combo_missing is not None and combo_missing.any():
+        label = df["topology"].fillna("?") + "/" + df["routing"].fillna("?") + "/" + \
+            df["placement"].fillna("?")
+        df.loc[combo_missing, "combo"] = label[combo_missing]
+    units = {u: better_for(u) for u in df["unit"].dropna().unique()}
+    df["better"] = df["unit"].map(units).astype(object)
+    df["better"] = df["better"].where(df["better"].notna(), None)
+    for col in INT_COLS:
+        df[col] = pd.to_numeric(df[col], errors="coerce").astype("Int64")
+    df["value"] = pd.to_numeric(df["value"], errors="coerce").astype("float64")
+    df["simulated"] = df["simulated"].fillna(False).astype(bool)
+    return df

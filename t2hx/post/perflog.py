@@ -1,0 +1,116 @@
+"""The ReFrame perflog format of t2hx, and its reader.
+
+Every test parameter is its own ``|``-separated field, so a perflog line is a complete,
+self-describing measurement (STYLE.md: "every parameter is its own column"). The ReFrame
+configuration generator (issue 7) imports :data:`PERFLOG_FORMAT` and
+:func:`reframe_handler` instead of writing its own format string, and must set
+``perflog_multiline: True`` (:data:`LOGGING_OPTIONS`) so ReFrame writes one line per
+performance variable (our reader relies on that: one line = one value).
+
+Check attributes the fields read (``%(check_<name>)s``); a check that lacks one logs ``null``:
+
+=================  ==========================================================================
+``campaign``       campaign name (``log/<campaign>/``)
+``combo``          combo label, e.g. ``hx-parx-clustered``
+``topology``       plane / topology: ``fattree`` or ``hyperx``
+``routing``        OpenSM engine: ``ftree``, ``sssp``, ``dfsssp``, ``parx``, ``sar`` …
+``placement``      ``linear``, ``clustered``, ``random``, ``two-opt``
+``benchmark``      benchmark family / name (``imb-allreduce``, ``ebb``, ``hpl`` …)
+``num_nodes``      node count of the run
+``repetition``     repetition index 0…N-1
+``msg_size``       message size in bytes (``null`` for non-message benchmarks)
+``git_hash``       t2hx git commit of the campaign
+``simulated``      ``true`` on the simulated cluster
+=================  ==========================================================================
+
+ReFrame writes a header line of field names (``check_`` stripped) at the top of each file and
+renames a file whose header changed to ``<name>.log.h<N>``; the reader maps fields by that
+header, so old files with another field order still read correctly.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+# Order = column order in the file. Names are ReFrame's header names.
+PERFLOG_FIELDS: tuple[str, ...] = (
+    "job_completion_time", "version", "info", "system", "partition", "environ",
+    "campaign", "combo", "topology", "routing", "placement", "benchmark", "num_nodes",
+    "repetition", "msg_size", "git_hash", "simulated",
+    "perf_var", "perf_value", "perf_unit", "perf_ref", "perf_lower_thres", "perf_upper_thres",
+    "result",
+)
+DELIM = "|"
+# ReFrame's own (non-check) format specifiers; everything else is %(check_<name>)s.
+_PLAIN = {"version"}
+PERFLOG_FORMAT: str = DELIM.join(f"%({f})s" if f in _PLAIN else f"%(check_{f})s"
+                                 for f in PERFLOG_FIELDS)
+HEADER: str = DELIM.join(PERFLOG_FIELDS)
+LOGGING_OPTIONS = {"perflog_multiline": True}
+NULLS = {"", "null", "None", "none", "nan"}
+REQUIRED = ("benchmark", "perf_var", "perf_value")
+
+
+def reframe_handler(basedir: str) -> dict:
+    """The ``logging.handlers_perflog`` entry for ReFrame's config (files under basedir)."""
+    return {"type": "filelog", "prefix": f"{basedir}/perflogs/%(check_system)s/"
+            "%(check_partition)s", "level": "info", "format": PERFLOG_FORMAT, "append": True}
+
+
+@dataclass
+class PerflogRead:
+    """Lines grouped by the header they follow, and what was skipped, per line."""
+    segments: list[tuple[list[str], list[list[str]], list[int]]] = field(default_factory=list)
+    lines: int = 0
+    skipped: list[tuple[int, str]] = field(default_factory=list)  # (line number, reason)
+
+    @property
+    def rows(self) -> int:
+        return sum(len(rows) for _, rows, _ in self.segments)
+
+
+def _is_header(parts: list[str]) -> bool:
+    return "perf_var" in parts and "benchmark" in parts and "perf_value" in parts
+
+
+def read_perflog(path: Path) -> PerflogRead:
+    """Read one perflog file; corrupt or truncated lines are skipped and listed, never fatal.
+
+    Values stay strings here; :mod:`t2hx.post.ingest` converts them column-wise (fast) and
+    skips rows whose numbers do not parse.
+    """
+    out = PerflogRead()
+    raw = Path(path).read_bytes()
+    lines = raw.decode("utf-8", errors="replace").split("\n")
+    unterminated = bool(lines) and lines[-1] != ""
+    if not unterminated:
+        lines.pop()
+    names = list(PERFLOG_FIELDS)
+    rows: list[list[str]] = []
+    numbers: list[int] = []
+    required = [names.index(k) for k in REQUIRED]
+    for no, line in enumerate(lines, start=1):
+        parts = line.rstrip("\r").split(DELIM)
+        if _is_header(parts):
+            if rows:
+                out.segments.append((names, rows, numbers))
+            names, rows, numbers = parts, [], []
+            required = [names.index(k) for k in REQUIRED]
+            continue
+        if not line.strip():
+            continue
+        out.lines += 1
+        if unterminated and no == len(lines):
+            # The run died while ReFrame was writing this line: never trust it.
+            out.skipped.append((no, "unterminated last line (truncated file)"))
+        elif len(parts) != len(names):
+            out.skipped.append((no, f"{len(parts)} fields, header has {len(names)}"))
+        elif any(parts[i].strip() in NULLS for i in required):
+            out.skipped.append((no, "empty " + "/".join(REQUIRED)))
+        else:
+            rows.append(parts)
+            numbers.append(no)
+    if rows:
+        out.segments.append((names, rows, numbers))
+    return out

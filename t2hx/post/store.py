@@ -1,0 +1,59 @@
+"""Deterministic table files: same rows in → same bytes out (parquet and CSV).
+
+Rows are sorted on every column, the index is dropped, dtypes are fixed per column, and files
+are written to a temp name in the same directory and renamed (never half-written).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+
+def _atomic(path: Path, write) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    os.close(fd)
+    try:
+        write(tmp)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def canonical(df: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
+    """Columns in the given order, rows sorted by all of them, fresh index."""
+    df = df[columns]
+    return df.sort_values(columns, kind="mergesort", na_position="first").reset_index(drop=True)
+
+
+def write_table(df: pd.DataFrame, stem: Path) -> None:
+    """Write ``stem.parquet`` and ``stem.csv``."""
+    table = pa.Table.from_pandas(df, preserve_index=False)
+    # pandas' schema metadata embeds library versions only; keep it so pandas round-trips
+    # dtypes, but it is stable for a given environment (requirements.txt pins it).
+    _atomic(stem.with_suffix(".parquet"),
+            lambda p: pq.write_table(table, p, compression="zstd", write_statistics=False))
+    _atomic(stem.with_suffix(".csv"), lambda p: df.to_csv(p, index=False, lineterminator="\n"))
+
+
+def read_table(stem: Path) -> pd.DataFrame:
+    return pd.read_parquet(stem.with_suffix(".parquet"))
+
+
+def write_text(path: Path, text: str) -> None:
+    def write(p: str) -> None:
+        with open(p, "w", encoding="utf-8", newline="\n") as fh:
+            fh.write(text)
+    _atomic(path, write)
+
+
+def write_json(path: Path, data: object) -> None:
+    write_text(path, json.dumps(data, indent=2, sort_keys=True, default=str) + "\n")
