@@ -19,8 +19,18 @@ def build_plane(system: System, plane_name: str) -> Fabric:
     fabric = generate(plane, hosts, system)
     fabric.name = f"{system.name}-{plane_name}"
     fabric.topology["hca"] = plane.hca
+    if plane.topology["kind"] != "ibnetdiscover":
+        # Each plane has its own HCAs and switches: keep their GUIDs apart, so the dumps of
+        # one plane can never be mistaken for the other's.
+        salt = (list(system.planes).index(plane_name) + 1) << 28
+        for node in fabric.nodes:
+            node.guid += salt
     remove_missing(fabric, plane, system)
-    fabric.validate(system.path)
+    try:
+        fabric.validate(system.path)
+    except ConfError as err:
+        raise ConfError(err.message, file=system.path, field=f"planes.{plane_name}.{err.field}",
+                        fix=err.fix) from None
     return fabric
 
 
@@ -49,7 +59,8 @@ def generate(plane: Plane, hosts: list[str], system: System) -> Fabric:
                 return read_netfile(system.path.parent / t["file"], plane.name, hosts, g)
     except ConfError as err:
         err.file = str(system.path)
-        err.field = where + (f".{err.field.split('.')[-1]}" if err.field else "")
+        sub = (err.field or "topology").removeprefix("topology")
+        err.field = where + sub
         raise ConfError(err.message, file=err.file, field=err.field, fix=err.fix) from None
     raise AssertionError(t["kind"])  # conf validation admits only the kinds above
 

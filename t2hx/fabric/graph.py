@@ -84,7 +84,8 @@ class Fabric:
                 return port
         node = self.nodes[i]
         raise ConfError(f"{node.kind} '{node.name}' has more links than its {node.ports} ports",
-                        field="topology", fix="raise the port count or lower the link count")
+                        field="topology.switch_ports",
+                        fix="raise the port count or lower the link count")
 
     def remove_cables(self, doomed: Iterable[Cable]) -> None:
         gone = set(doomed)

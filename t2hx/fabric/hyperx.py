@@ -42,7 +42,8 @@ def attach_hosts(fabric: Fabric, hosts: list[str], edges: list[int], per_edge: i
     room = len(edges) * per_edge
     if len(hosts) > room:
         raise ConfError(f"topology has room for {room} hosts but the system has {len(hosts)}",
-                        field="topology", fix="enlarge the topology or lower racks/per_rack")
+                        field="topology.nodes_per_switch",
+                        fix="enlarge the topology or lower racks/per_rack")
     for k, host in enumerate(hosts):
         h = fabric.add_node(host, "hca", 1, rank=k)
         fabric.connect(h, edges[k // per_edge], gbps)

@@ -25,7 +25,6 @@ from t2hx.fabric.graph import Fabric
 from t2hx.fabric.netfile import atomic_write, write_netfile
 
 UMAD2SIM = Path("/usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so")
-#: Engines whose VL layering OpenSM reports as "Virtual Lanes needed: N".
 READY_MARK = "Network simulator ready."
 _LIVE: set[int] = set()
 
@@ -209,7 +208,7 @@ def _kill_leftovers() -> None:
 
 
 USED = re.compile(r"osm_ucast_mgr_process: (\S+) tables configured on all switches")
-VLS = re.compile(r"Virtual Lanes needed: (\d+)")
+VLS = re.compile(r"Lanes needed: (\d+)")  # dfsssp "Virtual Lanes needed", lash "Lanes needed"
 ERR = re.compile(r"ERR [0-9A-F]{4}: (.*)")
 
 

@@ -1,0 +1,67 @@
+"""Shared fixtures: systems, routed planes (routed once per session), stray-process guard."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from t2hx import ROOT
+from t2hx.conf import load_system
+from t2hx.fabric.build import build_plane
+from t2hx.fabric.lft import load_tables
+from t2hx.fabric.opensm import route
+
+MINI = ROOT / "conf" / "systems" / "mini.yaml"
+T2HX = ROOT / "conf" / "systems" / "t2hx.yaml"
+
+
+@pytest.fixture(scope="session")
+def mini():
+    return load_system(MINI)
+
+
+@pytest.fixture(scope="session")
+def t2hx_system():
+    return load_system(T2HX)
+
+
+class Routed:
+    """A routed plane: fabric, routing run and tables."""
+
+    def __init__(self, system, plane: str, engine: str, lmc: int, out: Path) -> None:
+        self.fabric = build_plane(system, plane)
+        self.run = route(self.fabric, out, engine, lmc)
+        self.tables = load_tables(self.fabric, out)
+
+
+@pytest.fixture(scope="session")
+def routed(tmp_path_factory):
+    """routed(system, plane, engine, lmc) → Routed, cached for the session."""
+    cache: dict[tuple, Routed] = {}
+
+    def get(system, plane: str, engine: str, lmc: int = 0) -> Routed:
+        key = (system.name, plane, engine, lmc)
+        if key not in cache:
+            out = tmp_path_factory.mktemp(f"{system.name}-{plane}-{engine}-{lmc}")
+            cache[key] = Routed(system, plane, engine, lmc, out)
+        return cache[key]
+
+    return get
+
+
+def leftovers(marker: str) -> list[str]:
+    out = subprocess.run(["pgrep", "-a", "-f", marker], capture_output=True, text=True)
+    return [line for line in out.stdout.splitlines()
+            if line.split()[1].rsplit("/", 1)[-1] in ("ibsim", "opensm")]
+
+
+def pytest_sessionfinish(session, exitstatus):
+    """The suite fails if any ibsim/opensm started from a test's temp dir is still alive."""
+    if hasattr(session.config, "workerinput"):
+        return  # xdist worker: the controller checks once everything has finished
+    stray = leftovers("pytest-of-")
+    if stray:
+        session.exitstatus = 1
+        print("\nstray ibsim/opensm processes after the test suite:\n" + "\n".join(stray))
