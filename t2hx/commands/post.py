@@ -1,0 +1,33 @@
+"""``t2hx post`` / ``t2hx replay LOGDIR [--out DIR]``: tables, figures and report from logs."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from t2hx.post.replay import replay
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    for name, text in (("post", "post-process a campaign's log directory"),
+                       ("replay", "regenerate every figure and the report from a log directory "
+                        "alone (the artifact evaluator's command)")):
+        p = sub.add_parser(name, help=text, description=text + ". Writes data/ (tidy parquet "
+                           "+ CSV tables), figures/ (PNG, PDF and the gnuplot data file of each) "
+                           "and report.md/report.html.")
+        p.add_argument("logdir", type=Path, metavar="LOGDIR", help="log/<campaign> directory")
+        p.add_argument("--out", type=Path, metavar="DIR",
+                       help="output directory (default: paper/ for log/reference, else "
+                       "LOGDIR/paper)")
+        p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    result = replay(args.logdir, args.out, quiet=args.quiet or None)
+    skipped = result.summary["skipped"]
+    if skipped and not args.quiet:
+        print(f"skipped {len(skipped)} input(s):")
+        for s in skipped:
+            print(f"  {s['what']}: {s['path']}: {s['reason']}")
+    print(f"{len(result.figures)} figures; report: {result.out / 'report.md'}")
+    return 0

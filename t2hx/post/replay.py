@@ -1,0 +1,134 @@
+"""Regenerate every data table, figure and the report from a log directory alone.
+
+Output layout (``--out``; default ``paper/`` for ``log/reference``, else ``<logdir>/paper``)::
+
+    data/results.{parquet,csv}   tidy table (t2hx.post.ingest.COLUMNS), byte-identical on replay
+    data/matrices.{parquet,csv}  mpiGraph matrix cells
+    data/stats.{parquet,csv}     best/min/q1/median/q3/max and gain per cell
+    data/summary.json            what was read, skipped (and why), figures that failed
+    figures/<name>.{png,pdf,dat} every figure with its gnuplot data file
+    report.md, report.html
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+import pandas as pd
+
+from t2hx.errors import T2hxError
+from t2hx.post import figures as F
+from t2hx.post import reference, report, routing
+from t2hx.post.gain import choose_baseline, gains
+from t2hx.post.ingest import COLUMNS, MATRIX_COLUMNS, ingest
+from t2hx.post.stats import summarize
+from t2hx.post.store import canonical, write_json, write_table
+from t2hx.progress import Progress
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@dataclass
+class ReplayResult:
+    out: Path
+    figures: list[F.Figure]
+    summary: dict[str, Any]
+
+
+def default_out(logdir: Path) -> Path:
+    if Path(logdir).resolve() == (REPO / "log" / "reference").resolve():
+        return REPO / "paper"
+    return Path(logdir) / "paper"
+
+
+def combo_order(results: pd.DataFrame, prov: dict[str, Any], baseline: str | None) -> list[str]:
+    present = sorted(results["combo"].dropna().unique())
+    wanted = [c for c in prov.get("combos", []) if c in present] if isinstance(
+        prov.get("combos"), list) else []
+    rest = [c for c in present if c not in wanted and c != baseline]
+    head = [baseline] if baseline in present and baseline not in wanted else []
+    return head + wanted + rest
+
+
+def replay(logdir: Path, out: Path | None = None, quiet: bool | None = None) -> ReplayResult:
+    logdir = Path(logdir)
+    out = Path(out) if out is not None else default_out(logdir)
+    data_dir, fig_dir = out / "data", out / "figures"
+    with Progress("replay", quiet=quiet) as prog:
+        prog.say(f"reading {logdir}")
+        ing = ingest(logdir)
+        results = ing.results
+        summary = ing.summary
+        baseline = choose_baseline(results, ing.provenance)
+        combos = combo_order(results, ing.provenance, baseline)
+        stats = summarize(results[results["unit"] != "runs"])
+        g = gains(stats, baseline) if baseline else stats.assign(base=float("nan"),
+                                                                   gain=float("nan"))
+        prog.say(f"{len(results)} rows, {len(combos)} combos; writing tables")
+        write_table(results, data_dir / "results")
+        write_table(canonical(ing.matrices, MATRIX_COLUMNS), data_dir / "matrices")
+        write_table(canonical(g, list(g.columns)), data_dir / "stats")
+        figs = _figures(results, ing.matrices, g, combos, baseline, logdir, fig_dir, summary,
+                        prog)
+        sim = bool(results["simulated"].any()) or bool(ing.provenance.get("simulated"))
+        ref = None
+        if sim:
+            efi = next((f.table for f in figs if f.name == "routing-efi-histogram"), None)
+            dark = next((f.table for f in figs if f.name == "routing-dark-fiber"), None)
+            ref = reference.comparison(results, efi, dark)
+        summ = summary.as_dict()
+        write_json(data_dir / "summary.json", summ)
+        campaign = str(ing.provenance.get("campaign") or
+                       (results["campaign"].iloc[0] if len(results) else logdir.resolve().name))
+        bl = report.blocks(campaign, ing.provenance, summ, baseline, figs, sim, ref, out)
+        report.write_report(out, bl, f"t2hx report — {campaign}")
+        prog.say(f"{len(figs)} figures, {len(summ['skipped'])} skipped input(s); report in {out}")
+    return ReplayResult(out, figs, summ)
+
+
+def _figures(results: pd.DataFrame, matrices: pd.DataFrame, g: pd.DataFrame, combos: list[str],
+             baseline: str | None, logdir: Path, fig_dir: Path, summary, prog: Progress
+             ) -> list[F.Figure]:
+    figs: list[F.Figure] = []
+    base = baseline or ""
+
+    def attempt(name: str, make: Callable[[], Any]) -> None:
+        try:
+            made = make()
+        except T2hxError as err:
+            summary.skip("figure", name, err.message)
+            return
+        if made is None:
+            return
+        for fig in made if isinstance(made, list) else [made]:
+            figs.append(fig)
+            prog.step(fig.name)
+
+    for bench in sorted(g["benchmark"].dropna().unique()):
+        sub = g[g["benchmark"] == bench]
+        metric = F.primary_metric(bench, sorted(sub["metric"].dropna().unique()))
+        rows = sub[sub["metric"] == metric]
+        sizes = rows["msg_size"].dropna().unique()
+        if len(sizes) > 1:
+            attempt(f"gain-grid-{bench}",
+                    lambda b=bench, m=metric: F.gain_grid(g, b, m, combos, base, fig_dir))
+        else:
+            attempt(f"whisker-{bench}",
+                    lambda b=bench, m=metric: F.whisker(g, b, m, combos, base, fig_dir))
+        if bench == "ring-allreduce":
+            for nodes in sorted(rows["nodes"].dropna().unique()):
+                attempt(f"ring-allreduce-{nodes}", lambda n=nodes, m=metric: F.lines(
+                    g, "ring-allreduce", m, "msg_size", combos, fig_dir,
+                    f"ring-allreduce-{int(n)}", f"Ring allreduce t_avg, {int(n)} nodes",
+                    where=g["nodes"] == n))
+    attempt("ebb-lines", lambda: F.lines(g, "ebb", "bandwidth", "nodes", combos, fig_dir,
+                                         "ebb-bandwidth", "Effective bisection bandwidth"))
+    attempt("capacity", lambda: F.capacity(results, combos, fig_dir))
+    attempt("mpigraph", lambda: F.mpigraph_heatmaps(results, matrices, combos, fig_dir))
+    attempt("routing-efi", lambda: routing.efi_histogram(routing.read_efi(logdir, summary),
+                                                         fig_dir))
+    attempt("routing-dark-fiber", lambda: routing.dark_fiber_bars(
+        routing.read_dark_fiber(logdir, summary), fig_dir))
+    return figs
