@@ -11,7 +11,8 @@ set yrange [nrows-0.5:-0.5]
 set xtics rotate by 90 right font ",7" scale 0
 set ytics font ",8" scale 0
 set xlabel "message size, grouped by node count" offset 0,-0.5
-set tmargin 4
+set tmargin 5
+set title offset 0,1.6
 set style fill solid 1.0 noborder
 set key off
 eval extra

@@ -7,6 +7,9 @@ set size ratio -1
 set xrange [-0.5:n-0.5]
 set yrange [n-0.5:-0.5]
 set cbrange [0:cbmax]
+step = (n > 16) ? int(n/8) : 1
+set xtics 0, step, n-1 out
+set ytics 0, step, n-1 out
 set cblabel "GiB/s"
 set xlabel "receiver rank"
 set ylabel "sender rank"

@@ -13,4 +13,4 @@ set xtics scale 0
 eval extra
 plot datafile using 1:5:4:8:7:2 with candlesticks lc variable notitle whiskerbars 0.5, \
      datafile using 1:6:6:6:6:2 with candlesticks lc variable lw 2 notitle, \
-     datafile using 1:10:11 with labels font ",6" notitle @keys
+     datafile using 1:10:11 with labels offset 0,0.7 font ",6" notitle @keys

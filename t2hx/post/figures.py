@@ -112,7 +112,7 @@ def gain_grid(g: pd.DataFrame, bench: str, metric: str, combos: list[str], basel
     extra = [f"set xtics ({xt})" if xt else "", f"set ytics ({yt})" if yt else ""]
     for nodes in sorted({n for n, _ in columns}):
         idx = [i for i, (n, _) in enumerate(columns) if n == nodes]
-        extra.append(f'set label "{nodes} nodes" at {np.mean(idx)},-0.9 center font ",7"')
+        extra.append(f'set label "{nodes} nodes" at first {np.mean(idx)}, graph 1 offset 0,0.8 center font ",7"')
         if idx[0] > 0:
             extra.append(f"set arrow from {idx[0] - 0.5},-0.5 to {idx[0] - 0.5},"
                          f"{len(rows_combos) - 0.5} nohead lc rgb '#444444' lw 1.2 front")
@@ -145,7 +145,7 @@ def whisker(g: pd.DataFrame, bench: str, metric: str, combos: list[str], baselin
             x = gi * width + ci
             gain = r.gain if combo != baseline else np.nan
             label = f"{gain:+.0%}" if pd.notna(gain) else "NaN"
-            label_y = r.max * 1.04 if pd.notna(gain) else np.nan
+            label_y = r.max if pd.notna(gain) else np.nan
             rows.append([x, ci + 1, nodes, r.min, r.q1, r.median, r.q3, r.max, gain, label_y,
                          label])
             table_rows.append([nodes, combo, int(r.runs), r.min, r.q1, r.median, r.q3, r.max,
@@ -187,7 +187,7 @@ def capacity(results: pd.DataFrame, combos: list[str], outdir: Path) -> Figure |
     write_text(data, plots.table_text(["app"] + list(wide.columns), rows, title))
     files = plots.render("capacity", data, stem, {
         "title": title, "ncombos": len(wide.columns),
-        "figw": min(max(4.0, 0.5 * len(rows) * max(len(wide.columns), 1) * 0.4 + 2), 10.0)})
+        "figw": min(max(4.5, 1.0 + 0.12 * len(rows) * max(len(wide.columns), 1)), 7.0)})
     table = wide.reset_index().rename(columns={"metric": "app"})
     return Figure(stem.name, "capacity", title, files, data, table)
 
