@@ -105,12 +105,25 @@ PLANE = {
     }),
 }
 
+# LogGP-style parameters of the flow model (t2hx.flowsim); defaults are QDR 4x InfiniBand
+# with a ConnectX-2 class HCA: ~100 ns per switch, ~0.6 us software overhead per side.
+MODEL = {
+    "switch_latency_ns": F(float, default=100.0, min=0.0,
+                           doc="per-switch forwarding latency (LogGP L per hop), e.g. 100"),
+    "overhead_us": F(float, default=0.6, min=0.0,
+                     doc="software overhead per send and per receive (LogGP o), e.g. 0.6"),
+    "gap_us": F(float, default=0.3, min=0.0,
+                doc="minimum interval between two messages a rank injects (LogGP g)"),
+    "reduce_gbps": F(float, default=32.0, min=0.1,
+                     doc="rate of the local reduction in reducing collectives, Gbit/s"),
+}
+
 SYSTEM = {
     "name": F(str, required=True, doc="system name, e.g. name: t2hx"),
     "description": F(str, default=""),
     "nodes": F(dict, required=True, fields=NODES),
     "planes": F(dict, required=True, values=F(dict), doc="planes: {fattree: {...}, hyperx: {...}}"),
-    "model": F(dict, default={}, doc="flow-model parameters (see t2hx.flowsim)"),
+    "model": F(dict, default=None, fields=MODEL, doc="flow-model parameters (see t2hx.flowsim)"),
     "launcher": F(dict, default={}, doc="how jobs start on the real cluster (see checks/)"),
 }
 
@@ -214,6 +227,6 @@ def _check_hosts(system: System) -> None:
 def system_path(name_or_path: str) -> Path:
     """Accept ``t2hx`` or ``conf/systems/t2hx.yaml``."""
     path = Path(name_or_path)
-    if path.suffix in (".yaml", ".yml") or path.exists():
+    if path.suffix in (".yaml", ".yml") or path.is_file():
         return path
     return ROOT / "conf" / "systems" / f"{name_or_path}.yaml"

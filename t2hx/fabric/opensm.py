@@ -25,6 +25,8 @@ from t2hx.fabric.graph import Fabric
 from t2hx.fabric.netfile import atomic_write, write_netfile
 
 UMAD2SIM = Path("/usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so")
+#: Our routing engines, registered by the event plugin parx/libparx.so.
+PLUGIN_ENGINES = ("parx", "sar")
 READY_MARK = "Network simulator ready."
 _LIVE: set[int] = set()
 
@@ -112,11 +114,11 @@ def route(fabric: Fabric, out_dir: str | Path, engine: str, lmc: int = 0,
     if guid2lid:
         atomic_write(cache / "guid2lid", guid2lid_text(guid2lid, lmc))
     netfile = write_netfile(fabric, out / "fabric.net")
-    conf = atomic_write(out / "opensm.conf",
-                        opensm_conf(fabric, engine, lmc, out, extra_conf or {}))
+    extra, plugin_env = plugin_setup(engine, extra_conf or {})
+    conf = atomic_write(out / "opensm.conf", opensm_conf(fabric, engine, lmc, out, extra))
     run_env = dict(os.environ, IBSIM_SOCKNAME=f"t2hx-{os.getpid()}-{uuid.uuid4().hex[:12]}",
                    OSM_CACHE_DIR=str(cache), SIM_HOST=fabric.nodes[fabric.hcas()[0]].name,
-                   **(env or {}))
+                   **plugin_env, **(env or {}))
     start = time.monotonic()
     ibsim = _start_ibsim(fabric, netfile, out, run_env, timeout)
     try:
@@ -129,6 +131,21 @@ def route(fabric: Fabric, out_dir: str | Path, engine: str, lmc: int = 0,
     summary = summarise(fabric, out, engine, lmc, seconds)
     atomic_write(out / "opensm-run.json", json.dumps(summary, indent=2) + "\n")
     return RoutingRun(out, summary)
+
+
+def plugin_setup(engine: str, extra: dict[str, object]) -> tuple[dict, dict[str, str]]:
+    """For our plugin engines, the conf lines and library path that make the stock opensm
+    load parx/libparx.so (OpenSM dlopen()s lib<event_plugin_name>.so)."""
+    if engine not in PLUGIN_ENGINES or "event_plugin_name" in extra:
+        return dict(extra), {}
+    from t2hx import ROOT
+
+    lib = ROOT / "parx" / "libparx.so"
+    if not lib.exists():
+        raise RoutingError("the parx/sar OpenSM plugin is not built", file=lib,
+                           fix="run run/setup (it runs make -C parx)")
+    paths = [str(lib.parent)] + [p for p in os.environ.get("LD_LIBRARY_PATH", "").split(":") if p]
+    return {"event_plugin_name": "parx", **extra}, {"LD_LIBRARY_PATH": ":".join(paths)}
 
 
 def _start_ibsim(fabric: Fabric, netfile: Path, out: Path, env: dict[str, str],
