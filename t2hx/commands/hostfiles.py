@@ -1,0 +1,86 @@
+"""``t2hx hostfiles --system FILE [--out DIR]``: hostfiles for every study node count."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from t2hx import ROOT
+from t2hx.conf import load_system, system_path
+from t2hx.errors import T2hxError
+from t2hx.placement.collectives import COLLECTIVES
+from t2hx.placement.hostfiles import DEFAULT_SEED, PLACEMENTS, STUDY, Options, generate
+from t2hx.progress import Progress
+
+EPILOG = """\
+Writes DIR/<system>/<placement>/<n>.txt (one hostname per line, line i = rank i) and a
+manifest.json per placement. Use them with
+  Open MPI: mpirun --hostfile <n>.txt -np <n> --map-by ppr:1:node <program>
+  Slurm:    SLURM_HOSTFILE=<n>.txt srun --distribution=arbitrary -n <n> <program>
+(srun --nodelist=<n>.txt takes the node set but sorts it: right for linear only).
+Nodes in the conf's nodes.down are never used."""
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("hostfiles", help="write seeded hostfiles (linear, clustered, random, "
+                       "two-opt …) for every node count of the study ladders",
+                       description="Rank placements as hostfiles for the node-count ladders "
+                       "7…672 and 4…512 (counts above the usable nodes are left out).",
+                       epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--system", required=True, metavar="FILE",
+                   help="conf/systems/<sys>.yaml (or just the system name)")
+    p.add_argument("--out", type=Path, default=ROOT / "hostfiles", metavar="DIR",
+                   help="output root (default: the checkout's hostfiles/)")
+    p.add_argument("--placements", default=",".join(STUDY), metavar="LIST",
+                   help=f"comma list of {', '.join(PLACEMENTS)} (default: {','.join(STUDY)})")
+    p.add_argument("--counts", default=None, metavar="LIST",
+                   help="comma list of node counts instead of the ladders")
+    p.add_argument("--nodes", default=None, metavar="LIST|@FILE",
+                   help="restrict to these hosts (comma list, or @file with one per line)")
+    p.add_argument("--seed", type=int, default=DEFAULT_SEED, help="base seed (default: "
+                   f"{DEFAULT_SEED})")
+    p.add_argument("--p", type=float, default=0.8, dest="p",
+                   help="clustered: probability of the geometric stride (default 0.8)")
+    p.add_argument("--plane", default=None,
+                   help="two-opt/hierarchical: plane whose fabric is used (default hyperx)")
+    p.add_argument("--engine", default=None,
+                   help="two-opt: OpenSM engine (default the plane's first opensm.routing)")
+    p.add_argument("--collective", default="allreduce", choices=COLLECTIVES,
+                   help="two-opt: collective whose total hops are minimised")
+    p.add_argument("--iterations", type=int, default=20000,
+                   help="two-opt: swap trials per hostfile (default 20000)")
+    p.set_defaults(func=run)
+
+
+def _int_list(text: str, flag: str) -> list[int]:
+    try:
+        return [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise T2hxError(f"'{text}' is not a comma list of integers", field=flag,
+                        fix=f"e.g. {flag} 7,14,28") from None
+
+
+def _nodes(text: str | None) -> list[str] | None:
+    if text is None:
+        return None
+    if text.startswith("@"):
+        path = Path(text[1:])
+        try:
+            lines = path.read_text().split()
+        except OSError as err:
+            raise T2hxError(f"cannot read ({err.strerror})", file=path, field="--nodes",
+                            fix="give a file with one hostname per line") from None
+        return [x for x in lines if x]
+    return [x.strip() for x in text.split(",") if x.strip()]
+
+
+def run(args: argparse.Namespace) -> int:
+    system = load_system(system_path(args.system))
+    placements = [x.strip() for x in args.placements.split(",") if x.strip()]
+    opts = Options(seed=args.seed, p=args.p, plane=args.plane, engine=args.engine,
+                   collective=args.collective, iterations=args.iterations,
+                   counts=None if args.counts is None else _int_list(args.counts, "--counts"),
+                   nodes=_nodes(args.nodes))
+    with Progress("hostfiles", total=len(placements), quiet=args.quiet) as progress:
+        generate(system, args.out, placements, opts, progress.step)
+    return 0

@@ -1,0 +1,19 @@
+"""Rank placement: which node each MPI rank runs on (DESIGN §4; seeds 000 §3.1, 001 §3–4).
+
+A placement is an ordered list of distinct nodes: rank ``i`` runs on entry ``i``.
+
+- ``basic``: the study's placements (linear, clustered, random) on a usable node list;
+- ``mappings``: seed 001's process mappings on shortcut topologies (random, hierarchical
+  tree / BFS, ring-consecutive, circulant) with ascending-order rank placement;
+- ``collectives``: the point-to-point messages of binomial broadcast, recursive-doubling
+  allreduce and Bruck alltoall;
+- ``costs``: host×host hop matrices and paths (BFS minimal routing or real routing tables);
+- ``twoopt``: two-opt rank re-placement (seed 001 §3.3.2) with incremental evaluation;
+- ``nodes``: the usable node list of a system (down nodes excluded);
+- ``hostfiles``: hostfiles and their manifest for every node count of the study ladders.
+"""
+
+from t2hx.placement.basic import clustered, linear, random_order
+from t2hx.placement.nodes import LADDERS, ladder_counts, usable_nodes
+
+__all__ = ["LADDERS", "clustered", "ladder_counts", "linear", "random_order", "usable_nodes"]

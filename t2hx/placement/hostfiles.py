@@ -1,0 +1,243 @@
+"""Hostfiles for every node count of the study ladders: ``<out>/<sys>/<placement>/<n>.txt``.
+
+Format: one hostname per line, rank order (line ``i`` hosts rank ``i``) — accepted by both
+launchers (DESIGN §4):
+
+- Open MPI: ``mpirun --hostfile F -np N --map-by ppr:1:node …`` (a hostfile line without
+  ``slots=`` gets as many slots as the node has cores, so map one rank per node explicitly;
+  ranks follow the file's order);
+- Slurm: ``SLURM_HOSTFILE=F srun --distribution=arbitrary -n N …`` keeps the rank order;
+  ``srun --nodelist=F -N N`` takes the node set but Slurm sorts it, which is only right for
+  the linear placement.
+
+Each placement directory also holds ``manifest.json`` (system sha256, generator version,
+seed, parameters, sha256 of every file). A directory is built next to its final place and
+swapped in with renames, so readers never see a half-written set; content depends only on
+the inputs, so regenerating gives the same bytes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from t2hx import __version__
+from t2hx.conf import System
+from t2hx.placement import basic, mappings
+from t2hx.placement.collectives import messages
+from t2hx.placement.nodes import PlacementError, check_count, ladder_counts, usable_nodes
+from t2hx.placement.seeding import rng_for
+from t2hx.placement.twoopt import HopObjective, two_opt
+
+STUDY = ("linear", "clustered", "random")
+PLACEMENTS = ("linear", "clustered", "random", "two-opt", "hierarchical", "ring", "circulant")
+DEFAULT_SEED = 2019
+USAGE = {
+    "mpirun": "mpirun --hostfile <n>.txt -np <n> --map-by ppr:1:node <program>",
+    "slurm": "SLURM_HOSTFILE=<n>.txt srun --distribution=arbitrary -n <n> <program>",
+}
+
+
+@dataclass
+class Options:
+    seed: int = DEFAULT_SEED
+    p: float = basic.DEFAULT_P
+    plane: str | None = None          # two-opt / hierarchical: default 'hyperx' or the first
+    engine: str | None = None         # two-opt: default the plane's first opensm.routing
+    collective: str = "allreduce"
+    iterations: int = 20000
+    counts: list[int] | None = None   # None: every ladder count that fits
+    nodes: list[str] | None = None    # None: all hosts but nodes.down
+    work_dir: Path | None = None      # two-opt routing scratch (default: a temp dir)
+    _cache: dict = field(default_factory=dict, repr=False)
+
+
+def check_placements(names: list[str]) -> None:
+    for name in names:
+        if name not in PLACEMENTS:
+            raise PlacementError(f"unknown placement '{name}'", field="--placements",
+                                 fix=f"use some of: {', '.join(PLACEMENTS)}")
+
+
+def counts_for(placement: str, usable: int, opts: Options, where: object) -> list[int]:
+    if opts.counts is not None:
+        for n in opts.counts:
+            check_count(n, usable, where)
+        return sorted(set(opts.counts))
+    counts = ladder_counts(usable)
+    if placement == "circulant":       # Algorithm 4.1 needs a stride N/n
+        counts = [n for n in counts if usable % n == 0]
+    if not counts:
+        raise PlacementError(f"no ladder count fits into {usable} usable nodes", file=where,
+                             field="nodes", fix="repair down nodes or pass --counts")
+    return counts
+
+
+def generate(system: System, out_root: Path, placements: list[str], opts: Options,
+             say: Callable[[str], None] = lambda _s: None) -> list[Path]:
+    """Write every requested placement; returns the placement directories."""
+    check_placements(placements)
+    nodes = usable_nodes(system, opts.nodes)
+    written = []
+    for placement in placements:
+        counts = counts_for(placement, len(nodes), opts, system.path)
+        files = {f"{n}.txt": "".join(h + "\n" for h in place(system, placement, n, nodes,
+                                                               opts))
+                 for n in counts}
+        target = Path(out_root) / system.name / placement
+        manifest = _manifest(system, placement, nodes, counts, files, opts)
+        _swap_in(target, files, manifest)
+        say(f"{placement}: {len(counts)} hostfiles in {target}")
+        written.append(target)
+    return written
+
+
+def place(system: System, placement: str, n: int, nodes: list[str], opts: Options) -> list[str]:
+    """Hostnames in rank order for ``n`` ranks drawn from the usable ``nodes``."""
+    total = len(nodes)
+    check_count(n, total, system.path)
+    rng = rng_for(opts.seed, placement)     # one stream per placement: nested node counts
+    match placement:
+        case "linear":
+            idx = basic.linear(total, n)
+        case "clustered":
+            idx = basic.clustered(total, n, rng, opts.p)
+        case "random":
+            idx = basic.random_order(total, n, rng)
+        case "ring":
+            idx = mappings.ring_mapping(total, n, rng)
+        case "circulant":
+            idx = mappings.circulant_mapping(total, n, rng)
+        case "hierarchical":
+            return _hierarchical(system, n, nodes, opts, rng)
+        case "two-opt":
+            return _two_opt(system, n, nodes, opts)
+        case _:
+            check_placements([placement])
+    return [nodes[i] for i in idx]
+
+
+def _plane_name(system: System, opts: Options) -> str:
+    if opts.plane:
+        system.plane(opts.plane)
+        return opts.plane
+    return "hyperx" if "hyperx" in system.planes else next(iter(system.planes))
+
+
+def _fabric(system: System, opts: Options):
+    from t2hx.fabric.build import build_plane
+    plane = _plane_name(system, opts)
+    key = ("fabric", plane)
+    if key not in opts._cache:
+        opts._cache[key] = build_plane(system, plane)
+    return opts._cache[key]
+
+
+def _host_index(fabric, nodes: list[str]) -> np.ndarray:
+    pos = {fabric.nodes[h].name: k for k, h in enumerate(fabric.hcas())}
+    return np.array([pos[name] for name in nodes], dtype=np.int64)
+
+
+def _hierarchical(system: System, n: int, nodes: list[str], opts: Options,
+                  rng: np.random.Generator) -> list[str]:
+    fabric = _fabric(system, opts)
+    names = [fabric.nodes[h].name for h in fabric.hcas()]
+    usable = np.zeros(len(names), dtype=bool)
+    usable[_host_index(fabric, nodes)] = True
+    return [names[i] for i in mappings.hierarchical_mapping(fabric, n, rng, usable)]
+
+
+def _engine(system: System, opts: Options) -> str:
+    plane = system.plane(_plane_name(system, opts))
+    return opts.engine or plane.opensm["routing"][0]
+
+
+def routed_cost(system: System, opts: Options) -> np.ndarray:
+    """Host×host switch hops under the plane's real OpenSM routing (routed once per run)."""
+    from t2hx.fabric.lft import load_tables
+    from t2hx.fabric.opensm import route
+    from t2hx.placement.costs import routed_hops
+    plane_name = _plane_name(system, opts)
+    engine = _engine(system, opts)
+    key = ("hops", plane_name, engine)
+    if key not in opts._cache:
+        fabric = _fabric(system, opts)
+        plane = system.plane(plane_name)
+        with tempfile.TemporaryDirectory(prefix="t2hx-twoopt-", dir=opts.work_dir) as tmp:
+            route(fabric, tmp, engine, 0, plane.opensm["options"],
+                  timeout=plane.opensm["timeout"])
+            opts._cache[key] = routed_hops(load_tables(fabric, tmp, 0))
+    return opts._cache[key]
+
+
+def _two_opt(system: System, n: int, nodes: list[str], opts: Options) -> list[str]:
+    """Start linear (rank i on the i-th usable node), re-place ranks by two-opt on the
+    total hops of ``opts.collective`` under the plane's routing (DESIGN §4)."""
+    fabric = _fabric(system, opts)
+    hops = routed_cost(system, opts)
+    chosen = nodes[:n]
+    idx = _host_index(fabric, chosen)
+    objective = HopObjective(hops[np.ix_(idx, idx)], messages(opts.collective, n))
+    result = two_opt(objective, np.arange(n), opts.iterations,
+                     rng_for(opts.seed, "two-opt", opts.collective, n))
+    return [chosen[i] for i in result.placement]
+
+
+def _manifest(system: System, placement: str, nodes: list[str], counts: list[int],
+              files: dict[str, str], opts: Options) -> dict:
+    params: dict[str, object] = {}
+    if placement == "clustered":
+        params = {"p": opts.p, "start": 0}
+    elif placement in ("two-opt", "hierarchical"):
+        params = {"plane": _plane_name(system, opts)}
+        if placement == "two-opt":
+            params.update(engine=_engine(system, opts), collective=opts.collective,
+                          iterations=opts.iterations, start="linear",
+                          objective="total switch hops")
+    return {
+        "system": system.name,
+        "system_file": system.path.name,
+        "system_sha256": system.sha256,
+        "generator": f"t2hx {__version__} (t2hx.placement)",
+        "placement": placement,
+        "seed": opts.seed,
+        "params": params,
+        "usable_nodes": len(nodes),
+        "down": list(system.nodes["down"]),
+        "node_list": "all usable" if opts.nodes is None else "explicit (--nodes)",
+        "counts": counts,
+        "files": {name: hashlib.sha256(text.encode()).hexdigest()
+                  for name, text in files.items()},
+        "usage": USAGE,
+    }
+
+
+def _swap_in(target: Path, files: dict[str, str], manifest: dict) -> None:
+    """Build the directory beside ``target`` and rename it into place."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fresh = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp"))
+    try:
+        for name, text in files.items():
+            (fresh / name).write_text(text)
+        (fresh / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
+        for path in fresh.iterdir():
+            os.chmod(path, 0o644)
+        os.chmod(fresh, 0o755)
+        old = None
+        if target.exists():
+            old = target.parent / f".{target.name}.old-{os.getpid()}"
+            os.replace(target, old)
+        os.replace(fresh, target)
+        if old is not None:
+            shutil.rmtree(old)
+    except BaseException:
+        shutil.rmtree(fresh, ignore_errors=True)
+        raise
