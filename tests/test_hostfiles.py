@@ -1,0 +1,138 @@
+"""``t2hx hostfiles``: files per ladder count, manifests, reproducibility, down nodes, errors."""
+
+import hashlib
+import json
+from pathlib import Path
+
+import pytest
+
+from t2hx import ROOT
+from t2hx.cli import main
+from t2hx.conf import load_system
+
+MINI = ROOT / "conf/systems/mini.yaml"
+MINI_COUNTS = [4, 7, 8, 14, 16, 28, 32, 56, 64]
+
+
+def run(*args: str) -> int:
+    return main(["-q", "hostfiles", *args])
+
+
+def read(path: Path) -> list[str]:
+    return path.read_text().splitlines()
+
+
+def check_dir(d: Path, counts: list[int], usable: set[str]) -> dict:
+    manifest = json.loads((d / "manifest.json").read_text())
+    assert manifest["counts"] == counts
+    assert sorted(p.name for p in d.glob("*.txt")) == sorted(f"{n}.txt" for n in counts)
+    for n in counts:
+        f = d / f"{n}.txt"
+        lines = read(f)
+        assert len(lines) == n == len(set(lines))          # no node twice
+        assert set(lines) <= usable
+        assert manifest["files"][f.name] == hashlib.sha256(f.read_bytes()).hexdigest()
+    return manifest
+
+
+def test_study_placements_for_every_ladder_count(tmp_path):
+    assert run("--system", str(MINI), "--out", str(tmp_path)) == 0
+    system = load_system(MINI)
+    names = system.hostnames()
+    for placement in ("linear", "clustered", "random"):
+        m = check_dir(tmp_path / "mini" / placement, MINI_COUNTS, set(names))
+        assert m["system_sha256"] == system.sha256 and m["seed"] == 2019
+    for n in MINI_COUNTS:
+        assert read(tmp_path / f"mini/linear/{n}.txt") == names[:n]
+    assert read(tmp_path / "mini/random/64.txt") != names
+
+
+def test_regeneration_is_byte_identical(tmp_path):
+    for out in ("a", "b"):
+        assert run("--system", str(MINI), "--out", str(tmp_path / out)) == 0
+    for f in sorted((tmp_path / "a").rglob("*")):
+        if f.is_file():
+            assert f.read_bytes() == (tmp_path / "b" / f.relative_to(tmp_path / "a")).read_bytes()
+
+
+def test_committed_t2hx_hostfiles_are_current(tmp_path):
+    assert run("--system", "t2hx", "--out", str(tmp_path)) == 0
+    for placement in ("linear", "clustered", "random"):
+        fresh = tmp_path / "t2hx" / placement
+        kept = ROOT / "hostfiles" / "t2hx" / placement
+        assert sorted(p.name for p in kept.iterdir()) == sorted(p.name for p in fresh.iterdir())
+        for f in fresh.iterdir():
+            assert f.read_bytes() == (kept / f.name).read_bytes(), f"{placement}/{f.name}"
+
+
+def down_system(tmp_path: Path, down: list[str]) -> Path:
+    text = MINI.read_text().replace("down: []", f"down: {json.dumps(down)}")
+    path = tmp_path / "mini-down.yaml"
+    path.write_text(text)
+    return path
+
+
+def test_down_nodes_are_never_used(tmp_path):
+    down = ["m1n01", "m2n05", "m4n16"]
+    conf = down_system(tmp_path, down)
+    assert run("--system", str(conf), "--out", str(tmp_path / "out")) == 0
+    usable = set(load_system(conf).hostnames()) - set(down)
+    for placement in ("linear", "clustered", "random"):
+        m = check_dir(tmp_path / "out/mini" / placement, MINI_COUNTS[:-1], usable)
+        assert m["usable_nodes"] == 61 and m["down"] == down
+
+
+def test_stale_files_go_when_counts_change(tmp_path):
+    assert run("--system", str(MINI), "--out", str(tmp_path), "--counts", "3,5") == 0
+    assert run("--system", str(MINI), "--out", str(tmp_path), "--placements", "linear") == 0
+    check_dir(tmp_path / "mini/linear", MINI_COUNTS, set(load_system(MINI).hostnames()))
+    assert not list((tmp_path / "mini").glob(".*"))        # no temp dirs left behind
+
+
+def test_explicit_node_list(tmp_path):
+    nodes = tmp_path / "alloc.txt"
+    nodes.write_text("m2n01\nm1n03\nm3n07\nm1n04\n")
+    assert run("--system", str(MINI), "--out", str(tmp_path), "--nodes", f"@{nodes}",
+               "--placements", "linear") == 0
+    assert read(tmp_path / "mini/linear/4.txt") == ["m1n03", "m1n04", "m2n01", "m3n07"]
+
+
+@pytest.mark.parametrize("args, words", [
+    (["--placements", "linear,snake"], ["unknown placement 'snake'", "fix:"]),
+    (["--counts", "65"], ["65 nodes requested but only 64 usable", "fix:"]),
+    (["--counts", "x"], ["--counts", "fix:"]),
+    (["--nodes", "m1n01,m9n99"], ["'m9n99' is not a host", "fix:"]),
+])
+def test_errors_are_one_line(tmp_path, capsys, args, words):
+    assert run("--system", str(MINI), "--out", str(tmp_path), *args) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1
+    for w in words:
+        assert w in err
+    assert not (tmp_path / "mini").exists() or not list((tmp_path / "mini").rglob("*.txt"))
+
+
+def test_down_node_in_node_list_is_refused(tmp_path, capsys):
+    conf = down_system(tmp_path, ["m1n02"])
+    assert run("--system", str(conf), "--out", str(tmp_path), "--nodes", "m1n01,m1n02") == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "'m1n02' is marked down" in err
+    assert "nodes.down" in err and "mini-down.yaml" in err
+
+
+def test_two_opt_and_hierarchical_hostfiles(tmp_path):
+    args = ["--system", str(MINI), "--placements", "two-opt,hierarchical", "--counts", "16,32",
+            "--iterations", "2000", "--collective", "alltoall"]
+    assert run(*args, "--out", str(tmp_path / "a")) == 0
+    assert run(*args, "--out", str(tmp_path / "b")) == 0
+    names = load_system(MINI).hostnames()
+    for placement in ("two-opt", "hierarchical"):
+        d = tmp_path / "a/mini" / placement
+        check_dir(d, [16, 32], set(names))
+        for f in d.iterdir():
+            assert f.read_bytes() == (tmp_path / "b/mini" / placement / f.name).read_bytes()
+    two = read(tmp_path / "a/mini/two-opt/32.txt")
+    # linear's nodes, re-ordered (on mini, linear is already a local optimum for allreduce)
+    assert sorted(two) == names[:32] and two != names[:32]
+    m = json.loads((tmp_path / "a/mini/two-opt/manifest.json").read_text())
+    assert m["params"]["engine"] == "dfsssp" and m["params"]["plane"] == "hyperx"
