@@ -40,10 +40,15 @@ class FfvcMini(MakefilePackage):
                 "F90FLAGS = -fallow-invalid-boz -fallow-argument-mismatch"
                 f" -O3 {self.compiler.openmp_flag} -cpp -D_STATIC\n"
                 "LDFLAGS =\n"
-                "LIBS = -lgfortran\n"
             )
 
-    build_targets = ["MAKE_SETTING=make_setting.spack"]
+    # FFV/Makefile appends its static Fortran libraries after LIBS, so the
+    # upstream LIBS = -lgfortran comes too early for GNU ld: give the whole
+    # link line (command-line variables override the Makefiles' +=).
+    build_targets = [
+        "MAKE_SETTING=make_setting.spack",
+        "LIBS=-lFB -lFFVcore -lcpmlib -lmaprof -lgfortran",
+    ]
 
     def install(self, spec, prefix):
         install_tree("bin", prefix.bin)
