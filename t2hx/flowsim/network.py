@@ -1,0 +1,239 @@
+"""The routed fabric as the flow model sees it: ranks → HCAs → paths of directed links.
+
+:class:`Network` ties together a system conf, one plane, the routing tables real OpenSM
+produced for it (or dumps copied from a real fabric), and a hostfile (rank i on line i's
+host). Paths come from the LFTs; which of an HCA's 2^LMC LIDs a message targets is asked of
+a *LID chooser* ``chooser(src_hca_idx, dst_hca_idx, msg_bytes) -> lid_index`` (arrays in,
+array out; default: the base LID). PARX plugs its Table 1 in there.
+
+Routing runs are cached under ``<work>/routing/<sys>/<plane>/<engine>-lmc<N>/`` and reused
+while the system conf's sha256 and the generated fabric's netfile sha256 (both stored in
+``t2hx-conf.sha256`` next to the dumps) match.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+from t2hx.conf import System, load_system, system_path
+from t2hx.errors import ConfError, RoutingError, WorkloadError
+from t2hx.fabric.build import build_plane
+from t2hx.fabric.graph import Fabric
+from t2hx.fabric.lft import Tables, load_tables
+from t2hx.fabric.netfile import render
+
+LidChooser = Callable[[np.ndarray, np.ndarray, int], np.ndarray]
+GBIT = 1e9 / 8          # bytes/s per Gbit/s
+STAMP = "t2hx-conf.sha256"
+
+
+def base_lid(src: np.ndarray, dst: np.ndarray, size: int) -> np.ndarray:
+    """Default LID chooser: every message to the destination's base LID."""
+    return np.zeros(len(src), dtype=np.int64)
+
+
+@dataclass
+class LogGP:
+    """Latency parameters (seconds) from the conf's ``model:`` section."""
+
+    hop: float = 100e-9
+    overhead: float = 0.6e-6
+    gap: float = 0.3e-6
+    reduce_rate: float = 32.0 * GBIT
+
+    @classmethod
+    def from_conf(cls, model: dict) -> "LogGP":
+        return cls(hop=model["switch_latency_ns"] * 1e-9, overhead=model["overhead_us"] * 1e-6,
+                   gap=model["gap_us"] * 1e-6, reduce_rate=model["reduce_gbps"] * GBIT)
+
+    def latency(self, switches: np.ndarray) -> np.ndarray:
+        """Zero-byte one-way time: send + receive overhead and the switch hops."""
+        return 2 * self.overhead + switches * self.hop
+
+
+@dataclass
+class Network:
+    system: System
+    plane: str
+    engine: str
+    fabric: Fabric
+    tables: Tables
+    hosts: list[str]                 # rank → hostname
+    hostfile: str
+    loggp: LogGP
+    chooser: LidChooser = base_lid
+    capacity: np.ndarray = field(init=False)   # bytes/s per directed link
+    rank_hca: np.ndarray = field(init=False)   # rank → HCA node index
+    rank_hca_idx: np.ndarray = field(init=False)  # rank → position in fabric.hcas()
+    _cache: dict = field(default_factory=dict, repr=False)
+
+    def __post_init__(self) -> None:
+        self.capacity = self.tables.link_gbps * GBIT
+        hcas = self.fabric.hcas()
+        pos = {h: k for k, h in enumerate(hcas)}
+        self.rank_hca = np.array([self.fabric.index(h) for h in self.hosts], dtype=np.int64)
+        self.rank_hca_idx = np.array([pos[h] for h in self.rank_hca], dtype=np.int64)
+        self._switch = np.array([n.kind == "switch" for n in self.fabric.nodes])
+
+    @property
+    def ranks(self) -> int:
+        return len(self.hosts)
+
+    @property
+    def label(self) -> str:
+        return f"{self.system.name}/{self.plane}"
+
+    # -- paths ------------------------------------------------------------------------
+    def lid_index(self, src: np.ndarray, dst: np.ndarray, size: int) -> np.ndarray:
+        idx = np.asarray(self.chooser(self.rank_hca_idx[src], self.rank_hca_idx[dst], size),
+                         dtype=np.int64)
+        if idx.size and (idx.min() < 0 or idx.max() >= (1 << self.tables.lmc)):
+            raise WorkloadError(f"LID chooser picked LID index {int(idx.max())} but LMC is "
+                                f"{self.tables.lmc}", field="lmc",
+                                fix="route with a larger --lmc or fix the chooser")
+        return idx
+
+    def _all_pairs(self, lid_index: int) -> tuple[np.ndarray, np.ndarray]:
+        """Paths and switch counts for every rank pair towards LID ``lid_index``, cached:
+        (ranks, ranks, hops) int32 and (ranks, ranks) int16."""
+        if lid_index not in self._cache:
+            n = self.ranks
+            src = np.repeat(self.rank_hca, n)
+            lids = self.tables.base_lid[self.rank_hca, 1] + lid_index
+            dst = np.tile(lids, n)
+            p = self.tables.paths(src, dst)
+            hops = (p >= 0).sum(axis=1) - 1        # links - 1 = switches crossed
+            self._cache[lid_index] = (p.reshape(n, n, -1), hops.reshape(n, n).astype(np.int16))
+        return self._cache[lid_index]
+
+    def paths(self, src: np.ndarray, dst: np.ndarray, size: int = 0
+              ) -> tuple[np.ndarray, np.ndarray]:
+        """(paths, switches) of messages src[k] → dst[k] (ranks) of ``size`` bytes."""
+        src = np.asarray(src, dtype=np.int64)
+        dst = np.asarray(dst, dtype=np.int64)
+        if src.size == 0:
+            return np.zeros((0, 1), dtype=np.int32), np.zeros(0, dtype=np.int16)
+        lid = self.lid_index(src, dst, size)
+        if not lid.any():
+            p, h = self._all_pairs(0)
+            return p[src, dst], h[src, dst]
+        width = max(self._all_pairs(int(i))[0].shape[2] for i in np.unique(lid))
+        out = np.full((len(src), width), -1, dtype=np.int32)
+        hops = np.zeros(len(src), dtype=np.int16)
+        for i in np.unique(lid):
+            sel = lid == i
+            p, h = self._all_pairs(int(i))
+            out[sel, :p.shape[2]] = p[src[sel], dst[sel]]
+            hops[sel] = h[src[sel], dst[sel]]
+        return out, hops
+
+    def latency(self, src: np.ndarray, dst: np.ndarray, size: int = 0) -> np.ndarray:
+        return self.loggp.latency(self.paths(src, dst, size)[1].astype(np.float64))
+
+
+# -- construction ---------------------------------------------------------------------------
+def read_hostfile(path: str | Path, system: System) -> list[str]:
+    """Hostnames in rank order; ``host``, ``host slots=N`` and ``# comments`` accepted."""
+    path = Path(path)
+    try:
+        text = path.read_text()
+    except OSError as err:
+        raise WorkloadError(f"cannot read hostfile ({err.strerror})", file=path,
+                            fix="give a hostfiles/<sys>/<placement>/<n>.txt file") from None
+    known = set(system.hostnames())
+    down = set(system.nodes["down"])
+    hosts: list[str] = []
+    for number, line in enumerate(text.splitlines(), 1):
+        line = line.split("#", 1)[0].strip()
+        if not line:
+            continue
+        name = line.split()[0]
+        if not re.fullmatch(r"[A-Za-z0-9_.-]+", name) or name not in known:
+            raise WorkloadError(f"line {number}: '{name}' is not a node of system "
+                                f"'{system.name}'", file=path, field="hostfile",
+                                fix=f"use hostnames of {system.path}")
+        if name in down:
+            raise WorkloadError(f"line {number}: '{name}' is listed as down", file=path,
+                                field="hostfile", fix="pick nodes that are up")
+        hosts.append(name)
+    if not hosts:
+        raise WorkloadError("hostfile names no nodes (zero ranks)", file=path, field="hostfile",
+                            fix="list one hostname per rank")
+    if len(set(hosts)) != len(hosts):
+        dup = next(h for h in hosts if hosts.count(h) > 1)
+        raise WorkloadError(f"'{dup}' appears twice (one rank per node)", file=path,
+                            field="hostfile", fix="list each node once")
+    return hosts
+
+
+def routing_dir(work: Path, system: System, plane: str, engine: str, lmc: int) -> Path:
+    return work / "routing" / system.name / plane / f"{engine}-lmc{lmc}"
+
+
+def ensure_routing(system: System, plane: str, engine: str, lmc: int, work: Path,
+                   fabric: Fabric, quiet: bool = True) -> Path:
+    """Route with real OpenSM unless a cached run for this exact conf exists."""
+    from t2hx.fabric.opensm import route
+    from t2hx.progress import Progress
+
+    out = routing_dir(work, system, plane, engine, lmc)
+    stamp = out / STAMP
+    # The conf AND the generated fabric (GUIDs, cabling) must match: generator code can
+    # change while the conf does not.
+    want = system.sha256 + " " + hashlib.sha256(render(fabric).encode()).hexdigest()
+    if stamp.exists() and stamp.read_text().strip() == want \
+            and (out / "opensm-lfts.dump").exists() and (out / "guid2lid").exists():
+        return out
+    conf = system.plane(plane).opensm
+    with Progress(f"routing {system.name}/{plane} {engine}", quiet=quiet) as prog:
+        prog.say("running ibsim + OpenSM")
+        run = route(fabric, out, engine, lmc, extra_conf=conf["options"],
+                    timeout=conf["timeout"])
+    if run.summary.get("fallback"):
+        raise RoutingError(f"OpenSM fell back from {engine} to {run.summary['engine_used']}",
+                           file=run.log, fix="read the ERR lines; the engine cannot route "
+                           "this plane")
+    tmp = stamp.with_suffix(".tmp")
+    tmp.write_text(want + "\n")
+    os.replace(tmp, stamp)
+    return out
+
+
+def open_network(system: str | Path | System, plane: str, engine: str,
+                 hostfile: str | Path | None = None, *, work: str | Path = "work",
+                 lmc: int | None = None, routing: str | Path | None = None,
+                 chooser: LidChooser = base_lid, quiet: bool = True,
+                 hosts: list[str] | None = None) -> Network:
+    """Build the plane, route it (or read ``routing`` dumps), map the hostfile's ranks."""
+    sys_ = system if isinstance(system, System) else load_system(system_path(str(system)))
+    fabric = build_plane(sys_, plane)
+    if lmc is None:
+        lmc = sys_.plane(plane).opensm["lmc"]
+    if routing is None:
+        routing = ensure_routing(sys_, plane, engine, lmc, Path(work), fabric, quiet)
+    tables = load_tables(fabric, routing)
+    if hosts is None:
+        if hostfile is None:
+            raise WorkloadError("no hostfile", field="hostfile", fix="pass --hostfile FILE")
+        hosts = read_hostfile(hostfile, sys_)
+    elif not hosts:
+        raise WorkloadError("zero ranks requested", field="hosts", fix="use at least one node")
+    else:
+        known = set(sys_.hostnames())
+        bad = [h for h in hosts if h not in known]
+        if bad:
+            raise WorkloadError(f"'{bad[0]}' is not a node of system '{sys_.name}'",
+                                field="hosts", fix=f"use hostnames of {sys_.path}")
+    if not all(h in fabric._index for h in hosts):
+        bad = next(h for h in hosts if h not in fabric._index)
+        raise ConfError(f"host '{bad}' is not attached to plane '{plane}'", file=sys_.path,
+                        field=f"planes.{plane}", fix="use hosts of that plane")
+    return Network(sys_, plane, engine, fabric, tables, list(hosts),
+                   str(hostfile) if hostfile else "-", LogGP.from_conf(sys_.model), chooser)
