@@ -210,3 +210,19 @@ def test_dumps_of_another_fabric_are_refused(mini, routed) -> None:
     other = build_plane(mini, "hyperx")
     with pytest.raises(RoutingError, match="another fabric"):
         load_tables(other, r.run.out_dir)
+
+
+def test_guid2lid_file_fixes_the_lids(mini, tmp_path) -> None:
+    """A LID policy (as PARX's quadrants need) reaches OpenSM through its guid2lid file."""
+    fabric = build_plane(mini, "hyperx")
+    wanted = {}
+    for k, h in enumerate(fabric.hcas()):
+        wanted[fabric.nodes[h].port_guid(1)] = 1000 + 4 * k
+    for k, s in enumerate(fabric.switches()):
+        wanted[fabric.nodes[s].guid] = 2000 + 4 * k
+    run = route(fabric, tmp_path, "dfsssp", lmc=2, guid2lid=wanted)
+    t = load_tables(fabric, run.out_dir)
+    assert [t.hca_lid(h) for h in fabric.hcas()] == [1000 + 4 * k for k in range(64)]
+    assert [int(t.base_lid[s, 0]) for s in fabric.switches()] == [2000 + 4 * k for k in range(16)]
+    src, lids = analysis.all_pairs(t, lid_index=3)
+    assert (lids % 4 == 3).all() and t.switch_hops(src, lids).max() <= 3

@@ -56,13 +56,15 @@ class Fabric:
     cables: list[Cable] = field(default_factory=list)
     _index: dict[str, int] = field(default_factory=dict, repr=False)
     _used: dict[int, set[int]] = field(default_factory=dict, repr=False)
+    _counts: dict[str, int] = field(default_factory=dict, repr=False)
 
     # -- construction -------------------------------------------------------------------
     def add_node(self, name: str, kind: Kind, ports: int, **attrs: object) -> int:
         if name in self._index:
             raise ConfError(f"duplicate node name '{name}'", field="nodes",
                             fix="give every switch and host a unique name")
-        count = sum(1 for n in self.nodes if n.kind == kind)
+        count = self._counts.get(kind, 0)
+        self._counts[kind] = count + 1
         guid = (SWITCH_GUID_BASE + count + 1 if kind == "switch"
                 else HCA_GUID_BASE + HCA_GUID_STRIDE * (count + 1))
         self.nodes.append(Node(name, kind, ports, guid, dict(attrs)))

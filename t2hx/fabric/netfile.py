@@ -25,7 +25,11 @@ def node_description(fabric: Fabric, node: Node) -> str:
     return node.name
 
 
-def render(fabric: Fabric) -> str:
+def render(fabric: Fabric, lids: dict[int, int] | None = None, lmc: int = 0) -> str:
+    """The netfile text. ``lids`` (port GUID → base LID) pre-sets port LIDs in ibsim: OpenSM
+    keeps a discovered LID that is LMC-aligned and free, which is how a LID policy (PARX's
+    quadrants) reaches a simulated subnet alongside the guid2lid file."""
+    lids = lids or {}
     peers: dict[int, list[tuple[int, int, int]]] = {i: [] for i in range(len(fabric.nodes))}
     for c in fabric.cables:
         peers[c.a].append((c.pa, c.b, c.pb))
@@ -40,14 +44,19 @@ def render(fabric: Fabric) -> str:
         guidline = "switchguid" if node.kind == "switch" else "caguid"
         out.append("")
         out.append(f"{guidline}=0x{node.guid:016x}")
-        out.append(f'{head}\t{node.ports} "{node.name}"\t# "{node_description(fabric, node)}"')
+        sw_lid = f" lid {lids[node.guid]}" if node.kind == "switch" and node.guid in lids else ""
+        out.append(f'{head}\t{node.ports} "{node.name}"\t# "{node_description(fabric, node)}"'
+                   f"{sw_lid}")
         for port, peer, pport in sorted(peers[i]):
-            out.append(f'[{port}]\t"{fabric.nodes[peer].name}"[{pport}]')
+            lid = lids.get(node.port_guid(port)) if node.kind == "hca" else None
+            tail = f"\t# lid {lid} lmc {lmc}" if lid else ""
+            out.append(f'[{port}]\t"{fabric.nodes[peer].name}"[{pport}]{tail}')
     return "\n".join(out) + "\n"
 
 
-def write_netfile(fabric: Fabric, path: str | Path) -> Path:
-    return atomic_write(Path(path), render(fabric))
+def write_netfile(fabric: Fabric, path: str | Path, lids: dict[int, int] | None = None,
+                  lmc: int = 0) -> Path:
+    return atomic_write(Path(path), render(fabric, lids, lmc))
 
 
 def atomic_write(path: Path, text: str) -> Path:

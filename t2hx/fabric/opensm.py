@@ -95,9 +95,15 @@ def _tree_files(fabric: Fabric, dump_dir: Path) -> dict[str, str]:
             "cn_guid_file": str(dump_dir / "cn_guids.txt")}
 
 
-def guid2lid_text(lids: dict[int, int], lmc: int) -> str:
-    return "".join(f"0x{g:016x} 0x{lid:04x} 0x{lid + (1 << lmc) - 1:04x}\n"
-                   for g, lid in sorted(lids.items(), key=lambda kv: kv[1]))
+def guid2lid_text(fabric: Fabric, lids: dict[int, int], lmc: int) -> str:
+    """OpenSM's guid2lid cache: HCA ports get 2^lmc LIDs, switch port 0 one LID (OpenSM
+    drops entries whose range does not match, so the policy would silently not apply)."""
+    switch_guids = {fabric.nodes[s].guid for s in fabric.switches()}
+    lines = []
+    for guid, lid in sorted(lids.items(), key=lambda kv: kv[1]):
+        span = 1 if guid in switch_guids else 1 << lmc
+        lines.append(f"0x{guid:016x} 0x{lid:04x} 0x{lid + span - 1:04x}\n")
+    return "".join(lines)
 
 
 def route(fabric: Fabric, out_dir: str | Path, engine: str, lmc: int = 0,
@@ -112,8 +118,8 @@ def route(fabric: Fabric, out_dir: str | Path, engine: str, lmc: int = 0,
     shutil.rmtree(cache, ignore_errors=True)
     cache.mkdir()
     if guid2lid:
-        atomic_write(cache / "guid2lid", guid2lid_text(guid2lid, lmc))
-    netfile = write_netfile(fabric, out / "fabric.net")
+        atomic_write(cache / "guid2lid", guid2lid_text(fabric, guid2lid, lmc))
+    netfile = write_netfile(fabric, out / "fabric.net", guid2lid, lmc)
     extra, plugin_env = plugin_setup(engine, extra_conf or {})
     conf = atomic_write(out / "opensm.conf", opensm_conf(fabric, engine, lmc, out, extra))
     run_env = dict(os.environ, IBSIM_SOCKNAME=f"t2hx-{os.getpid()}-{uuid.uuid4().hex[:12]}",
