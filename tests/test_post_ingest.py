@@ -44,8 +44,9 @@ def test_reader_header_order_and_bad_lines(tmp_path: Path) -> None:
     assert read.rows == 1 and read.lines == 4
     reasons = dict(read.skipped)
     assert "fields" in reasons[3] and "empty" in reasons[4] and "unterminated" in reasons[5]
-    names_seen, rows, numbers = read.segments[0]
-    assert dict(zip(names_seen, rows[0]))["perf_value"] == "123.5" and numbers == [2]
+    frame = read.frames[0]
+    assert frame["perf_value"].tolist() == ["123.5"] and frame["_line"].tolist() == [2]
+    assert frame["num_nodes"].tolist() == ["14"] and frame["routing"].isna().all()
 
 
 def make_run(root: Path, name: str, meta: dict, files: list[Path]) -> Path:

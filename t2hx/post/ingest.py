@@ -34,7 +34,7 @@ import pandas as pd
 from t2hx.errors import T2hxError
 from t2hx.post import parsers
 from t2hx.post.parsers import mpigraph
-from t2hx.post.perflog import NULLS, read_perflog
+from t2hx.post.perflog import read_perflog
 from t2hx.post.records import better_for
 from t2hx.post.store import canonical
 
@@ -133,9 +133,7 @@ def _perflogs(logdir: Path, campaign: str, summary: Summary) -> pd.DataFrame:
         summary.perflog_lines += read.lines
         for no, reason in read.skipped:
             summary.skip("perflog line", f"{rel}:{no}", reason)
-        for names, rows, numbers in read.segments:
-            frame = pd.DataFrame(rows, columns=names, dtype=object)
-            frame["_line"] = numbers
+        for frame in read.frames:
             frames.append(_perflog_frame(frame, rel, campaign, summary))
     if not frames:
         return _empty()
@@ -145,9 +143,10 @@ def _perflogs(logdir: Path, campaign: str, summary: Summary) -> pd.DataFrame:
 
 
 def _col(frame: pd.DataFrame, name: str) -> pd.Series:
+    """A perflog column (nulls already NaN from the reader); all-missing if absent."""
     if name not in frame:
-        return pd.Series([None] * len(frame), index=frame.index, dtype=object)
-    return frame[name].where(~frame[name].isin(NULLS), None)
+        return pd.Series(np.nan, index=frame.index, dtype="str")
+    return frame[name]
 
 
 def _perflog_frame(frame: pd.DataFrame, rel: str, campaign: str,
@@ -286,24 +285,19 @@ def _combine(raw: pd.DataFrame, perf: pd.DataFrame) -> pd.DataFrame:
 
 
 def typed(df: pd.DataFrame) -> pd.DataFrame:
-    """Fixed dtypes: strings as object (None for missing), Int64 counts, float64 values."""
+    """Fixed dtypes: pandas strings (NaN = missing), Int64 counts, float64 values."""
     df = df.copy()
     combo_missing = df["combo"].isna() if "combo" in df else None
     for col in STR_COLS:
         if col not in df:
-            df[col] = None
-        col_s = df[col].astype(object)
-        present = col_s.notna()
-        col_s = col_s.where(present, None)
-        col_s[present] = col_s[present].astype(str)
-        df[col] = col_s
+            df[col] = np.nan
+        df[col] = df[col].astype("str")
     if combo_missing is not None and combo_missing.any():
         label = df["topology"].fillna("?") + "/" + df["routing"].fillna("?") + "/" + \
             df["placement"].fillna("?")
         df.loc[combo_missing, "combo"] = label[combo_missing]
     units = {u: better_for(u) for u in df["unit"].dropna().unique()}
-    df["better"] = df["unit"].map(units).astype(object)
-    df["better"] = df["better"].where(df["better"].notna(), None)
+    df["better"] = df["unit"].map(units).astype("str")
     for col in INT_COLS:
         df[col] = pd.to_numeric(df[col], errors="coerce").astype("Int64")
     df["value"] = pd.to_numeric(df["value"], errors="coerce").astype("float64")

@@ -30,8 +30,12 @@ header, so old files with another field order still read correctly.
 
 from __future__ import annotations
 
+import csv
+import io
 from dataclasses import dataclass, field
 from pathlib import Path
+
+import pandas as pd
 
 # Order = column order in the file. Names are ReFrame's header names.
 PERFLOG_FIELDS: tuple[str, ...] = (
@@ -60,57 +64,78 @@ def reframe_handler(basedir: str) -> dict:
 
 @dataclass
 class PerflogRead:
-    """Lines grouped by the header they follow, and what was skipped, per line."""
-    segments: list[tuple[list[str], list[list[str]], list[int]]] = field(default_factory=list)
+    """Good lines as DataFrames (one per header, all values str, nulls NaN, ``_line`` = line
+    number) and what was skipped, per line."""
+    frames: list[pd.DataFrame] = field(default_factory=list)
     lines: int = 0
     skipped: list[tuple[int, str]] = field(default_factory=list)  # (line number, reason)
 
     @property
     def rows(self) -> int:
-        return sum(len(rows) for _, rows, _ in self.segments)
+        return sum(len(f) for f in self.frames)
 
 
-def _is_header(parts: list[str]) -> bool:
+def _is_header(line: str) -> bool:
+    parts = line.split(DELIM)
     return "perf_var" in parts and "benchmark" in parts and "perf_value" in parts
+
+
+def _frame(names: list[str], good: list[str], numbers: list[int]) -> tuple[pd.DataFrame,
+                                                                         pd.Series]:
+    # pandas' C parser does the splitting: ~10x faster than building rows in Python.
+    frame = pd.read_csv(io.StringIO("\n".join(good)), sep=DELIM, header=None, names=names,
+                        dtype=str, keep_default_na=False, na_values=sorted(NULLS),
+                        quoting=csv.QUOTE_NONE, engine="c")
+    frame["_line"] = numbers
+    if all(k in frame for k in REQUIRED):
+        missing = frame[list(REQUIRED)].isna().any(axis=1)
+    else:
+        missing = pd.Series(True, index=frame.index)
+    return frame, missing
 
 
 def read_perflog(path: Path) -> PerflogRead:
     """Read one perflog file; corrupt or truncated lines are skipped and listed, never fatal.
 
-    Values stay strings here; :mod:`t2hx.post.ingest` converts them column-wise (fast) and
-    skips rows whose numbers do not parse.
+    Values stay strings here; :mod:`t2hx.post.ingest` converts them column-wise.
     """
     out = PerflogRead()
     raw = Path(path).read_bytes()
-    lines = raw.decode("utf-8", errors="replace").split("\n")
+    lines = raw.decode("utf-8", errors="replace").replace("\r\n", "\n").split("\n")
     unterminated = bool(lines) and lines[-1] != ""
     if not unterminated:
         lines.pop()
     names = list(PERFLOG_FIELDS)
-    rows: list[list[str]] = []
+    good: list[str] = []
     numbers: list[int] = []
-    required = [names.index(k) for k in REQUIRED]
+
+    def flush() -> None:
+        if good:
+            frame, missing = _frame(names, good, numbers)
+            for no in frame.loc[missing, "_line"]:
+                out.skipped.append((int(no), "empty " + "/".join(REQUIRED)))
+            out.frames.append(frame[~missing])
+
+    want = len(names) - 1
+    last = len(lines)
     for no, line in enumerate(lines, start=1):
-        parts = line.rstrip("\r").split(DELIM)
-        if _is_header(parts):
-            if rows:
-                out.segments.append((names, rows, numbers))
-            names, rows, numbers = parts, [], []
-            required = [names.index(k) for k in REQUIRED]
+        if "perf_value" in line and _is_header(line):
+            flush()
+            good, numbers = [], []
+            names = line.split(DELIM)
+            want = len(names) - 1
             continue
         if not line.strip():
             continue
         out.lines += 1
-        if unterminated and no == len(lines):
+        if unterminated and no == last:
             # The run died while ReFrame was writing this line: never trust it.
             out.skipped.append((no, "unterminated last line (truncated file)"))
-        elif len(parts) != len(names):
-            out.skipped.append((no, f"{len(parts)} fields, header has {len(names)}"))
-        elif any(parts[i].strip() in NULLS for i in required):
-            out.skipped.append((no, "empty " + "/".join(REQUIRED)))
+        elif line.count(DELIM) != want:
+            out.skipped.append((no, f"{line.count(DELIM) + 1} fields, header has {want + 1}"))
         else:
-            rows.append(parts)
+            good.append(line)
             numbers.append(no)
-    if rows:
-        out.segments.append((names, rows, numbers))
+    flush()
+    out.skipped.sort()
     return out
