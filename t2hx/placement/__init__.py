@@ -14,6 +14,11 @@ A placement is an ordered list of distinct nodes: rank ``i`` runs on entry ``i``
 """
 
 from t2hx.placement.basic import clustered, linear, random_order
-from t2hx.placement.nodes import LADDERS, ladder_counts, usable_nodes
+from t2hx.placement.collectives import COLLECTIVES, messages
+from t2hx.placement.nodes import LADDERS, PlacementError, ladder_counts, usable_nodes
+from t2hx.placement.seeding import rng_for
+from t2hx.placement.twoopt import ContentionObjective, HopObjective, two_opt
 
-__all__ = ["LADDERS", "clustered", "ladder_counts", "linear", "random_order", "usable_nodes"]
+__all__ = ["COLLECTIVES", "ContentionObjective", "HopObjective", "LADDERS", "PlacementError",
+           "clustered", "ladder_counts", "linear", "messages", "random_order", "rng_for",
+           "two_opt", "usable_nodes"]

@@ -172,9 +172,9 @@ def routed_cost(system: System, opts: Options) -> np.ndarray:
         fabric = _fabric(system, opts)
         plane = system.plane(plane_name)
         with tempfile.TemporaryDirectory(prefix="t2hx-twoopt-", dir=opts.work_dir) as tmp:
-            route(fabric, tmp, engine, 0, plane.opensm["options"],
+            route(fabric, tmp, engine, plane.opensm["lmc"], plane.opensm["options"],
                   timeout=plane.opensm["timeout"])
-            opts._cache[key] = routed_hops(load_tables(fabric, tmp, 0))
+            opts._cache[key] = routed_hops(load_tables(fabric, tmp))   # paths to LID 0
     return opts._cache[key]
 
 
