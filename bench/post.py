@@ -33,7 +33,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         log = Path(tmp) / "log" / "bench"
         t0 = time.perf_counter()
-        write_campaign(log, rows=args.rows, reps=10, nodes=(7, 14, 28, 56, 112, 224, 448, 672),
+        write_campaign(log, rows=args.rows, reps=0, nodes=(7, 14, 28, 56, 112, 224, 448, 672),
                        sizes=(0, 8, 1024, 65536, 1 << 20, 1 << 24))
         gen = time.perf_counter() - t0
         t1 = time.perf_counter()

@@ -12,6 +12,8 @@ Output layout (``--out``; default ``paper/`` for ``log/reference``, else ``<logd
 
 from __future__ import annotations
 
+import os
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
@@ -91,20 +93,13 @@ def replay(logdir: Path, out: Path | None = None, quiet: bool | None = None) -> 
 def _figures(results: pd.DataFrame, matrices: pd.DataFrame, g: pd.DataFrame, combos: list[str],
              baseline: str | None, logdir: Path, fig_dir: Path, summary, prog: Progress
              ) -> list[F.Figure]:
-    figs: list[F.Figure] = []
     base = baseline or ""
+    jobs: list[tuple[str, Future]] = []
+    # gnuplot runs in subprocesses, so threads overlap the drawing on every core.
+    pool = ThreadPoolExecutor(max_workers=max(2, os.cpu_count() or 2))
 
     def attempt(name: str, make: Callable[[], Any]) -> None:
-        try:
-            made = make()
-        except T2hxError as err:
-            summary.skip("figure", name, err.message)
-            return
-        if made is None:
-            return
-        for fig in made if isinstance(made, list) else [made]:
-            figs.append(fig)
-            prog.step(fig.name)
+        jobs.append((name, pool.submit(make)))
 
     for bench in sorted(g["benchmark"].dropna().unique()):
         sub = g[g["benchmark"] == bench]
@@ -131,4 +126,15 @@ def _figures(results: pd.DataFrame, matrices: pd.DataFrame, g: pd.DataFrame, com
                                                          fig_dir))
     attempt("routing-dark-fiber", lambda: routing.dark_fiber_bars(
         routing.read_dark_fiber(logdir, summary), fig_dir))
+    figs: list[F.Figure] = []
+    with pool:
+        for name, job in jobs:  # submission order: deterministic figure list
+            try:
+                made = job.result()
+            except T2hxError as err:
+                summary.skip("figure", name, err.message)
+                continue
+            for fig in (made if isinstance(made, list) else [made] if made else []):
+                figs.append(fig)
+                prog.step(fig.name)
     return figs

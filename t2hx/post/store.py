@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pandas as pd
 import pyarrow as pa
+import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
 
@@ -41,7 +42,8 @@ def write_table(df: pd.DataFrame, stem: Path) -> None:
     # dtypes, but it is stable for a given environment (requirements.txt pins it).
     _atomic(stem.with_suffix(".parquet"),
             lambda p: pq.write_table(table, p, compression="zstd", write_statistics=False))
-    _atomic(stem.with_suffix(".csv"), lambda p: df.to_csv(p, index=False, lineterminator="\n"))
+    # pyarrow's CSV writer: ~10x faster than DataFrame.to_csv and just as deterministic.
+    _atomic(stem.with_suffix(".csv"), lambda p: pacsv.write_csv(table, p))
 
 
 def read_table(stem: Path) -> pd.DataFrame:

@@ -54,7 +54,7 @@ def write_campaign(logdir: Path, rows: int = 2000, reps: int = 3, seed: int = 1,
     lines = [HEADER]
     for i in range(rows):
         (combo, topo, routing, place), bench, metric, unit, n, size, base = cases[i % len(cases)]
-        rep = (i // len(cases)) % reps
+        rep = (i // len(cases)) % reps if reps else i // len(cases)
         f = factor[combo] if unit in ("us", "s") else 1.0 / factor[combo]
         lines.append(perflog_line(
             job_completion_time=f"2026-11-21T10:{(i // 60) % 60:02d}:{i % 60:02d}+00:00",
