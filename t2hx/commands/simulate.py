@@ -92,6 +92,9 @@ def render(net, args: argparse.Namespace) -> str:
     from t2hx.flowsim import apps, collectives, output, patterns
 
     name = args.benchmark.lower()
+    if name not in BENCHMARKS + apps.APPS + ("baidu", "allreduce-ring", "qball", "qb@ll"):
+        raise WorkloadError(f"unknown benchmark '{args.benchmark}'", field="--benchmark",
+                            fix=f"use one of: {', '.join(BENCHMARKS + apps.APPS)}")
     head = output.header(net)
     n = net.ranks
     if name == "mpigraph":

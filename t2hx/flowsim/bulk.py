@@ -49,6 +49,19 @@ class Result:
         return float(self.phase_time.sum())
 
 
+def endpoints(phases: list[Phase]) -> tuple[np.ndarray, np.ndarray]:
+    """(src, dst) ranks of every message in :func:`flow_arrays` order."""
+    src, dst = [], []
+    for ph in phases:
+        for value in np.unique(ph.size):
+            sel = ph.size == value
+            src.append(ph.src[sel])
+            dst.append(ph.dst[sel])
+    if not src:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    return np.concatenate(src), np.concatenate(dst)
+
+
 def flow_arrays(net: Network, phases: list[Phase]
                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Concatenated (paths, switches, group, bytes) of every non-empty message."""
