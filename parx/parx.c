@@ -107,14 +107,14 @@ static int parse_demand(px_graph_t *g, const char *path, char *text, demands_t *
 			int dst;
 
 			if (!colon || colon == tok || !colon[1]) {
-				PX_LOG(g, OSM_LOG_ERROR, "ERR: %s:%d: '%s' is not <node>:<weight>\n",
+				PX_LOG(g, OSM_LOG_ERROR, "ERR FA31: %s:%d: '%s' is not <node>:<weight>\n",
 				       path, lineno, tok);
 				return -1;
 			}
 			*colon = '\0';
 			w = strtol(colon + 1, &end, 10);
 			if (*end || w < 0 || w > 255) {
-				PX_LOG(g, OSM_LOG_ERROR, "ERR: %s:%d: weight '%s' for %s is not an "
+				PX_LOG(g, OSM_LOG_ERROR, "ERR FA32: %s:%d: weight '%s' for %s is not an "
 				       "integer in 0..255\n", path, lineno, colon + 1, tok);
 				return -1;
 			}
@@ -124,7 +124,7 @@ static int parse_demand(px_graph_t *g, const char *path, char *text, demands_t *
 				continue;
 			}
 			if (src >= 0 && demand_add(dm, dst, src, (unsigned)w)) {
-				PX_LOG(g, OSM_LOG_ERROR, "ERR: out of memory reading %s\n", path);
+				PX_LOG(g, OSM_LOG_ERROR, "ERR FA33: out of memory reading %s\n", path);
 				return -1;
 			}
 		}
@@ -164,7 +164,7 @@ static int assign_quadrants(px_engine_t *e, px_graph_t *g)
 	int s, t, bad = 0;
 
 	if (e->osm->subn.opt.lmc != 2) {
-		PX_LOG(g, OSM_LOG_ERROR, "ERR: parx needs 'lmc 2' (4 LIDs per port), the "
+		PX_LOG(g, OSM_LOG_ERROR, "ERR FA34: parx needs 'lmc 2' (4 LIDs per port), the "
 		       "configuration has lmc %u\n", e->osm->subn.opt.lmc);
 		return -1;
 	}
@@ -173,7 +173,7 @@ static int assign_quadrants(px_engine_t *e, px_graph_t *g)
 
 		if (lid < 10000 || lid > 13999) {
 			if (bad++ < 10)
-				PX_LOG(g, OSM_LOG_ERROR, "ERR: switch 0x%016" PRIx64 " has LID %u, "
+				PX_LOG(g, OSM_LOG_ERROR, "ERR FA35: switch 0x%016" PRIx64 " has LID %u, "
 				       "outside the PARX switch range 10000..13999 (generate the "
 				       "guid2lid file with t2hx)\n", g->sws[s].guid, lid);
 			continue;
@@ -186,7 +186,7 @@ static int assign_quadrants(px_engine_t *e, px_graph_t *g)
 
 		if (q < 0 || (g->sws[tm->sw].quadrant >= 0 && q != g->sws[tm->sw].quadrant)) {
 			if (bad++ < 10)
-				PX_LOG(g, OSM_LOG_ERROR, "ERR: port 0x%016" PRIx64 " (%s) has base LID "
+				PX_LOG(g, OSM_LOG_ERROR, "ERR FA36: port 0x%016" PRIx64 " (%s) has base LID "
 				       "%u (quadrant %d) but its switch 0x%016" PRIx64 " has LID %u "
 				       "(quadrant %d); the PARX LID policy needs both in one quadrant\n",
 				       tm->port_guid, g->nodes[tm->node].name, tm->base_lid, q,
@@ -195,7 +195,7 @@ static int assign_quadrants(px_engine_t *e, px_graph_t *g)
 		}
 	}
 	if (bad)
-		PX_LOG(g, OSM_LOG_ERROR, "ERR: %d LIDs violate the PARX LID policy\n", bad);
+		PX_LOG(g, OSM_LOG_ERROR, "ERR FA37: %d LIDs violate the PARX LID policy\n", bad);
 	return bad ? -1 : 0;
 }
 
@@ -221,7 +221,7 @@ static void route_one(run_t *r, int d, const uint64_t *w)
 
 	if (miss) {
 		if (r->unreachable < 16)
-			PX_LOG(r->g, OSM_LOG_ERROR, "ERR: LID %u (offset %d) is unreachable from %d "
+			PX_LOG(r->g, OSM_LOG_ERROR, "ERR FA38: LID %u (offset %d) is unreachable from %d "
 			       "switches after removing links by rule R%d\n", r->g->dests[d].lid,
 			       r->g->dests[d].offset, miss, r->g->dests[d].offset + 1);
 		r->unreachable++;
@@ -298,7 +298,7 @@ static int parx_route(px_engine_t *e, px_graph_t *g, int *order)
 		if (!g->dests[d].routed)
 			route_one(&r, d, ones);
 	if (r.unreachable) {
-		PX_LOG(g, OSM_LOG_ERROR, "ERR: %d destination LIDs are unreachable under rules "
+		PX_LOG(g, OSM_LOG_ERROR, "ERR FA39: %d destination LIDs are unreachable under rules "
 		       "R1-R4 (a switch lost all links that survive the removal); not routing\n",
 		       r.unreachable);
 		goto out;

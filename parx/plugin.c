@@ -28,7 +28,7 @@ static int register_engine(px_plugin_t *p, px_engine_t *e, const char *name,
 	e->name = name;
 	e->osm = p->osm;
 	if (osm_register_external_routing_engine(p->osm, &module, e) != CL_SUCCESS) {
-		OSM_LOG(&p->osm->log, OSM_LOG_ERROR, "%s: ERR: cannot register the routing engine\n",
+		OSM_LOG(&p->osm->log, OSM_LOG_ERROR, "%s: ERR FA51: cannot register the routing engine\n",
 			name);
 		return -1;
 	}

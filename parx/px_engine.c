@@ -42,7 +42,7 @@ char *px_read_file(px_graph_t *g, const char *path)
 	size_t cap = 0, n = 0, r;
 
 	if (!f) {
-		PX_LOG(g, OSM_LOG_ERROR, "ERR: cannot open %s: %s\n", path, strerror(errno));
+		PX_LOG(g, OSM_LOG_ERROR, "ERR FA21: cannot open %s: %s\n", path, strerror(errno));
 		return NULL;
 	}
 	do {
@@ -52,7 +52,7 @@ char *px_read_file(px_graph_t *g, const char *path)
 			if (!t) {
 				free(text);
 				fclose(f);
-				PX_LOG(g, OSM_LOG_ERROR, "ERR: out of memory reading %s\n", path);
+				PX_LOG(g, OSM_LOG_ERROR, "ERR FA22: out of memory reading %s\n", path);
 				return NULL;
 			}
 			text = t;
@@ -128,8 +128,8 @@ static int px_build_fwd_tables(void *context)
 	for (l = 0; l < layers.nlayers; l++)
 		snprintf(per_layer + strlen(per_layer), sizeof(per_layer) - strlen(per_layer),
 			 "%s%llu", l ? "/" : "", (unsigned long long)layers.paths_per_layer[l]);
-	PX_LOG(&g, OSM_LOG_INFO, "routed %d destination LIDs over %d switches: %d VLs "
-	       "(paths per VL %s; %d VLs available) in %.3f s\n", g.ndest, g.nsw,
+	PX_LOG(&g, OSM_LOG_INFO, "routed %d destination LIDs over %d switches; Virtual "
+	       "Lanes needed: %d (paths per VL %s; %d VLs usable) in %.3f s\n", g.ndest, g.nsw,
 	       layers.nlayers, per_layer, max_layers,
 	       (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec));
 	if (layers.nlayers > 1 && !e->osm->subn.opt.qos)

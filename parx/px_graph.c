@@ -252,7 +252,7 @@ int px_graph_build(px_graph_t *g, osm_opensm_t *osm, const char *engine)
 	       g->nterm, g->nnode, g->ndest, g->max_lid);
 out:
 	if (rc)
-		PX_LOG(g, OSM_LOG_ERROR, "ERR: out of memory while building the switch graph\n");
+		PX_LOG(g, OSM_LOG_ERROR, "ERR FA01: out of memory while building the switch graph\n");
 	free(sw_index);
 	return rc;
 }

@@ -309,7 +309,7 @@ int px_layers_assign(px_graph_t *g, const int *dest_order, int max_layers,
 	L.pool = malloc(2 * ((size_t)g->nchan + 1) * sizeof(int));
 	if (!path || !out->layer || !out->paths_per_layer || !L.mark || !L.stack || !L.fwd || !L.bwd ||
 	    !L.pool || grow_slots(&L) || open_layer(&L)) {
-		PX_LOG(g, OSM_LOG_ERROR, "ERR: out of memory in VL layering\n");
+		PX_LOG(g, OSM_LOG_ERROR, "ERR FA11: out of memory in VL layering\n");
 		goto out;
 	}
 	memset(out->layer, PX_NO_LAYER, (size_t)g->nsw * (size_t)g->ndest);
@@ -335,11 +335,11 @@ int px_layers_assign(px_graph_t *g, const int *dest_order, int max_layers,
 					break;
 			}
 			if (r < 0) {
-				PX_LOG(g, OSM_LOG_ERROR, "ERR: out of memory in VL layering\n");
+				PX_LOG(g, OSM_LOG_ERROR, "ERR FA12: out of memory in VL layering\n");
 				goto out;
 			}
 			if (r > 0) {
-				PX_LOG(g, OSM_LOG_ERROR, "ERR: deadlock-free layering needs more than %d "
+				PX_LOG(g, OSM_LOG_ERROR, "ERR FA13: deadlock-free layering needs more than %d "
 				       "virtual lanes (path from switch 0x%016" PRIx64 " to LID %u does "
 				       "not fit); the fabric offers %d data VLs, the engine uses at most "
 				       "%d\n", max_layers, g->sws[s].guid, g->dests[d].lid,

@@ -116,7 +116,7 @@ static int parse_jobs(px_graph_t *g, const char *path, char *text, jobs_t *j)
 			continue;
 		}
 		if (!(tok = strtok_r(NULL, " \t\r", &save))) {
-			PX_LOG(g, OSM_LOG_ERROR, "ERR: %s:%d: node '%s' has no job id\n", path,
+			PX_LOG(g, OSM_LOG_ERROR, "ERR FA41: %s:%d: node '%s' has no job id\n", path,
 			       lineno, name);
 			return -1;
 		}
@@ -124,7 +124,7 @@ static int parse_jobs(px_graph_t *g, const char *path, char *text, jobs_t *j)
 			int job = job_index(j, tok);
 
 			if (job < 0 || node_add_job(j, node, job)) {
-				PX_LOG(g, OSM_LOG_ERROR, "ERR: out of memory reading %s\n", path);
+				PX_LOG(g, OSM_LOG_ERROR, "ERR FA42: out of memory reading %s\n", path);
 				return -1;
 			}
 		}
@@ -177,7 +177,7 @@ static int route_and_update(px_graph_t *g, int d, const uint64_t *w, int *order,
 	int miss = px_route_dest(g, d, NULL, NULL);
 
 	if (miss)
-		PX_LOG(g, OSM_LOG_ERROR, "ERR: LID %u is unreachable from %d switches\n",
+		PX_LOG(g, OSM_LOG_ERROR, "ERR FA43: LID %u is unreachable from %d switches\n",
 		       g->dests[d].lid, miss);
 	px_update_weights(g, d, w);
 	g->dests[d].routed = 1;
@@ -242,7 +242,7 @@ static int sar_route(px_engine_t *e, px_graph_t *g, int *order)
 		if (!g->dests[d].routed)
 			unreachable += route_and_update(g, d, ones, order, &norder);
 	if (unreachable) {
-		PX_LOG(g, OSM_LOG_ERROR, "ERR: %d destination LIDs are unreachable; not routing\n",
+		PX_LOG(g, OSM_LOG_ERROR, "ERR FA44: %d destination LIDs are unreachable; not routing\n",
 		       unreachable);
 		goto out;
 	}

@@ -1,0 +1,139 @@
+"""PARX geometry (seed 000 §3.2): quadrants of a 2D HyperX, the quadrant LID policy that
+OpenSM receives as guid2lid, the link-removal rules R1–R4 and Table 1.
+
+The C twin is ``parx/table1.c`` (plugin, Open MPI patch); tests check both agree. Geometry:
+x = dimension 0, y = dimension 1, left = x < D0/2, top = y < D1/2;
+Q0 = top-left, Q1 = bottom-left, Q2 = bottom-right, Q3 = top-right (DESIGN §3).
+"""
+
+from __future__ import annotations
+
+from t2hx.errors import ConfError
+from t2hx.fabric.graph import Fabric
+
+LMC = 2
+NUM_LIDS = 1 << LMC
+DEFAULT_THRESHOLD = 512  # bytes; messages below it use Table 1a
+SWITCH_LID_OFFSET = 10000
+LIDS_PER_QUADRANT = 1000
+
+# Table 1, [destination quadrant][source quadrant] -> valid LID offsets ("a|b" = either).
+TABLE1_SMALL: tuple[tuple[tuple[int, ...], ...], ...] = (
+    ((1, 3), (1,), (0, 2), (3,)),
+    ((1,), (1, 2), (2,), (0, 3)),
+    ((1, 3), (2,), (0, 2), (0,)),
+    ((3,), (1, 2), (0,), (0, 3)),
+)
+TABLE1_LARGE: tuple[tuple[tuple[int, ...], ...], ...] = (
+    ((0, 2), (0,), (0, 2), (2,)),
+    ((0,), (0, 3), (3,), (0, 3)),
+    ((1, 3), (3,), (1, 3), (1,)),
+    ((2,), (1, 2), (1,), (1, 2)),
+)
+# Rule R(x+1) removes links with both ends in this half while routing towards LID offset x.
+RULE_HALF: tuple[frozenset[int], ...] = (
+    frozenset({0, 1}),  # R1, LID0: left
+    frozenset({2, 3}),  # R2, LID1: right
+    frozenset({0, 3}),  # R3, LID2: top
+    frozenset({1, 2}),  # R4, LID3: bottom
+)
+
+
+def lid_quadrant(lid: int) -> int:
+    """q = floor(LID / 1000) mod 10 (switch LIDs carry +10000); -1 outside the policy."""
+    q = (lid // LIDS_PER_QUADRANT) % 10
+    return q if q < 4 else -1
+
+
+def choices(src_q: int, dst_q: int, large: bool) -> tuple[int, ...]:
+    table = TABLE1_LARGE if large else TABLE1_SMALL
+    return table[dst_q][src_q]
+
+
+def select(src_q: int, dst_q: int, size: int, threshold: int = DEFAULT_THRESHOLD,
+           coin: int = 0) -> int:
+    """The LID offset a message of ``size`` bytes uses; ``coin`` picks among two choices
+    (its low bit, as in the C version)."""
+    opts = choices(src_q, dst_q, size >= threshold)
+    return opts[coin & 1] if len(opts) == 2 else opts[0]
+
+
+def rule_removes(offset: int, qa: int, qb: int) -> bool:
+    half = RULE_HALF[offset]
+    return qa in half and qb in half
+
+
+def hyperx_dims(fabric: Fabric, source: object = None) -> tuple[int, int]:
+    """The two dimensions of a PARX-capable HyperX, or one clear error."""
+    topo = fabric.topology
+    dims = list(topo.get("dims", [])) if topo.get("kind") == "hyperx" else []
+    if topo.get("kind") != "hyperx":
+        raise ConfError(f"PARX needs a HyperX plane, '{fabric.name}' is "
+                        f"{topo.get('kind', 'unknown')}", file=source, field="topology.kind",
+                        fix="use parx on the HyperX plane (dfsssp/sar elsewhere)")
+    if len(dims) != 2 or any(d % 2 or d < 2 for d in dims):
+        raise ConfError(f"PARX needs a 2D HyperX with even dimensions, got dims {dims}",
+                        file=source, field="topology.dims",
+                        fix="route this plane with dfsssp or sar instead of parx")
+    return dims[0], dims[1]
+
+
+def quadrant(coord: tuple[int, ...], dims: tuple[int, int]) -> int:
+    left = coord[0] < dims[0] // 2
+    top = coord[1] < dims[1] // 2
+    if top:
+        return 0 if left else 3
+    return 1 if left else 2
+
+
+def switch_quadrants(fabric: Fabric, source: object = None) -> dict[int, int]:
+    """Switch node index -> quadrant."""
+    dims = hyperx_dims(fabric, source)
+    return {s: quadrant(tuple(fabric.nodes[s].attrs["coord"]), dims) for s in fabric.switches()}
+
+
+def node_quadrants(fabric: Fabric, source: object = None) -> dict[int, int]:
+    """Every node (switch or HCA) -> quadrant; an HCA lies in its switch's quadrant."""
+    quads = switch_quadrants(fabric, source)
+    out = dict(quads)
+    for h in fabric.hcas():
+        out[h] = quads[fabric.switch_of(h)]
+    return out
+
+
+def lid_policy(fabric: Fabric, source: object = None) -> dict[int, int]:
+    """Port GUID -> base LID under the PARX policy: HCA ports of quadrant q get the first
+    LMC-aligned free LIDs of q*1000 .. q*1000+999 (LID 0 is invalid, so Q0 starts at 4);
+    switches get q*1000+10000 onwards."""
+    quads = node_quadrants(fabric, source)
+    next_hca = {q: max(NUM_LIDS, q * LIDS_PER_QUADRANT) for q in range(4)}
+    next_sw = {q: SWITCH_LID_OFFSET + q * LIDS_PER_QUADRANT for q in range(4)}
+    lids: dict[int, int] = {}
+    for s in fabric.switches():
+        q = quads[s]
+        lids[fabric.nodes[s].guid] = next_sw[q]
+        next_sw[q] += 1
+    for h in fabric.hcas():
+        q = quads[h]
+        for port in range(1, fabric.nodes[h].ports + 1):
+            lids[fabric.nodes[h].port_guid(port)] = next_hca[q]
+            next_hca[q] += NUM_LIDS
+    for q in range(4):
+        if next_hca[q] > (q + 1) * LIDS_PER_QUADRANT or \
+                next_sw[q] > SWITCH_LID_OFFSET + (q + 1) * LIDS_PER_QUADRANT:
+            raise ConfError(f"quadrant Q{q} of '{fabric.name}' has more ports than its 1000 "
+                            "LIDs hold (250 HCA ports with LMC 2)", file=source,
+                            field="topology", fix="PARX's LID policy limits the system size")
+    return lids
+
+
+def guid2lid_file(fabric: Fabric, lids: dict[int, int]) -> str:
+    """OpenSM's guid2lid cache format: one ``0xGUID 0xLID 0xTOP`` entry per port, entries
+    separated by blank lines (OpenSM's key/value store reads a non-blank line after an entry
+    as a continuation of that entry)."""
+    switch_guids = {fabric.nodes[s].guid for s in fabric.switches()}
+    entries = []
+    for guid, lid in sorted(lids.items(), key=lambda kv: kv[1]):
+        top = lid if guid in switch_guids else lid + NUM_LIDS - 1
+        entries.append(f"0x{guid:016x} 0x{lid:04x} 0x{top:04x}\n")
+    return "\n".join(entries)
