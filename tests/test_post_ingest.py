@@ -116,3 +116,33 @@ def test_ingest_simulated_header_and_missing_combo(tmp_path: Path) -> None:
     assert row["simulated"] and row["combo"] == "hyperx/parx/linear" and row["nodes"] == 4
     assert row["value"] == 1225.911362 and row["msg_size"] == 1048576
     assert pd.isna(row["repetition"])
+
+
+def test_line_written_by_reframes_own_formatter_is_ingested(tmp_path: Path) -> None:
+    import logging
+
+    from reframe.core.logging import CheckFieldFormatter
+
+    fmt = CheckFieldFormatter(fmt=PERFLOG_FORMAT)
+    rec = logging.LogRecord("rfm", logging.INFO, "x", 1, "msg", None, None)
+    fields = dict(check_job_completion_time_unix=1.7e9, check_system="t2hx",
+                  check_partition="hyperx", check_environ="gnu", check_info="IMB", version="4.10.4",
+                  check_campaign="c", check_combo="hx-parx-clustered", check_topology="hyperx",
+                  check_routing="parx", check_placement="clustered",
+                  check_benchmark="imb-allreduce", check_num_nodes=28, check_repetition=3,
+                  check_msg_size=None, check_git_hash="abc", check_simulated=True,
+                  check_perf_var="t_min", check_perf_value=12.5, check_perf_unit="us",
+                  check_perf_ref=0, check_perf_lower_thres=None, check_perf_upper_thres=None,
+                  check_result="pass")
+    for key, value in fields.items():
+        setattr(rec, key, value)
+    rec.__rfm_check__ = None
+    rec.__rfm_loggable_attrs__ = []
+    log = tmp_path / "c"
+    (log / "perflogs").mkdir(parents=True)
+    (log / "perflogs" / "IMB.log").write_text(HEADER + "\n" + fmt.formatMessage(rec) + "\n")
+    row = ingest(log).results.iloc[0]
+    assert (row["combo"], row["benchmark"], row["metric"], row["unit"], row["better"]) == \
+        ("hx-parx-clustered", "imb-allreduce", "t_min", "us", "lower")
+    assert (row["nodes"], row["repetition"], row["value"], row["simulated"]) == (28, 3, 12.5, True)
+    assert pd.isna(row["msg_size"]) and row["system"] == "t2hx" and row["git_hash"] == "abc"
