@@ -57,8 +57,8 @@ def maxmin_rates(paths: np.ndarray, capacity: np.ndarray,
     while index.size:
         count = np.bincount(p.ravel(), minlength=total + 1)
         count[sentinel] = 0
-        with np.errstate(divide="ignore", invalid="ignore"):
-            share = np.where(count > 0, remaining / np.maximum(count, 1), np.inf)
+        share = np.full(total + 1, np.inf)
+        np.divide(remaining, count, out=share, where=count > 0)
         np.maximum(share, 0.0, out=share)
         at = share[p]                                       # (rows, hops)
         best = at.min(axis=1)

@@ -42,7 +42,8 @@ def run_simgrid(mode: str, src: np.ndarray, dst: np.ndarray, paths: np.ndarray,
                 capacity: np.ndarray, size: np.ndarray, group: np.ndarray | None = None,
                 start: np.ndarray | None = None, timeout: float = 3600.0
                 ) -> tuple[np.ndarray, float]:
-    """(result array, SimGrid wall seconds inside the child) for one flow set."""
+    """(result array, SimGrid wall seconds inside the child) for one flow set; the split
+    into platform build and ``engine.run`` is left in ``run_simgrid.last``."""
     n = len(src)
     group = np.zeros(n, dtype=np.int64) if group is None else np.asarray(group)
     start = np.zeros(n) if start is None else np.asarray(start, dtype=np.float64)
@@ -58,6 +59,7 @@ def run_simgrid(mode: str, src: np.ndarray, dst: np.ndarray, paths: np.ndarray,
             raise T2hxError(f"SimGrid run failed ({tail})", field="simgrid",
                             fix="check that python3-simgrid is importable (run/setup)")
         data = np.load(out)
+        run_simgrid.last = {"build_s": float(data["build"]), "run_s": float(data["run"])}
         return data["result"], float(data["seconds"])
 
 
@@ -111,8 +113,11 @@ def _child(inp: Path, out: Path) -> None:
             sg.Actor.create(f"f{i}", hosts[int(src[i])], flow, i)
     else:
         sg.Actor.create("phases", first, phases)
+    t1 = time.perf_counter()
     engine.run()
-    np.savez(out, result=result, seconds=np.array(time.perf_counter() - t0))
+    t2 = time.perf_counter()
+    np.savez(out, result=result, seconds=np.array(t2 - t0), build=np.array(t1 - t0),
+             run=np.array(t2 - t1))
 
 
 if __name__ == "__main__":
