@@ -28,7 +28,7 @@ from t2hx.post.store import write_text
 
 # Preferred metric per benchmark (first one present wins), seed 000 Table 2.
 PRIMARY = {
-    "imb-": ["t_min"], "ebb": ["bandwidth"], "ring-allreduce": ["t_avg"],
+    "imb-pingpong": ["t"], "imb-": ["t_min"], "ebb": ["bandwidth"], "ring-allreduce": ["t_avg"],
     "mpigraph": ["send_avg"], "hpl": ["gflops"], "hpcg": ["gflops"],
     "graph500": ["bfs_harmonic_mean_teps", "bfs_median_teps"],
     "amg": ["solver_walltime", "solve_time", "fom"],

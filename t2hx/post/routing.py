@@ -72,7 +72,7 @@ def efi_histogram(efi: dict[str, pd.Series], outdir: Path) -> Figure | None:
     write_text(data, plots.table_text(["efi"] + labels, rows, title))
     files = plots.render("lines", data, stem, {
         "title": title, "nseries": len(labels), "xlabel_text": "EFI (paths per link)",
-        "ylabel_text": "links", "logx": False, "logy": False, "style": "histeps"})
+        "ylabel_text": "links", "logx": False, "logy": False, "style": "steps"})
     table = pd.DataFrame([{"routing": k, "links": len(s), "max_efi": float(s.max()),
                            "mean_efi": float(s.mean()), "dark_links": int((s == 0).sum())}
                           for k, s in efi.items()])
