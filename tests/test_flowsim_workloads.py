@@ -183,3 +183,26 @@ def test_routing_cache_is_reused(mini, tmp_path, hostfile16) -> None:
     second = open_network(mini, "hyperx", "dfsssp", hostfile16, work=tmp_path)
     assert dump.stat().st_mtime_ns == stamp
     assert np.array_equal(first.tables.lft, second.tables.lft)
+
+
+def test_lid_chooser_plugs_in(mini, routed) -> None:
+    out = routed(mini, "hyperx", "dfsssp", 1).run.out_dir
+
+    def by_size(src, dst, size):                # PARX-style: the LID depends on the size
+        return np.full(len(src), 1 if size >= 512 else 0)
+
+    net = open_network(mini, "hyperx", "dfsssp", hosts=mini.hostnames(), routing=out,
+                       chooser=by_size)
+    src, dst = np.arange(0, 32), np.arange(32, 64)
+    small, _ = net.paths(src, dst, 8)
+    large, _ = net.paths(src, dst, 1 << 20)
+    tables = net.tables
+    for row_s, row_l, s, d in zip(small, large, src, dst):
+        want_s = tables.path(int(net.rank_hca[s]), tables.hca_lid(int(net.rank_hca[d]), 0))
+        want_l = tables.path(int(net.rank_hca[s]), tables.hca_lid(int(net.rank_hca[d]), 1))
+        assert [x for x in row_s if x >= 0] == want_s
+        assert [x for x in row_l if x >= 0] == want_l
+    bad = open_network(mini, "hyperx", "dfsssp", hosts=mini.hostnames()[:4], routing=out,
+                       chooser=lambda s, d, m: np.full(len(s), 2))
+    with pytest.raises(WorkloadError, match="LMC is 1"):
+        bad.paths(np.array([0]), np.array([1]), 8)
