@@ -164,6 +164,28 @@ def app_job(net: Network, name: str, ranks: np.ndarray, scale: float = 1.0,
     return Job(name, steps * sk.iterations, repeat)
 
 
+def benchmark_job(net: Network, name: str, ranks: np.ndarray, size: int = 1 << 20,
+                  repeat: int = 1) -> Job:
+    """The two capacity-run benchmarks as fluid jobs: ``mupp`` (IMB Multi-PingPong, pairs
+    i and i+n/2 ping-pong ``size`` bytes) and ``emdl`` (an allreduce of ``size`` bytes,
+    then a 0.1 s usleep)."""
+    ranks = np.asarray(ranks, dtype=np.int64)
+    n = len(ranks)
+    if name == "mupp":
+        half = n // 2
+        a, b = ranks[:half], ranks[half:2 * half]
+        return Job(name, [Comm(a, b, size), Comm(b, a, size)], repeat)
+    if name == "emdl":
+        steps: list = []
+        for ph in collectives.phases("Allreduce", n, size, net.loggp.reduce_rate)[1]:
+            if ph.src.size:
+                steps.append(Comm(ranks[ph.src], ranks[ph.dst], ph.size))
+            if ph.compute > 0:
+                steps.append(Compute(ph.compute))
+        return Job(name, steps + [Compute(0.1)], repeat)
+    return app_job(net, name, ranks, repeat=repeat)
+
+
 def text(result: AppResult, ranks: int) -> str:
     """The line(s) the real code (with our walltime patch) prints."""
     from t2hx.post.records import WALLTIME_FORMAT
