@@ -162,7 +162,7 @@ def _start_ibsim(fabric: Fabric, netfile: Path, out: Path, env: dict[str, str],
            "-S", str(max(256, 2 * len(fabric.switches()))), "-P", str(max(13312, 2 * ports)),
            str(netfile)]
     log = open(out / "ibsim.log", "w")
-    proc = _spawn(cmd, env, log)
+    proc = _spawn(cmd, env, log, out)
     deadline = time.monotonic() + min(timeout, 120.0)
     while time.monotonic() < deadline:
         if READY_MARK in (out / "ibsim.log").read_text(errors="replace"):
@@ -181,7 +181,7 @@ def _run_opensm(conf: Path, out: Path, env: dict[str, str], timeout: float) -> N
     env = dict(env, LD_PRELOAD=str(umad2sim()))
     cmd = ["opensm", "-F", str(conf), "-o", "-f", str(out / "opensm.log")]
     with open(out / "opensm.out", "w") as log:
-        proc = _spawn(cmd, env, log)
+        proc = _spawn(cmd, env, log, out)
         try:
             proc.wait(timeout=max(timeout, 1.0))
         except subprocess.TimeoutExpired:
@@ -195,10 +195,11 @@ def _run_opensm(conf: Path, out: Path, env: dict[str, str], timeout: float) -> N
                            "opensm.log", fix="read the ERR lines in that log")
 
 
-def _spawn(cmd: list[str], env: dict[str, str], log) -> subprocess.Popen:
+def _spawn(cmd: list[str], env: dict[str, str], log, cwd: Path) -> subprocess.Popen:
+    # cwd matters: umad2sim fakes sysfs in ./sys-<pid> of the preloaded process.
     try:
         proc = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT,
-                                stdin=subprocess.DEVNULL, start_new_session=True)
+                                stdin=subprocess.DEVNULL, start_new_session=True, cwd=cwd)
     except FileNotFoundError:
         raise RoutingError(f"{cmd[0]} not found", fix="run run/setup (Debian packages opensm "
                            "and ibsim-utils)") from None
