@@ -13,6 +13,7 @@ while the system conf's sha256 and the generated fabric's netfile sha256 (both s
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import os
 import re
@@ -180,10 +181,19 @@ def routing_dir(work: Path, system: System, plane: str, engine: str, lmc: int) -
 def ensure_routing(system: System, plane: str, engine: str, lmc: int, work: Path,
                    fabric: Fabric, quiet: bool = True) -> Path:
     """Route with real OpenSM unless a cached run for this exact conf exists."""
+    out = routing_dir(work, system, plane, engine, lmc)
+    out.mkdir(parents=True, exist_ok=True)
+    # Simulated jobs may start side by side: one routes, the others wait and reuse.
+    with open(out.parent / f".{out.name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return _route_locked(system, plane, engine, lmc, out, fabric, quiet)
+
+
+def _route_locked(system: System, plane: str, engine: str, lmc: int, out: Path,
+                  fabric: Fabric, quiet: bool) -> Path:
     from t2hx.fabric.opensm import route
     from t2hx.progress import Progress
 
-    out = routing_dir(work, system, plane, engine, lmc)
     stamp = out / STAMP
     # The conf AND the generated fabric (GUIDs, cabling) must match: generator code can
     # change while the conf does not.
@@ -192,6 +202,7 @@ def ensure_routing(system: System, plane: str, engine: str, lmc: int, work: Path
             and (out / "opensm-lfts.dump").exists() and (out / "guid2lid").exists():
         return out
     conf = system.plane(plane).opensm
+    stamp.unlink(missing_ok=True)            # a failed re-route must not look cached
     with Progress(f"routing {system.name}/{plane} {engine}", quiet=quiet) as prog:
         prog.say("running ibsim + OpenSM")
         run = route(fabric, out, engine, lmc, extra_conf=conf["options"],
