@@ -99,21 +99,21 @@ def main() -> int:
 
 
 def contention_run(fabric, seed: int, iterations: int) -> dict:
-    """The contention variant once (bcast, random mapping), to show its cost and effect.
+    """The contention variant once (alltoall, random mapping), to show its cost and effect.
     Its delta needs a np.unique per trial (~10x the hop objective), so it runs a tenth of
     the trials."""
     iterations = max(1, iterations // 10)
     paths = costs.minimal_paths(fabric)
-    msgs = messages("bcast", RANKS)
+    msgs = messages("alltoall", RANKS)
     start = mapping("random", fabric, seed)
     obj = ContentionObjective(paths, msgs, costs.link_count(fabric))
     r = two_opt(obj, start, iterations, rng_for(seed, "bench-2opt-contention"))
     max_after = obj.max_load()
     obj.total(start)
     hop = HopObjective(costs.graph_hops(fabric), msgs)
-    print(f"  contention bcast random {r.initial} -> {r.final} pairs, {r.seconds:.1f} s",
+    print(f"  contention alltoall random {r.initial} -> {r.final} pairs, {r.seconds:.1f} s",
           file=sys.stderr)
-    return {"collective": "bcast", "mapping": "random", "seed": seed,
+    return {"collective": "alltoall", "mapping": "random", "seed": seed,
             "objective": "message pairs of one step sharing a directed link",
             "initial": r.initial, "final": r.final, "reduction_pct": round(r.reduction_pct, 2),
             "iterations": iterations, "max_link_load": [obj.max_load(), max_after],

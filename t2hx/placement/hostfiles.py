@@ -53,7 +53,7 @@ class Options:
     plane: str | None = None          # two-opt / hierarchical: default 'hyperx' or the first
     engine: str | None = None         # two-opt: default the plane's first opensm.routing
     collective: str = "allreduce"
-    iterations: int = 20000
+    iterations: int = 200_000        # seed 001 §3.4.2
     counts: list[int] | None = None   # None: every ladder count that fits
     nodes: list[str] | None = None    # None: all hosts but nodes.down
     work_dir: Path | None = None      # two-opt routing scratch (default: a temp dir)
