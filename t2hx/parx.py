@@ -8,6 +8,8 @@ Q0 = top-left, Q1 = bottom-left, Q2 = bottom-right, Q3 = top-right (DESIGN §3).
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from t2hx.errors import ConfError
 from t2hx.fabric.graph import Fabric
 
@@ -137,3 +139,26 @@ def guid2lid_file(fabric: Fabric, lids: dict[int, int]) -> str:
         top = lid if guid in switch_guids else lid + NUM_LIDS - 1
         entries.append(f"0x{guid:016x} 0x{lid:04x} 0x{top:04x}\n")
     return "\n".join(entries)
+
+
+def routing_args(fabric: Fabric, engine: str, demand: str | None = None,
+                 jobs: str | None = None, max_vls: int | None = None,
+                 fallback: bool = False, source: object = None) -> dict:
+    """Keyword arguments for ``t2hx.fabric.opensm.route`` that run our plugin engines:
+    LMC 2 and the quadrant LIDs for parx, ``qos TRUE`` so OpenSM programs the SL2VL maps
+    the engines ask for, the input files as plugin options, and no silent fallback."""
+    options = []
+    if demand:
+        options.append(f"parx_demand={Path(demand).resolve()}")
+    if jobs:
+        options.append(f"sar_jobs={Path(jobs).resolve()}")
+    if max_vls:
+        options.append(f"max_vls={max_vls}")
+    conf: dict[str, object] = {"qos": "TRUE",
+                               "routing_engine": engine if fallback else f"{engine},no_fallback"}
+    if options:
+        conf["event_plugin_options"] = ",".join(options)
+    args: dict = {"lmc": 0, "extra_conf": conf, "guid2lid": None}
+    if engine == "parx":
+        args.update(lmc=LMC, guid2lid=lid_policy(fabric, source))
+    return args

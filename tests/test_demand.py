@@ -1,0 +1,181 @@
+"""Demand pipeline: real pml_monitoring files (tests/data/demand, made by traffic.c) →
+rank matrix → node demand (0..255) → parx; validation before OpenSM; run/reroute."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from t2hx import ROOT
+from t2hx import demand as dm
+from t2hx.cli import main
+from t2hx.conf import load_system
+from t2hx.fabric.build import build_plane
+
+DATA = ROOT / "tests" / "data" / "demand"
+PREFIX = DATA / "traffic"
+MINI = ROOT / "conf" / "systems" / "mini.yaml"
+
+
+def test_monitoring_files_give_the_rank_matrix() -> None:
+    m = dm.read_monitoring(PREFIX)
+    assert m.shape == (4, 4)
+    # ring: rank r sends (r+1)*64 KiB to r+1; rank 0 sends 100 B to all; allreduce 8 B pairs
+    assert m[0, 1] == 65536 + 100 + 8 and m[1, 2] == 131072 and m[3, 0] == 262144
+    assert m[0, 3] == 100 and m[2, 1] == 0 and (np.diag(m) == 0).all()
+    assert m[2, 3] == 196608 + 8
+
+
+def test_normalise_maps_min_nonzero_to_1_and_max_to_255() -> None:
+    w = dm.normalise(dm.read_monitoring(PREFIX))
+    assert w.max() == 255 and w[3, 0] == 255
+    assert w[w > 0].min() == 1 and (w[dm.read_monitoring(PREFIX) == 0] == 0).all()
+    raw = dm.read_monitoring(PREFIX).ravel()
+    order = np.argsort(raw)
+    assert (np.diff(w.ravel()[order]) >= 0).all()  # monotone
+    assert (dm.normalise(np.array([[0, 5], [5, 0]])) == [[0, 255], [255, 0]]).all()
+    with pytest.raises(dm.DemandError):
+        dm.normalise(np.array([[0, -1], [1, 0]]))
+
+
+def test_hostfile_slots_and_intra_node_traffic(tmp_path) -> None:
+    hf = tmp_path / "hosts"
+    hf.write_text("# two ranks per node\nm1n01 slots=2\nm1n02 slots=2\n")
+    assert dm.read_hostfile(hf) == ["m1n01", "m1n01", "m1n02", "m1n02"]
+    d = dm.node_demand(dm.read_monitoring(PREFIX), dm.read_hostfile(hf))
+    # ranks 0,1 on m1n01 and 2,3 on m1n02: only the cross-node bytes count
+    assert set(d) == {"m1n01", "m1n02"} and d["m1n01"]["m1n02"] > 0
+    assert d["m1n02"]["m1n01"] == 255 and "m1n01" not in d["m1n01"]
+    hf.write_text("m1n01 slots=x\n")
+    with pytest.raises(dm.DemandError, match="line 1"):
+        dm.read_hostfile(hf)
+
+
+def test_combine_keeps_the_larger_weight() -> None:
+    a = {"x": {"y": 10, "z": 3}}
+    b = {"x": {"y": 4}, "y": {"x": 255}}
+    assert dm.combine([a, b]) == {"x": {"y": 10, "z": 3}, "y": {"x": 255}}
+
+
+def test_render_parse_round_trip_and_refusals(tmp_path) -> None:
+    d = {"a": {"b": 1, "c": 255}, "b": {"a": 0}}
+    assert dm.parse(dm.render(d)) == d
+    for text, msg in (("a b:256", "outside 0..255"), ("a b:-3", "outside 0..255"),
+                      ("a b", "is not <node>:<weight>"), ("a b:x", "is not <node>:<weight>")):
+        with pytest.raises(dm.DemandError, match=msg) as err:
+            dm.parse(text, "f.txt")
+        assert "\n" not in str(err.value) and "f.txt: line 1" in str(err.value)
+
+
+@pytest.fixture(scope="module")
+def mini_hx():
+    return build_plane(load_system(MINI), "hyperx")
+
+
+def hostfile_for(tmp_path: Path, hosts: list[str]) -> Path:
+    hf = tmp_path / "hostfile.txt"
+    hf.write_text("".join(h + "\n" for h in hosts))
+    return hf
+
+
+def test_demand_build_cli_combines_jobs_and_validates(mini_hx, tmp_path, capsys) -> None:
+    hosts = mini_hx.hosts()
+    hf1 = hostfile_for(tmp_path, hosts[0:4])
+    (tmp_path / "b").mkdir()
+    hf2 = hostfile_for(tmp_path / "b", hosts[40:44])
+    out = tmp_path / "demand.txt"
+    assert main(["demand", "build", "--job", str(PREFIX), str(hf1), "--job", str(PREFIX),
+                 str(hf2), "--out", str(out), "--system", str(MINI)]) == 0
+    d = dm.read_demand(out)
+    assert d[hosts[3]][hosts[0]] == 255 and d[hosts[43]][hosts[40]] == 255
+    assert len(d) == 8
+    assert main(["demand", "check", str(out), "--system", str(MINI)]) == 0
+    capsys.readouterr()
+    bad = tmp_path / "bad.txt"
+    bad.write_text(f"{hosts[0]} nosuchnode:3\n")
+    assert main(["demand", "check", str(bad), "--system", str(MINI)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "nosuchnode" in err and "fix:" in err
+
+
+def system_with(tmp_path: Path, old: str, new: str,
+                extra: tuple[str, str] | None = None) -> Path:
+    text = MINI.read_text()
+    for a, b in [(old, new)] + ([extra] if extra else []):
+        assert a in text
+        text = text.replace(a, b)
+    path = tmp_path / "sys.yaml"
+    path.write_text(text)
+    return path
+
+
+@pytest.mark.parametrize("dims,per_switch", [("[2, 2, 4]", 4), ("[4, 3]", 6)])
+def test_odd_or_3d_hyperx_is_refused_before_opensm(tmp_path, capsys, dims, per_switch) -> None:
+    sys_path = system_with(tmp_path, "dims: [4, 4], nodes_per_switch: 4",
+                           f"dims: {dims}, nodes_per_switch: {per_switch}",
+                           extra=("list: [[hx-0-0, hx-1-0]]", "list: []"))
+    demand = tmp_path / "d.txt"
+    demand.write_text("m1n01 m1n02:5\n")
+    code = main(["reroute", "--system", str(sys_path), "--routing", "parx", "--demand",
+                 str(demand), "--out", str(tmp_path / "o"), "-q"])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and "2D HyperX with even dimensions" in err and err.count("\n") == 0
+    assert not (tmp_path / "o" / "opensm.log").exists()  # refused before OpenSM
+
+
+def test_parx_is_refused_on_a_fattree_plane(tmp_path, capsys) -> None:
+    demand = tmp_path / "d.txt"
+    demand.write_text("m1n01 m1n02:5\n")
+    code = main(["reroute", "--system", str(MINI), "--plane", "fattree", "--routing", "parx",
+                 "--demand", str(demand), "--out", str(tmp_path / "o"), "-q"])
+    assert code == 2 and "PARX needs a HyperX plane" in capsys.readouterr().err
+
+
+def test_run_reroute_simulated_parx_uses_the_demand(mini_hx, tmp_path) -> None:
+    hosts = mini_hx.hosts()
+    demand = tmp_path / "demand.txt"
+    dm.write_demand(dm.node_demand(dm.read_monitoring(PREFIX), hosts[8:12]), demand, mini_hx)
+    out = tmp_path / "o"
+    done = subprocess.run([str(ROOT / "run" / "reroute"), "--system", "mini", "--routing",
+                           "parx", "--demand", str(demand), "--out", str(out), "-q"],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout.strip().splitlines()[-1])
+    assert summary["engine_used"] == "parx" and not summary["fallback"] and summary["lmc"] == 2
+    assert "4 destination nodes listed" in (out / "opensm.log").read_text()
+
+
+def test_reroute_simulated_sar_with_a_job_file(mini_hx, tmp_path) -> None:
+    hosts = mini_hx.hosts()
+    hf1, hf2 = tmp_path / "h1", tmp_path / "h2"
+    hf1.write_text("\n".join(hosts[:24]))
+    hf2.write_text("\n".join(hosts[30:40]))
+    jobs = tmp_path / "jobs.txt"
+    assert main(["demand", "jobs", "--job", "big", str(hf1), "--job", "small", str(hf2),
+                 "--out", str(jobs), "--system", str(MINI)]) == 0
+    assert dm.read_jobs(jobs) == {"big": hosts[:24], "small": hosts[30:40]}
+    assert main(["reroute", "--system", str(MINI), "--routing", "sar", "--jobs", str(jobs),
+                 "--out", str(tmp_path / "o"), "-q"]) == 0
+    assert "sar: job file" in (tmp_path / "o" / "opensm.log").read_text()
+
+
+def test_reroute_real_needs_the_remote_file_and_reports_an_unreachable_host(
+        tmp_path, capsys) -> None:
+    demand = tmp_path / "d.txt"
+    demand.write_text("m1n01 m1n02:5\n")
+    code = main(["reroute", "--system", str(MINI), "--routing", "parx", "--demand",
+                 str(demand), "--real", "-q"])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and "event_plugin_options" in err and err.count("\n") == 0
+    sys_path = system_with(tmp_path, "opensm: {routing: [dfsssp, parx], lmc: 0}",
+                           "opensm: {routing: [dfsssp, parx], lmc: 0, host: localhost, "
+                           "options: {event_plugin_options: parx_demand=/tmp/none.txt}}")
+    code = main(["reroute", "--system", str(sys_path), "--routing", "parx", "--demand",
+                 str(demand), "--real", "-q", "--timeout", "20"])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and "ssh to localhost failed while checking access" in err
+    assert err.count("\n") == 0
