@@ -150,6 +150,10 @@ def test_fluid_jobs_interfere(mini, hx_dir) -> None:
         return Job("shifts", steps, repeat=2)
 
     alone = run_jobs(net, [job(a)])[0].ends[-1]
+    assert run_jobs(net, [job(a)], small_bytes=0)[0].ends[-1] == pytest.approx(alone)
+    tiny = run_jobs(net, [Job("tiny", [Comm(a[:1], a[1:2], 8)])])[0].ends[-1]
+    lat = net.latency(a[:1], a[1:2])[0]
+    assert tiny == pytest.approx(lat + 8 / net.capacity.max())
     both = run_jobs(net, [job(a), job(b)])
     assert both[0].ends[-1] > 1.2 * alone
     assert len(both[1].ends) == 2
