@@ -2,6 +2,9 @@
 
 import hashlib
 import json
+import os
+import re
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -63,6 +66,17 @@ def test_committed_t2hx_hostfiles_are_current(tmp_path):
         assert sorted(p.name for p in kept.iterdir()) == sorted(p.name for p in fresh.iterdir())
         for f in fresh.iterdir():
             assert f.read_bytes() == (kept / f.name).read_bytes(), f"{placement}/{f.name}"
+
+
+def test_committed_t2hx_hostfiles_match_their_manifests():
+    system = load_system(ROOT / "conf/systems/t2hx.yaml")
+    names = system.hostnames()
+    for d in sorted((ROOT / "hostfiles/t2hx").iterdir()):
+        if d.is_dir():
+            m = check_dir(d, json.loads((d / "manifest.json").read_text())["counts"], set(names))
+            assert m["system_sha256"] == system.sha256, f"{d.name}: regenerate after conf edits"
+    for n in (7, 56, 672):                        # two-opt keeps linear's nodes
+        assert sorted(read(ROOT / f"hostfiles/t2hx/two-opt/{n}.txt")) == names[:n]
 
 
 def down_system(tmp_path: Path, down: list[str]) -> Path:
@@ -136,3 +150,20 @@ def test_two_opt_and_hierarchical_hostfiles(tmp_path):
     assert sorted(two) == names[:32] and two != names[:32]
     m = json.loads((tmp_path / "a/mini/two-opt/manifest.json").read_text())
     assert m["params"]["engine"] == "dfsssp" and m["params"]["plane"] == "hyperx"
+
+
+def test_open_mpi_puts_rank_i_on_line_i(tmp_path):
+    """Real mpirun (Open MPI 4.1) maps a generated random hostfile without launching."""
+    assert run("--system", str(MINI), "--out", str(tmp_path), "--placements", "random",
+               "--counts", "8") == 0
+    hostfile = tmp_path / "mini/random/8.txt"
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+               OMPI_MCA_plm_rsh_agent="false")
+    out = subprocess.run(["mpirun", "--hostfile", str(hostfile), "-np", "8", "--map-by", "node",
+                          "--bind-to", "none", "--display-map", "--do-not-launch", "true"],
+                         capture_output=True, text=True, timeout=120, env=env)
+    text = out.stdout + out.stderr
+    mapped = re.findall(r"Data for node: (\S+).*?\n\s*Process OMPI jobid: \S+ App: 0 "
+                        r"Process rank: (\d+)", text)
+    assert [host for host, _rank in mapped] == read(hostfile), text[-2000:]
+    assert [int(rank) for _host, rank in mapped] == list(range(8))

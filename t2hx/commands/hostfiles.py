@@ -15,7 +15,7 @@ from t2hx.progress import Progress
 EPILOG = """\
 Writes DIR/<system>/<placement>/<n>.txt (one hostname per line, line i = rank i) and a
 manifest.json per placement. Use them with
-  Open MPI: mpirun --hostfile <n>.txt -np <n> --map-by ppr:1:node <program>
+  Open MPI: mpirun --hostfile <n>.txt -np <n> --map-by node <program>
   Slurm:    SLURM_HOSTFILE=<n>.txt srun --distribution=arbitrary -n <n> <program>
 (srun --nodelist=<n>.txt takes the node set but sorts it: right for linear only).
 Nodes in the conf's nodes.down are never used."""

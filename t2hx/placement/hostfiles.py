@@ -3,9 +3,9 @@
 Format: one hostname per line, rank order (line ``i`` hosts rank ``i``) — accepted by both
 launchers (DESIGN §4):
 
-- Open MPI: ``mpirun --hostfile F -np N --map-by ppr:1:node …`` (a hostfile line without
+- Open MPI: ``mpirun --hostfile F -np N --map-by node …`` (a hostfile line without
   ``slots=`` gets as many slots as the node has cores, so map one rank per node explicitly;
-  ranks follow the file's order);
+  Open MPI 4.1's ``--display-map`` shows rank ``i`` on line ``i``, see tests);
 - Slurm: ``SLURM_HOSTFILE=F srun --distribution=arbitrary -n N …`` keeps the rank order;
   ``srun --nodelist=F -N N`` takes the node set but Slurm sorts it, which is only right for
   the linear placement.
@@ -41,7 +41,7 @@ STUDY = ("linear", "clustered", "random")
 PLACEMENTS = ("linear", "clustered", "random", "two-opt", "hierarchical", "ring", "circulant")
 DEFAULT_SEED = 2019
 USAGE = {
-    "mpirun": "mpirun --hostfile <n>.txt -np <n> --map-by ppr:1:node <program>",
+    "mpirun": "mpirun --hostfile <n>.txt -np <n> --map-by node <program>",
     "slurm": "SLURM_HOSTFILE=<n>.txt srun --distribution=arbitrary -n <n> <program>",
 }
 
@@ -122,6 +122,7 @@ def place(system: System, placement: str, n: int, nodes: list[str], opts: Option
             return _two_opt(system, n, nodes, opts)
         case _:
             check_placements([placement])
+            raise AssertionError(placement)    # every name in PLACEMENTS has a case above
     return [nodes[i] for i in idx]
 
 
