@@ -9,6 +9,7 @@ Both processes live in their own process group and are killed on every exit path
 from __future__ import annotations
 
 import atexit
+import ctypes
 import json
 import os
 import re
@@ -195,15 +196,34 @@ def _run_opensm(conf: Path, out: Path, env: dict[str, str], timeout: float) -> N
                            "opensm.log", fix="read the ERR lines in that log")
 
 
+_STOP_SIGNALS = {signal.SIGINT, signal.SIGTERM}
+_PR_SET_PDEATHSIG = 1
+
+
+def _child_setup() -> None:
+    """In the child: die with the parent (even on SIGKILL), and take signals again."""
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    except (OSError, AttributeError):
+        pass
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOP_SIGNALS)
+
+
 def _spawn(cmd: list[str], env: dict[str, str], log, cwd: Path) -> subprocess.Popen:
     # cwd matters: umad2sim fakes sysfs in ./sys-<pid> of the preloaded process.
+    # Ctrl-C is held back until the child is registered for cleanup, so no interrupt can
+    # fall between fork and bookkeeping and leave an orphan behind.
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, _STOP_SIGNALS)
     try:
         proc = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT,
-                                stdin=subprocess.DEVNULL, start_new_session=True, cwd=cwd)
+                                stdin=subprocess.DEVNULL, start_new_session=True, cwd=cwd,
+                                preexec_fn=_child_setup)
+        _LIVE.add(proc.pid)
     except FileNotFoundError:
         raise RoutingError(f"{cmd[0]} not found", fix="run run/setup (Debian packages opensm "
                            "and ibsim-utils)") from None
-    _LIVE.add(proc.pid)
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
     return proc
 
 
