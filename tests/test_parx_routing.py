@@ -335,3 +335,16 @@ def test_sighup_rereads_the_demand_file_and_reroutes(mini_hx, tmp_path) -> None:
         assert "3 destination nodes listed" in body
     finally:
         sm.close()
+
+
+def test_unreachable_lids_are_reported_as_errors(tmp_path) -> None:
+    """hx-0-0 keeps only links into the left half: rule R1 (LID0) cuts it off."""
+    fab = hyperx("hx4", [f"p{i:02d}" for i in range(32)], [4, 4], 2, switch_ports=16)
+    fab.topology["hca"] = "mlx4_1"
+    a, right = fab.index("hx-0-0"), {fab.index("hx-2-0"), fab.index("hx-3-0")}
+    fab.remove_cables([c for c in fab.cables if {c.a, c.b} & {a} and {c.a, c.b} & right])
+    run = route_engine(fab, tmp_path, "parx", fallback=True)
+    assert run.summary["fallback"]
+    errors = " ".join(run.summary["errors"])
+    assert "is unreachable from" in errors and "rule R1" in errors
+    assert "destination LIDs are unreachable under rules R1-R4" in errors
