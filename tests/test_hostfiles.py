@@ -150,6 +150,18 @@ def test_two_opt_and_hierarchical_hostfiles(tmp_path):
     assert sorted(two) == names[:32] and two != names[:32]
     m = json.loads((tmp_path / "a/mini/two-opt/manifest.json").read_text())
     assert m["params"]["engine"] == "dfsssp" and m["params"]["plane"] == "hyperx"
+    assert m["params"]["objective"] == "total switch hops"
+
+
+def test_two_opt_contention_hostfiles(tmp_path):
+    assert run("--system", str(MINI), "--out", str(tmp_path), "--placements", "two-opt",
+               "--counts", "32", "--iterations", "500", "--collective", "alltoall",
+               "--objective", "contention") == 0
+    names = load_system(MINI).hostnames()
+    two = read(tmp_path / "mini/two-opt/32.txt")
+    assert sorted(two) == names[:32] and two != names[:32]
+    m = json.loads((tmp_path / "mini/two-opt/manifest.json").read_text())
+    assert m["params"]["objective"].startswith("message pairs")
 
 
 def test_open_mpi_puts_rank_i_on_line_i(tmp_path):

@@ -9,7 +9,8 @@ from t2hx import ROOT
 from t2hx.conf import load_system, system_path
 from t2hx.errors import T2hxError
 from t2hx.placement.collectives import COLLECTIVES
-from t2hx.placement.hostfiles import DEFAULT_SEED, PLACEMENTS, STUDY, Options, generate
+from t2hx.placement.hostfiles import (DEFAULT_SEED, OBJECTIVES, PLACEMENTS, STUDY, Options,
+                                     generate)
 from t2hx.progress import Progress
 
 EPILOG = """\
@@ -46,7 +47,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--engine", default=None,
                    help="two-opt: OpenSM engine (default the plane's first opensm.routing)")
     p.add_argument("--collective", default="allreduce", choices=COLLECTIVES,
-                   help="two-opt: collective whose total hops are minimised")
+                   help="two-opt: collective whose messages are optimised (default allreduce)")
+    p.add_argument("--objective", default="hops", choices=sorted(OBJECTIVES),
+                   help="two-opt: minimise total hops (default) or link contention (pairs "
+                   "of same-step messages sharing a link)")
     p.add_argument("--iterations", type=int, default=200_000,
                    help="two-opt: swap trials per hostfile (default 200000, as seed 001)")
     p.set_defaults(func=run)
@@ -78,7 +82,8 @@ def run(args: argparse.Namespace) -> int:
     system = load_system(system_path(args.system))
     placements = [x.strip() for x in args.placements.split(",") if x.strip()]
     opts = Options(seed=args.seed, p=args.p, plane=args.plane, engine=args.engine,
-                   collective=args.collective, iterations=args.iterations,
+                   collective=args.collective, objective=args.objective,
+                   iterations=args.iterations,
                    counts=None if args.counts is None else _int_list(args.counts, "--counts"),
                    nodes=_nodes(args.nodes))
     with Progress("hostfiles", total=len(placements), quiet=args.quiet) as progress:

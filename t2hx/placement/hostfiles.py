@@ -35,11 +35,13 @@ from t2hx.placement import basic, mappings
 from t2hx.placement.collectives import messages
 from t2hx.placement.nodes import PlacementError, check_count, ladder_counts, usable_nodes
 from t2hx.placement.seeding import rng_for
-from t2hx.placement.twoopt import HopObjective, two_opt
+from t2hx.placement.twoopt import ContentionObjective, HopObjective, two_opt
 
 STUDY = ("linear", "clustered", "random")
 PLACEMENTS = ("linear", "clustered", "random", "two-opt", "hierarchical", "ring", "circulant")
 DEFAULT_SEED = 2019
+OBJECTIVES = {"hops": "total switch hops",
+              "contention": "message pairs of one step sharing a directed link"}
 USAGE = {
     "mpirun": "mpirun --hostfile <n>.txt -np <n> --map-by node <program>",
     "slurm": "SLURM_HOSTFILE=<n>.txt srun --distribution=arbitrary -n <n> <program>",
@@ -53,6 +55,7 @@ class Options:
     plane: str | None = None          # two-opt / hierarchical: default 'hyperx' or the first
     engine: str | None = None         # two-opt: default the plane's first opensm.routing
     collective: str = "allreduce"
+    objective: str = "hops"           # two-opt: hops | contention
     iterations: int = 200_000        # seed 001 §3.4.2
     counts: list[int] | None = None   # None: every ladder count that fits
     nodes: list[str] | None = None    # None: all hosts but nodes.down
@@ -161,34 +164,49 @@ def _engine(system: System, opts: Options) -> str:
     return opts.engine or plane.opensm["routing"][0]
 
 
-def routed_cost(system: System, opts: Options) -> np.ndarray:
-    """Host×host switch hops under the plane's real OpenSM routing (routed once per run)."""
+def routed(system: System, opts: Options, with_paths: bool = False) -> dict:
+    """Host×host switch hops (and, if asked, paths and the link count) under the plane's
+    real OpenSM routing; the plane is routed once per run."""
     from t2hx.fabric.lft import load_tables
     from t2hx.fabric.opensm import route
-    from t2hx.placement.costs import routed_hops
+    from t2hx.placement.costs import routed_hops, routed_paths
     plane_name = _plane_name(system, opts)
     engine = _engine(system, opts)
-    key = ("hops", plane_name, engine)
+    key = ("routed", plane_name, engine)
     if key not in opts._cache:
         fabric = _fabric(system, opts)
         plane = system.plane(plane_name)
         with tempfile.TemporaryDirectory(prefix="t2hx-twoopt-", dir=opts.work_dir) as tmp:
             route(fabric, tmp, engine, plane.opensm["lmc"], plane.opensm["options"],
                   timeout=plane.opensm["timeout"])
-            opts._cache[key] = routed_hops(load_tables(fabric, tmp))   # paths to LID 0
-    return opts._cache[key]
+            opts._cache[key] = {"tables": load_tables(fabric, tmp)}
+        opts._cache[key]["hops"] = routed_hops(opts._cache[key]["tables"])  # paths to LID 0
+    got = opts._cache[key]
+    if with_paths and "paths" not in got:
+        got["paths"] = routed_paths(got["tables"])
+    return got
 
 
 def _two_opt(system: System, n: int, nodes: list[str], opts: Options) -> list[str]:
     """Start linear (rank i on the i-th usable node), re-place ranks by two-opt on the
-    total hops of ``opts.collective`` under the plane's routing (DESIGN §4)."""
+    total hops (or the link contention) of ``opts.collective`` under the plane's routing
+    (DESIGN §4)."""
+    if opts.objective not in OBJECTIVES:
+        raise PlacementError(f"unknown two-opt objective '{opts.objective}'",
+                             field="--objective", fix=f"use one of: {', '.join(OBJECTIVES)}")
     fabric = _fabric(system, opts)
-    hops = routed_cost(system, opts)
     chosen = nodes[:n]
     idx = _host_index(fabric, chosen)
-    objective = HopObjective(hops[np.ix_(idx, idx)], messages(opts.collective, n))
-    result = two_opt(objective, np.arange(n), opts.iterations,
-                     rng_for(opts.seed, "two-opt", opts.collective, n))
+    msgs = messages(opts.collective, n)
+    labels: tuple = ("two-opt", opts.collective, n)
+    if opts.objective == "hops":
+        objective = HopObjective(routed(system, opts)["hops"][np.ix_(idx, idx)], msgs)
+    else:
+        got = routed(system, opts, with_paths=True)
+        objective = ContentionObjective(got["paths"][np.ix_(idx, idx)], msgs,
+                                        got["tables"].links)
+        labels += ("contention",)
+    result = two_opt(objective, np.arange(n), opts.iterations, rng_for(opts.seed, *labels))
     return [chosen[i] for i in result.placement]
 
 
@@ -202,7 +220,7 @@ def _manifest(system: System, placement: str, nodes: list[str], counts: list[int
         if placement == "two-opt":
             params.update(engine=_engine(system, opts), collective=opts.collective,
                           iterations=opts.iterations, start="linear",
-                          objective="total switch hops")
+                          objective=OBJECTIVES[opts.objective])
     return {
         "system": system.name,
         "system_file": system.path.name,
