@@ -11,6 +11,7 @@ import subprocess
 from pathlib import Path
 
 from t2hx import analysis
+from t2hx.commands.reproduce import engine_args
 from t2hx.conf import load_system, system_path
 from t2hx.errors import RoutingError, T2hxError
 from t2hx.fabric.build import build_plane
@@ -85,11 +86,12 @@ def cmd_route(args: argparse.Namespace) -> int:
     lmc = plane.opensm["lmc"] if args.lmc is None else args.lmc
     if not 0 <= lmc <= 7:
         raise T2hxError(f"LMC {lmc} out of range", field="--lmc", fix="use 0..7")
-    out = Path(args.out or f"work/{system.name}/{args.plane}/{args.routing}-lmc{lmc}")
+    out = Path(args.out or f"work/{system.name}/{args.plane}/{args.routing}")
     with Progress(f"route {fabric.name}", quiet=args.quiet) as progress:
         progress.say(f"ibsim + opensm -R {args.routing} (lmc {lmc})")
-        run = route(fabric, out, args.routing, lmc, plane.opensm["options"],
-                    timeout=plane.opensm["timeout"])
+        kwargs = engine_args(fabric, args.routing, plane.opensm, system.path, lmc)
+        run = route(fabric, out, args.routing, timeout=plane.opensm["timeout"], **kwargs)
+        lmc = kwargs["lmc"]
         progress.say(f"routed in {run.summary['seconds']} s; analysing")
         report = _analyse(fabric, out, run.summary, lmc)
     _print_summary(report)

@@ -11,17 +11,24 @@ import argparse
 import json
 from pathlib import Path
 
-from t2hx import analysis
+from t2hx import analysis, parx
 from t2hx.conf import load_system, system_path
 from t2hx.errors import T2hxError
 from t2hx.fabric.build import build_plane
 from t2hx.fabric.lft import load_tables
 from t2hx.fabric.netfile import atomic_write
-from t2hx.fabric.opensm import route
+from t2hx.fabric.opensm import PLUGIN_ENGINES, route
 from t2hx.progress import Progress
 
-#: Engines that route with several LIDs per port: PARX needs LMC=2 (4 LIDs per HCA).
-ENGINE_LMC = {"parx": 2}
+
+def engine_args(fabric, engine: str, opensm: dict, source: object, lmc: int | None = None,
+                demand: str | None = None, jobs: str | None = None) -> dict:
+    """route() arguments: our plugin engines bring their LMC, LID policy and options."""
+    if engine in PLUGIN_ENGINES:
+        args = parx.routing_args(fabric, engine, demand=demand, jobs=jobs, source=source)
+        args["extra_conf"] = {**opensm["options"], **args["extra_conf"]}
+        return args
+    return {"lmc": opensm["lmc"] if lmc is None else lmc, "extra_conf": opensm["options"]}
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -50,11 +57,10 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
 
 def route_and_analyse(system, plane: str, engine: str, out: Path) -> dict:
     fabric = build_plane(system, plane)
-    lmc = ENGINE_LMC.get(engine, system.plane(plane).opensm["lmc"])
     where = out / system.name / plane / engine
     try:
-        run = route(fabric, where, engine, lmc, system.plane(plane).opensm["options"],
-                    timeout=system.plane(plane).opensm["timeout"])
+        args = engine_args(fabric, engine, system.plane(plane).opensm, system.path)
+        run = route(fabric, where, engine, timeout=system.plane(plane).opensm["timeout"], **args)
         report = analysis.summary(load_tables(fabric, where), run.summary)
     except T2hxError as err:
         return {"plane": plane, "engine": engine, "error": err.line()}

@@ -103,7 +103,9 @@ def guid2lid_text(fabric: Fabric, lids: dict[int, int], lmc: int) -> str:
     lines = []
     for guid, lid in sorted(lids.items(), key=lambda kv: kv[1]):
         span = 1 if guid in switch_guids else 1 << lmc
-        lines.append(f"0x{guid:016x} 0x{lid:04x} 0x{lid + span - 1:04x}\n")
+        # OpenSM's own cache keeps a blank line after each entry; without it the reader
+        # takes the next line as a continuation and drops the entry.
+        lines.append(f"0x{guid:016x} 0x{lid:04x} 0x{lid + span - 1:04x}\n\n")
     return "".join(lines)
 
 
