@@ -1,0 +1,318 @@
+"""The base class of every t2hx check: one case = (benchmark, combo, num_nodes, repetition).
+
+Everything that varies comes from ``conf/study.yaml`` (t2hx.study); everything about the
+machine comes from the partition's ``extras`` (t2hx.reframe_site). The three run modes:
+
+* ``real``  (system named after a conf system): Spack-built binary, mpirun with the case's
+  hostfile (or srun --nodelist), MPI pinned to the plane's HCA by the partition;
+* ``sim``   (system ``sim``): ``run/t2hx simulate`` runs the flow model instead of MPI and
+  prints the benchmark's upstream-format output;
+* ``local`` (system ``local``): a Debian binary under real Open MPI on this machine.
+
+A case that already has a passing perflog record in the campaign is skipped (resume).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+import warnings
+from pathlib import Path
+
+import reframe as rfm
+import reframe.core.warnings as _rfw
+import reframe.utility.sanity as sn
+from reframe.core.builtins import (parameter, run_after, run_before, sanity_function,
+                                   variable)
+
+from t2hx import ROOT
+from t2hx.post import parsers
+from t2hx.post.ingest import RUN_META
+from t2hx.post.records import better_for
+from t2hx.reframe_site import campaign, log_root
+from t2hx.study import load_study, seconds
+
+from lib import resume
+
+
+def _fast_deprecation(message, from_version="0.0.0"):
+    warnings.warn(message, _rfw.ReframeDeprecationWarning, stacklevel=3)
+
+
+# ReFrame 4.10 walks the whole Python stack (inspect.stack) for every read of the deprecated
+# `variables` alias, twice per test instance and dozens of times per logged message: 80 % of
+# the time of listing or dry-running the ~10,000-case matrix. Same warning, no stack walk.
+_SLOW = _rfw.user_deprecation_warning
+for _mod in list(sys.modules.values()):
+    if getattr(_mod, "__name__", "").startswith("reframe") and \
+            getattr(_mod, "user_deprecation_warning", None) is _SLOW:
+        _mod.user_deprecation_warning = _fast_deprecation
+
+STUDY = load_study()
+LOCAL = "local"           # the pseudo-combo of the `local` system (no planes)
+
+
+def _git_hash() -> str:
+    try:
+        out = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
+                             capture_output=True, text=True, timeout=10)
+        return out.stdout.strip() or "unknown"
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+
+
+GIT_HASH = _git_hash()
+
+
+def study_parameters(bench: str, local: bool = False):
+    """(combo, num_nodes, repetition) parameters of a benchmark, from the study; empty when
+    the selected profile leaves the benchmark out (the check then has no cases)."""
+    if bench not in STUDY.benchmarks:
+        return parameter([]), parameter([]), parameter([])
+    combos = [c.name for c in STUDY.combos] + ([LOCAL] if local else [])
+    nodes = sorted(set(STUDY.nodes(bench)) | (set(STUDY.local["nodes"]) if local else set()))
+    reps = max(STUDY.repetitions, STUDY.local["repetitions"] if local else 0)
+    return parameter(combos), parameter(nodes), parameter(range(reps))
+
+
+def hpl_grid(ranks: int) -> tuple[int, int]:
+    """The most square P x Q = ranks with P <= Q (HPL's preferred shape)."""
+    p = int(math.isqrt(ranks))
+    while ranks % p:
+        p -= 1
+    return p, ranks // p
+
+
+class T2hxCheck(rfm.RunOnlyRegressionTest):
+    """Subclasses set ``benchmark`` and the parameters (``study_parameters``), and implement
+    ``command()`` (real binary + args), optionally ``local_command()`` and ``prepare()``."""
+
+    # --- what the perflog records (t2hx.post.perflog fields) -----------------------------
+    benchmark = variable(str)
+    family = variable(str)                 # t2hx.post.parsers family of the output
+    campaign = variable(str, value=campaign())
+    topology = variable(str, value="")
+    routing = variable(str, value="")
+    placement = variable(str, value="")
+    msg_size = variable(int, type(None), value=None)
+    git_hash = variable(str, value=GIT_HASH)
+    simulated = variable(bool, value=False)
+
+    # --- how it is measured ---------------------------------------------------------------
+    metric = variable(str)                 # the Table 2 metric (parser's metric name)
+    unit = variable(str)
+    metric_benchmark = variable(str, type(None), value=None)   # parser benchmark filter
+    sized = variable(bool, value=False)    # several message sizes: log the largest
+    output_file = variable(str, value="")  # raw output file ('' = the job's stdout)
+    markers = variable(list, value=[])     # completion markers the sanity check requires
+    spack_spec = variable(str, value="")
+    local_binary = variable(str, value="")
+    sim_name = variable(str, value="")     # benchmark name for `t2hx simulate`
+
+    valid_prog_environs = ["*"]
+    tags = {"t2hx"}
+    maintainers = ["t2hx"]
+
+    # --- case setup ------------------------------------------------------------------------
+    def init_benchmark(self) -> None:
+        """Hook for checks whose benchmark name depends on a parameter (IMB collectives)."""
+
+    @run_after("init")
+    def set_case(self):
+        self.init_benchmark()
+        self.descr = STUDY.catalog[self.study_name].get("title") or self.benchmark
+        self.time_limit = STUDY.walltime
+        self.sim_name = self.sim_name or self.benchmark
+        if self.combo == LOCAL:
+            ok = (self.local_binary and self.num_nodes in STUDY.local["nodes"]
+                  and self.repetition < STUDY.local["repetitions"])
+            self.valid_systems = ["local"] if ok else []
+            self.topology, self.routing, self.placement = "local", "none", "linear"
+            return
+        combo = STUDY.combo(self.combo)
+        ok = self.num_nodes in STUDY.nodes(self.study_name) and \
+            self.repetition < STUDY.repetitions
+        self.valid_systems = [f"%plane={combo.plane}"] if ok else []
+        self.topology, self.routing, self.placement = combo.plane, combo.routing, \
+            combo.placement
+
+    @property
+    def study_name(self) -> str:
+        return self.benchmark if self.benchmark in STUDY.catalog else \
+            self.benchmark.split("-")[0]
+
+    @property
+    def input(self) -> dict:
+        data = STUDY.input(self.study_name, self.num_nodes)
+        if self.combo == LOCAL:
+            data.update(STUDY.local["input"].get(self.study_name, {}))
+        return data
+
+    @property
+    def extras(self) -> dict:
+        return self.current_partition.extras
+
+    @property
+    def mode(self) -> str:
+        return self.extras["mode"]
+
+    @property
+    def hostfile(self) -> str:
+        root = Path(os.environ.get("T2HX_HOSTFILES") or ROOT / "hostfiles")
+        return str(root / self.extras["conf_system"] / self.placement / f"{self.num_nodes}.txt")
+
+    @run_after("setup")
+    def configure(self):
+        resume.skip_if_recorded(self)
+        self.skip_if(self.num_nodes > self.extras["nodes"],
+                     f"{self.num_nodes} nodes > {self.extras['nodes']} of "
+                     f"{self.extras['conf_system']}")
+        self.simulated = self.mode == "sim"
+        cores = int(self.extras["cores"])
+        self.env_vars.update({"OMP_NUM_THREADS": str(cores), "OMP_PROC_BIND": "close",
+                              "OMP_PLACES": "cores"})
+        if self.mode == "local":
+            self.num_tasks = self.num_nodes
+            self.executable, self.executable_opts = self.local_command()
+            return
+        if not Path(self.hostfile).is_file():
+            raise FileNotFoundError(
+                f"{self.hostfile}: no hostfile (fix: run/t2hx hostfiles --system "
+                f"{self.extras['conf_file']})")
+        if self.mode == "sim":
+            self.num_tasks = 1
+            self.executable = str(ROOT / "run" / "t2hx")
+            self.executable_opts = self.sim_command()
+            return
+        self.num_tasks = self.num_nodes * STUDY.ranks_per_node
+        self.num_tasks_per_node = STUDY.ranks_per_node
+        self.num_cpus_per_task = cores
+        self.executable, self.executable_opts = self.command()
+        env = self.extras.get("spack_env")
+        if self.spack_spec and env:
+            # Build (a no-op once installed) and load the benchmark from the Spack env.
+            self.prerun_cmds += [f"spack -e {shlex.quote(env)} install {self.spack_spec}",
+                                 f"eval $(spack -e {shlex.quote(env)} load --sh "
+                                 f"--first {self.spack_spec})"]
+
+    @run_before("run")
+    def launch(self):
+        opts = list(self.extras.get("launcher_options", []))
+        if self.mode == "real":
+            if self.extras.get("hostfile_env"):      # srun: nodelist + hostfile order
+                hosts = Path(self.hostfile).read_text().split()
+                self.extra_resources = {"nodelist": {"nodelist": ",".join(hosts)}}
+                self.env_vars[self.extras["hostfile_env"]] = self.hostfile
+            else:
+                opts += [self.extras["hostfile_option"], self.hostfile, "--map-by",
+                         f"ppr:{STUDY.ranks_per_node}:node", "--bind-to", "none",
+                         "-x", "OMP_NUM_THREADS", "-x", "OMP_PROC_BIND", "-x", "OMP_PLACES"]
+        self.job.launcher.options = opts
+        if self.mode != "local" and self.routing in STUDY.reroute_engines:
+            # PARX/SAR route from the job's own demand: re-route the plane before the job.
+            self.prerun_cmds.append(" ".join(shlex.quote(a) for a in [
+                str(ROOT / "run" / "reroute"), "--system", self.extras["conf_file"],
+                "--plane", self.topology, "--routing", self.routing,
+                "--hostfile", self.hostfile, "--benchmark", self.benchmark,
+                "--mode", self.mode]))
+
+    def sim_command(self) -> list[str]:
+        opts = ["simulate", "--system", self.extras["conf_file"], "--plane", self.topology,
+                "--routing", self.routing, "--hostfile", self.hostfile,
+                "--benchmark", self.sim_name, "--seed", str(self.repetition)]
+        for key, value in sorted(self.input.items()):
+            opts += ["--param", f"{key}={value}"]
+        return opts
+
+    def command(self) -> tuple[str, list[str]]:
+        raise NotImplementedError
+
+    def local_command(self) -> tuple[str, list[str]]:
+        raise NotImplementedError(f"{self.benchmark} has no local binary")
+
+    # --- results ----------------------------------------------------------------------------
+    def output_path(self) -> Path:
+        stage = Path(self.stagedir)
+        name = self.output_file if self.mode != "sim" and self.output_file else self.stdout
+        if "*" in str(name):          # e.g. HPCG's HPCG-Benchmark_<version>_<date>.txt
+            found = sorted(stage.glob(str(name)))
+            return found[-1] if found else stage / str(name)
+        return stage / str(name)
+
+    @sanity_function
+    def completed(self):
+        path = self.output_path()
+        checks = [sn.assert_found(m, str(path), msg=f"no completion marker {m!r} in "
+                                  f"{path.name}") for m in self.markers]
+        return sn.all(checks + [sn.assert_true(_has_metric(self),
+                                               msg=f"no {self.metric} in {path.name}")])
+
+    @run_before("performance")
+    def set_perf_variables(self):
+        self.perf_variables = {self.metric: sn.make_performance_function(
+            _metric_value(self), self.unit)}
+
+    @run_after("sanity")
+    def keep_raw_output(self):
+        """Copy the raw output and its parameters to log/<campaign>/runs/ (t2hx.post reads
+        them: every message size, mpiGraph matrices). Written before the perflog line and
+        replaced atomically, so a killed run never leaves a half or a duplicate record."""
+        if self.is_dry_run():
+            return
+        case = f"{self.benchmark}_{self.combo}_{self.num_nodes}n_r{self.repetition}"
+        rel = Path(self.current_system.name) / self.current_partition.name / case
+        final = log_root() / self.campaign / "runs" / rel
+        final.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=".tmp-", dir=final.parent))
+        shutil.copyfile(self.output_path(), tmp / self.output_path().name)
+        meta = {"benchmark": self.benchmark, "campaign": self.campaign,
+                "system": self.current_system.name, "partition": self.current_partition.name,
+                "topology": self.topology, "routing": self.routing,
+                "placement": self.placement, "combo": self.combo, "nodes": self.num_nodes,
+                "repetition": self.repetition, "msg_size": None, "git_hash": self.git_hash,
+                "simulated": self.simulated, "hostfile": None if self.mode == "local"
+                else self.hostfile, "input": self.input}
+        (tmp / RUN_META).write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n")
+        old = final.with_name(final.name + ".old")
+        if final.exists():
+            os.replace(final, old)
+        os.replace(tmp, final)
+        shutil.rmtree(old, ignore_errors=True)
+
+
+def _records(check) -> list[dict]:
+    text = check.output_path().read_text(errors="replace")
+    recs = parsers.parse_text(check.family, text)
+    return [r for r in recs if r["metric"] == check.metric and
+            (check.metric_benchmark is None or r["benchmark"] == check.metric_benchmark)]
+
+
+@sn.deferrable
+def _has_metric(check) -> bool:
+    try:
+        return bool(_records(check))
+    except Exception:      # a parser's ParseError: no result in the output
+        return False
+
+
+@sn.deferrable
+def _metric_value(check) -> float:
+    """The Table 2 metric; for message-size sweeps the largest size's value (the others go
+    to log/<campaign>/runs/), recorded as the check's msg_size."""
+    recs = _records(check)
+    if check.sized:
+        size = max(int(r.get("msg_size") or 0) for r in recs)
+        recs = [r for r in recs if int(r.get("msg_size") or 0) == size]
+        check.msg_size = size
+    pick = max if better_for(check.unit) == "higher" else min
+    return pick(r["value"] for r in recs)
+
+
+def walltime_seconds() -> float:
+    return seconds(STUDY.walltime)

@@ -1,0 +1,25 @@
+"""mpiGraph: sender x receiver bandwidth matrix (seed 000 Fig 1; average Send [MiB/s])."""
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import reframe as rfm                                              # noqa: E402
+
+from lib.base import T2hxCheck, study_parameters                  # noqa: E402
+
+
+@rfm.simple_test
+class MpiGraph(T2hxCheck):
+    benchmark = "mpigraph"
+    family = "mpigraph"
+    combo, num_nodes, repetition = study_parameters("mpigraph")
+    metric = "send_avg"
+    unit = "MiB/s"
+    spack_spec = "mpigraph"
+    markers = [r"END mpiGraph"]
+
+    def command(self):
+        inp = self.input
+        return "mpiGraph", [str(inp["size"]), str(inp["iters"]), str(inp["window"])]

@@ -1,0 +1,27 @@
+"""Netgauge effective bisection bandwidth (seed 000 §4.1: 1,000 random bisections, 1 MiB)."""
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import reframe as rfm                                              # noqa: E402
+
+from lib.base import T2hxCheck, study_parameters                  # noqa: E402
+
+
+@rfm.simple_test
+class NetgaugeEBB(T2hxCheck):
+    benchmark = "ebb"
+    family = "netgauge"
+    combo, num_nodes, repetition = study_parameters("ebb")
+    metric = "bandwidth"
+    unit = "MiB/s"
+    spack_spec = "netgauge"
+    markers = [r"size: \d+ num: \d+ average: "]
+
+    def command(self):
+        inp = self.input
+        # Options after `-x ebb` belong to the eBB pattern (PACKAGES.md).
+        return "netgauge", ["-s", str(inp["size"]), "-m", "mpi", "-x", "ebb",
+                            "-r", str(inp["rounds"])]

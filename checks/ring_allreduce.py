@@ -1,0 +1,25 @@
+"""Baidu DeepBench ring allreduce, CPU-only (seed 000 §4.1; t_avg [s] per size, 0–2 GiB)."""
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import reframe as rfm                                              # noqa: E402
+
+from lib.base import T2hxCheck, study_parameters                  # noqa: E402
+
+
+@rfm.simple_test
+class RingAllreduce(T2hxCheck):
+    benchmark = "ring-allreduce"
+    family = "baidu"
+    combo, num_nodes, repetition = study_parameters("ring-allreduce")
+    metric = "t_avg"
+    unit = "s"
+    sized = True
+    spack_spec = "baidu-allreduce"         # spack-env/repo overlay (CPU-only patch)
+    markers = [r"Verified allreduce for size"]
+
+    def command(self):
+        return "allreduce-mpi", ["cpu"]

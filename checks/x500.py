@@ -1,0 +1,135 @@
+"""The x500 benchmarks of seed 000 §4.3: HPL [Gflop/s], HPCG [GFLOP/s], Graph500 [TEPS].
+
+On the ``local`` system HPL runs for real through Debian's HPCC (/usr/bin/hpcc): it reads
+``hpccinf.txt`` in the working directory and writes ``hpccoutf.txt``."""
+
+import math
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import reframe as rfm                                              # noqa: E402
+from reframe.core.builtins import run_before                      # noqa: E402
+
+from lib.base import T2hxCheck, hpl_grid, study_parameters        # noqa: E402
+
+HPCC_EXAMPLE = Path("/usr/share/doc/hpcc/examples/_hpccinf.txt")
+
+# HPL.dat: one problem, one NB, one P x Q grid; the remaining lines are HPL's usual choices
+# (right-looking, Crout recursive panel factorisation, 1-ring-modified broadcast, lookahead 1).
+HPL_DAT = """HPL input written by t2hx (checks/x500.py)
+case {case}
+HPL.out      output file name (if any)
+6            device out (6=stdout,7=stderr,file)
+1            # of problems sizes (N)
+{n}          Ns
+1            # of NBs
+{nb}         NBs
+0            PMAP process mapping (0=Row-,1=Column-major)
+1            # of process grids (P x Q)
+{p}          Ps
+{q}          Qs
+16.0         threshold
+1            # of panel fact
+2            PFACTs (0=left, 1=Crout, 2=Right)
+1            # of recursive stopping criterium
+4            NBMINs (>= 1)
+1            # of panels in recursion
+2            NDIVs
+1            # of recursive panel fact.
+1            RFACTs (0=left, 1=Crout, 2=Right)
+1            # of broadcast
+1            BCASTs (0=1rg,1=1rM,2=2rg,3=2rM,4=Lng,5=LnM)
+1            # of lookahead depth
+1            DEPTHs (>=0)
+2            SWAP (0=bin-exch,1=long,2=mix)
+64           swapping threshold
+0            L1 in (0=transposed,1=no-transposed) form
+0            U  in (0=transposed,1=no-transposed) form
+1            Equilibration (0=no,1=yes)
+8            memory alignment in double (> 0)
+"""
+
+
+def hpl_n(gib_per_rank: float, ranks: int, nb: int) -> int:
+    """N so that the matrix takes gib_per_rank GiB per process, rounded down to NB."""
+    n = int(math.sqrt(gib_per_rank * 2**30 * ranks / 8))
+    return max(nb, n - n % nb)
+
+
+@rfm.simple_test
+class HPL(T2hxCheck):
+    benchmark = "hpl"
+    family = "hpl"
+    combo, num_nodes, repetition = study_parameters("hpl", local=True)
+    metric = "gflops"
+    unit = "Gflop/s"
+    spack_spec = "hpl"
+    local_binary = "/usr/bin/hpcc"
+    markers = [r"End of Tests\."]
+
+    def hpl_values(self) -> dict:
+        inp, ranks = self.input, self.num_tasks
+        nb = int(inp.get("nb", 192))
+        n = int(inp["n"]) if "n" in inp else hpl_n(float(inp["gib_per_rank"]), ranks, nb)
+        p, q = hpl_grid(ranks)
+        return {"n": n, "nb": nb, "p": p, "q": q, "case": self.unique_name}
+
+    def command(self):
+        return "xhpl", []
+
+    def local_command(self):
+        self.output_file = "hpccoutf.txt"
+        self.markers = [r"End of HPL section\.", r"End of HPC Challenge tests\."]
+        return self.local_binary, []
+
+    @run_before("run")
+    def write_input(self):
+        if self.mode == "sim":
+            return
+        values = self.hpl_values()
+        stage = Path(self.stagedir)
+        if self.mode == "local":
+            # HPCC: the HPL lines of HPL.dat, then HPCC's own lines, from Debian's example.
+            lines = HPCC_EXAMPLE.read_text().splitlines()
+            for no, value in ((5, values["n"]), (7, values["nb"]), (10, values["p"]),
+                              (11, values["q"])):
+                lines[no] = f"{value:<12} {lines[no].split(None, 1)[1]}"
+            (stage / "hpccinf.txt").write_text("\n".join(lines) + "\n")
+        else:
+            (stage / "HPL.dat").write_text(HPL_DAT.format(**values))
+
+
+@rfm.simple_test
+class HPCG(T2hxCheck):
+    benchmark = "hpcg"
+    family = "hpcg"
+    combo, num_nodes, repetition = study_parameters("hpcg")
+    metric = "gflops"
+    unit = "GFLOP/s"
+    spack_spec = "hpcg"
+    output_file = "HPCG-Benchmark*.txt"
+    markers = [r"HPCG result is VALID"]
+
+    def command(self):
+        inp = self.input
+        return "xhpcg", [str(inp["nx"]), str(inp["ny"]), str(inp["nz"]), str(inp["seconds"])]
+
+
+@rfm.simple_test
+class Graph500(T2hxCheck):
+    benchmark = "graph500"
+    family = "graph500"
+    combo, num_nodes, repetition = study_parameters("graph500")
+    metric = "bfs_harmonic_mean_teps"
+    unit = "TEPS"
+    spack_spec = "graph500"
+    markers = [r"harmonic_mean_TEPS"]
+
+    def command(self):
+        inp = self.input
+        # SCALE: 2^SCALE vertices x edgefactor edges x 16 B per edge ~ gib_per_rank per rank.
+        edges = inp["gib_per_rank"] * 2**30 * self.num_tasks / 16
+        scale = max(1, int(math.log2(edges / inp["edgefactor"])))
+        return "graph500_reference_bfs", [str(scale), str(inp["edgefactor"])]

@@ -1,0 +1,203 @@
+"""Generate ReFrame's site configuration from ``conf/systems/*.yaml`` (no hand-kept copy).
+
+``conf/reframe.py`` calls :func:`site_configuration` at import time. For every conf system:
+
+* a **real** ReFrame system named after it (only when its conf has a ``launcher:`` section),
+  one partition per plane. MPI traffic is pinned to the plane's HCA (Open MPI openib BTL
+  ``btl_openib_if_include`` and UCX ``UCX_NET_DEVICES``, both ``<hca>:1``). Launcher
+  ``mpirun`` with the case's hostfile (scheduler ``local``: capability runs are exclusive and
+  sequential) or, with ``launcher: {kind: slurm}``, ``srun`` inside an allocation pinned by
+  ``--nodelist`` (ranks in hostfile order via ``SLURM_HOSTFILE``).
+* a partition ``<system>-<plane>`` of the **sim** system per plane: the checks run
+  ``t2hx simulate`` (the flow model on the plane's real OpenSM routing) instead of MPI.
+
+Plus the **local** system (this machine, real Open MPI, Debian binaries). The perflog
+handler (format from :mod:`t2hx.post.perflog`) writes under ``log/<campaign>/perflogs/``;
+the campaign is ``$T2HX_CAMPAIGN`` (default ``default``).
+
+Environment: ``T2HX_CONF_SYSTEMS`` (directory of system files, default conf/systems),
+``T2HX_LOG_ROOT`` (default log/), ``T2HX_WORK_ROOT`` (stage/output dirs, default work/).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+from t2hx import ROOT
+from t2hx.conf import System, load_system
+from t2hx.errors import ConfError
+from t2hx.post.perflog import LOGGING_OPTIONS, reframe_handler
+from t2hx.schema import F, validate
+
+CAMPAIGN_ENV = "T2HX_CAMPAIGN"
+NAME_RE = re.compile(r"^[A-Za-z0-9_-]+$")
+
+LAUNCHER = {
+    "kind": F(str, default="mpirun", choices=("mpirun", "slurm"),
+              doc="mpirun (hostfile) or slurm (srun in an allocation with --nodelist)"),
+    "hostnames": F(list, default=[], items=F(str),
+                   doc="regexes of the login/head nodes, so ReFrame picks the system itself"),
+    "mpirun": F(str, default="mpirun", doc="the mpirun command"),
+    "options": F(list, default=[], items=F(str),
+                 doc="extra launcher options for every run, e.g. [--bind-to, none]"),
+    "partition": F(str, default=None, doc="Slurm partition, e.g. partition: batch"),
+    "account": F(str, default=None, doc="Slurm account"),
+    "max_jobs": F(int, default=1, min=1, doc="concurrent jobs (1: exclusive capability runs)"),
+    "prepare_cmds": F(list, default=[], items=F(str), doc="shell lines run before every job"),
+    "spack_env": F(str, default="spack-env", doc="Spack environment directory (from the root)"),
+}
+
+
+def campaign() -> str:
+    name = os.environ.get(CAMPAIGN_ENV) or "default"
+    if not NAME_RE.match(name):
+        raise ConfError(f"campaign name {name!r}", field=CAMPAIGN_ENV,
+                        fix="use letters, digits, '-' and '_' only")
+    return name
+
+
+def log_root() -> Path:
+    return Path(os.environ.get("T2HX_LOG_ROOT") or ROOT / "log").resolve()
+
+
+def work_root() -> Path:
+    return Path(os.environ.get("T2HX_WORK_ROOT") or ROOT / "work").resolve()
+
+
+def conf_dir() -> Path:
+    return Path(os.environ.get("T2HX_CONF_SYSTEMS") or ROOT / "conf" / "systems").resolve()
+
+
+def load_systems(directory: Path | None = None) -> list[System]:
+    directory = directory or conf_dir()
+    files = sorted(directory.glob("*.yaml"))
+    if not files:
+        raise ConfError("no system files", file=directory,
+                        fix="add conf/systems/<name>.yaml (see conf/systems/t2hx.yaml)")
+    systems = [load_system(f) for f in files]
+    for system in systems:
+        if not NAME_RE.match(system.name) or system.name in ("sim", "local"):
+            raise ConfError(f"system name {system.name!r} cannot name a ReFrame system",
+                            file=system.path, field="name",
+                            fix="letters, digits, '-', '_'; not 'sim' or 'local'")
+    return systems
+
+
+def launcher(system: System) -> dict:
+    return validate(system.launcher, LAUNCHER, system.path, "launcher")
+
+
+def usable_nodes(system: System) -> int:
+    return system.nodes["racks"] * system.nodes["per_rack"] - len(system.nodes["down"])
+
+
+def _common_extras(system: System, plane: str, mode: str) -> dict:
+    return {"mode": mode, "conf_system": system.name, "conf_file": str(system.path),
+            "plane": plane, "hca": system.plane(plane).hca, "nodes": usable_nodes(system),
+            "cores": system.nodes["cores"], "routings": list(system.plane(plane).opensm["routing"]),
+            "root": str(ROOT)}
+
+
+def hca_pinning(hca: str) -> tuple[list[list[str]], list[str]]:
+    """Environment and mpirun options that keep a job's MPI traffic on one plane's HCA."""
+    port = f"{hca}:1"
+    env = [["OMPI_MCA_btl_openib_if_include", port], ["UCX_NET_DEVICES", port]]
+    opts = ["--mca", "btl_openib_if_include", port, "-x", "UCX_NET_DEVICES"]
+    return env, opts
+
+
+def real_system(system: System) -> dict:
+    spec = launcher(system)
+    parts = []
+    for plane in system.planes:
+        env, opts = hca_pinning(system.plane(plane).hca)
+        extras = _common_extras(system, plane, "real")
+        extras["spack_env"] = str(ROOT / spec["spack_env"])
+        part = {"name": plane, "descr": f"{system.name} plane {plane} "
+                f"({system.plane(plane).hca}, {system.plane(plane).topology['kind']})",
+                "max_jobs": spec["max_jobs"], "environs": ["spack"],
+                "features": ["real", "spack", f"plane_{plane}"],
+                "env_vars": env, "prepare_cmds": list(spec["prepare_cmds"]), "extras": extras}
+        if spec["kind"] == "slurm":
+            access = [f"--partition={spec['partition']}"] if spec["partition"] else []
+            if spec["account"]:
+                access.append(f"--account={spec['account']}")
+            part.update(scheduler="slurm", launcher="srun", access=access,
+                        resources=[{"name": "nodelist", "options": ["--nodelist={nodelist}"]}])
+            extras["launcher_options"] = ["--distribution=arbitrary"] + spec["options"]
+            extras["hostfile_env"] = "SLURM_HOSTFILE"
+        else:
+            part.update(scheduler="local", launcher="mpirun")
+            extras["launcher_options"] = opts + spec["options"]
+            extras["hostfile_option"] = "--hostfile"
+        parts.append(part)
+    return {"name": system.name, "descr": system.description.strip() or system.name,
+            "hostnames": spec["hostnames"] or ["(?!)"], "modules_system": "nomod",
+            "partitions": parts}
+
+
+def sim_system(systems: list[System]) -> dict:
+    parts = []
+    for system in systems:
+        for plane in system.planes:
+            parts.append({
+                "name": f"{system.name}-{plane}",
+                "descr": f"simulated {system.name} plane {plane} (t2hx.flowsim)",
+                "scheduler": "local", "launcher": "local", "environs": ["builtin"],
+                "max_jobs": max(1, os.cpu_count() or 1),
+                "features": ["sim", f"plane_{plane}"],
+                "extras": _common_extras(system, plane, "sim")})
+    return {"name": "sim", "descr": "the conf systems, simulated by t2hx.flowsim",
+            "hostnames": ["(?!)"], "modules_system": "nomod", "partitions": parts}
+
+
+def local_system() -> dict:
+    cores = os.cpu_count() or 1
+    return {"name": "local", "descr": "this machine: real Open MPI, Debian binaries",
+            "hostnames": [".*"], "modules_system": "nomod",
+            "partitions": [{
+                "name": "default", "scheduler": "local", "launcher": "mpirun",
+                "environs": ["builtin"], "max_jobs": 1, "features": ["local"],
+                "extras": {"mode": "local", "conf_system": "local", "plane": "local",
+                           "hca": None, "nodes": cores, "cores": 1, "routings": [],
+                           "root": str(ROOT),
+                           "launcher_options": ["--allow-run-as-root", "--oversubscribe"]}}]}
+
+
+def site_configuration(systems: list[System] | None = None) -> dict:
+    systems = systems if systems is not None else load_systems()
+    name = campaign()
+    logdir = log_root() / name
+    workdir = work_root() / "reframe" / name
+    workdir.mkdir(parents=True, exist_ok=True)  # ReFrame's file log handler needs it
+    rf_systems = [real_system(s) for s in systems if s.launcher]
+    rf_systems += [sim_system(systems), local_system()]
+    for rf in rf_systems:
+        rf["stagedir"] = str(workdir / "stage")
+        rf["outputdir"] = str(workdir / "output")
+    mpicc = {"cc": "mpicc", "cxx": "mpicxx", "ftn": "mpif90"}
+    return {
+        "systems": rf_systems,
+        "environments": [
+            {"name": "builtin", **mpicc},
+            {"name": "spack", "features": ["spack"], **mpicc},
+        ],
+        "logging": [{
+            "level": "debug",
+            **LOGGING_OPTIONS,
+            "handlers": [
+                {"type": "file", "name": str(workdir / "reframe.log"), "level": "debug",
+                 "format": "[%(asctime)s] %(levelname)s: %(check_info)s: %(message)s",
+                 "append": True},
+                {"type": "stream", "name": "stdout", "level": "info",
+                 "format": "%(message)s"},
+            ],
+            "handlers_perflog": [reframe_handler(str(logdir))],
+        }],
+        "general": [{
+            "check_search_path": [str(ROOT / "checks")],
+            "report_file": str(logdir / "reframe" / "report-{sessionid}.json"),
+        }],
+    }

@@ -1,0 +1,233 @@
+"""Load and validate the study description (``conf/study.yaml``).
+
+The study is data: combos, benchmarks with inputs per scale, node ladders, repetitions,
+walltime, the capacity mix and named profiles (``quick``). The ReFrame checks in ``checks/``
+take every parameter from here. A bad file raises ConfError with one line naming file, field
+and fix, like :mod:`t2hx.conf`.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+from t2hx import ROOT
+from t2hx.conf import ENGINES
+from t2hx.errors import ConfError
+from t2hx.schema import F, validate
+
+DEFAULT = ROOT / "conf" / "study.yaml"
+PROFILE_ENV = "T2HX_STUDY_PROFILE"
+STUDY_ENV = "T2HX_STUDY"
+PLACEMENTS = ("linear", "clustered", "random", "two-opt", "hierarchical", "ring", "circulant")
+DURATION_RE = re.compile(r"^(\d+(?:\.\d+)?)([smhd])$")
+
+
+def _duration(value: str) -> str | None:
+    return None if DURATION_RE.match(value) else "a duration such as 15m, 3h or 90s"
+
+
+def seconds(duration: str) -> float:
+    number, unit = DURATION_RE.match(duration).groups()
+    return float(number) * {"s": 1, "m": 60, "h": 3600, "d": 86400}[unit]
+
+
+COMBO = {
+    "name": F(str, required=True, doc="combo label, e.g. name: hx-parx-clustered"),
+    "plane": F(str, required=True, doc="plane of the system, e.g. plane: hyperx"),
+    "routing": F(str, required=True, choices=ENGINES),
+    "placement": F(str, required=True, choices=PLACEMENTS),
+}
+SCALE = {
+    "from": F(int, required=True, min=1, doc="node count from which the override applies"),
+    "set": F(dict, required=True, doc="input parameters replaced at this scale"),
+}
+BENCHMARK = {
+    "title": F(str, default=""),
+    "ladder": F(str, required=True, doc="a key of ladders:, e.g. ladder: pow2"),
+    "variants": F(list, default=[], items=F(str),
+                  doc="sub-benchmarks run as separate cases, e.g. IMB collectives"),
+    "input": F(dict, default={}, doc="benchmark parameters, e.g. input: {cube: 128}"),
+    "scale": F(list, default=[], items=SCALE),
+    "exclude": F(list, default=[], items=F(int), doc="node counts of the ladder left out"),
+}
+CAPACITY = {
+    "window": F(str, default="3h", check=_duration),
+    "repetitions": F(int, default=1, min=1),
+    "apps": F(dict, required=True, values=F(int, min=1),
+              doc="app: node count, e.g. apps: {amg: 56}"),
+}
+PROFILE = {
+    "repetitions": F(int, default=None, min=1),
+    "ladders": F(dict, default=None, values=F(list, items=F(int, min=1))),
+    "benchmarks": F(list, default=None, items=F(str)),
+    "capacity": F(dict, default=None, fields={
+        "window": F(str, default=None, check=_duration),
+        "repetitions": F(int, default=None, min=1)}),
+}
+STUDY = {
+    "name": F(str, required=True),
+    "system": F(str, required=True, doc="conf/systems/<name>.yaml the study was written for"),
+    "baseline": F(str, required=True, doc="combo name gains are relative to"),
+    "combos": F(list, required=True, items=COMBO),
+    "ladders": F(dict, required=True, values=F(list, items=F(int, min=1))),
+    "repetitions": F(int, default=10, min=1),
+    "walltime": F(str, default="15m", check=_duration),
+    "ranks_per_node": F(int, default=1, min=1),
+    "reroute_engines": F(list, default=["parx", "sar"], items=F(str, choices=ENGINES)),
+    "benchmarks": F(dict, required=True, values=BENCHMARK),
+    "capacity": F(dict, required=True, fields=CAPACITY),
+    "local": F(dict, default=None, fields={
+        "nodes": F(list, default=[2], items=F(int, min=1)),
+        "repetitions": F(int, default=1, min=1),
+        "input": F(dict, default={}, values=F(dict),
+                   doc="per-benchmark input overrides for this small machine")}),
+    "profiles": F(dict, default={}, values=PROFILE),
+}
+
+
+@dataclass(frozen=True)
+class Combo:
+    name: str
+    plane: str
+    routing: str
+    placement: str
+
+
+@dataclass
+class Study:
+    path: Path
+    profile: str
+    name: str
+    system: str
+    baseline: str
+    combos: list[Combo]
+    ladders: dict[str, list[int]]
+    repetitions: int
+    walltime: str
+    ranks_per_node: int
+    reroute_engines: list[str]
+    benchmarks: dict[str, dict]
+    capacity: dict
+    local: dict
+    catalog: dict[str, dict]     # every benchmark of the file (capacity apps, any profile)
+
+    def combo(self, name: str) -> Combo:
+        for combo in self.combos:
+            if combo.name == name:
+                return combo
+        raise ConfError(f"no combo '{name}'", file=self.path, field="combos",
+                        fix="use one of: " + ", ".join(c.name for c in self.combos))
+
+    def benchmark(self, name: str) -> dict:
+        if name not in self.benchmarks:
+            raise ConfError(f"no benchmark '{name}' in profile '{self.profile}'", file=self.path,
+                            field="benchmarks", fix="use one of: " + ", ".join(self.benchmarks))
+        return self.benchmarks[name]
+
+    def nodes(self, name: str) -> list[int]:
+        """The node ladder of a benchmark (before clipping to a system's size)."""
+        bench = self.catalog[name]
+        return [n for n in self.ladders[bench["ladder"]] if n not in bench["exclude"]]
+
+    def variants(self, name: str) -> list[str]:
+        return list(self.catalog[name]["variants"]) or [""]
+
+    def input(self, name: str, nodes: int) -> dict:
+        """The benchmark's input at this node count (scale overrides applied in order)."""
+        bench = self.catalog[name]
+        out = dict(bench["input"])
+        for rule in sorted(bench["scale"], key=lambda r: r["from"]):
+            if nodes >= rule["from"]:
+                out.update(rule["set"])
+        return out
+
+    def cases(self, name: str, max_nodes: int | None = None) -> int:
+        """How many capability test cases this benchmark has on a system of max_nodes."""
+        ladder = [n for n in self.nodes(name) if max_nodes is None or n <= max_nodes]
+        return len(self.variants(name)) * len(self.combos) * len(ladder) * self.repetitions
+
+    def all_cases(self, max_nodes: int | None = None) -> int:
+        capacity = len(self.combos) * self.capacity["repetitions"]
+        return sum(self.cases(b, max_nodes) for b in self.benchmarks) + capacity
+
+    def capacity_nodes(self) -> int:
+        return sum(self.capacity["apps"].values())
+
+
+def study_path() -> Path:
+    return Path(os.environ.get(STUDY_ENV) or DEFAULT)
+
+
+def load_study(path: str | Path | None = None, profile: str | None = None) -> Study:
+    """Load a study; ``profile`` (or $T2HX_STUDY_PROFILE) selects a named subset."""
+    path = Path(path) if path else study_path()
+    profile = profile or os.environ.get(PROFILE_ENV) or "full"
+    try:
+        raw = yaml.safe_load(path.read_text())
+    except OSError as err:
+        raise ConfError(f"cannot read ({err.strerror})", file=path,
+                        fix="give the path of a study file such as conf/study.yaml") from None
+    except yaml.YAMLError as err:
+        mark = getattr(err, "problem_mark", None)
+        line = f"line {mark.line + 1}" if mark else "?"
+        raise ConfError(f"not valid YAML ({line})", file=path, fix="fix the YAML syntax") from None
+    data = validate(raw, STUDY, path)
+    catalog = data["benchmarks"]
+    if profile != "full":
+        data = _apply_profile(data, profile, path)
+    _check(data, catalog, path)
+    combos = [Combo(**c) for c in data["combos"]]
+    return Study(path, profile, data["name"], data["system"], data["baseline"], combos,
+                 data["ladders"], data["repetitions"], data["walltime"], data["ranks_per_node"],
+                 data["reroute_engines"], data["benchmarks"], data["capacity"],
+                 data["local"] or {"nodes": [2], "repetitions": 1, "input": {}}, catalog)
+
+
+def _apply_profile(data: dict, profile: str, path: Path) -> dict:
+    if profile not in data["profiles"]:
+        raise ConfError(f"no profile '{profile}'", file=path, field="profiles",
+                        fix=f"set {PROFILE_ENV} to full or one of: "
+                        + ", ".join(data["profiles"]))
+    prof = data["profiles"][profile]
+    data = dict(data)
+    if prof["repetitions"] is not None:
+        data["repetitions"] = prof["repetitions"]
+    if prof["ladders"] is not None:
+        data["ladders"] = {**data["ladders"], **prof["ladders"]}
+    if prof["benchmarks"] is not None:
+        unknown = [b for b in prof["benchmarks"] if b not in data["benchmarks"]]
+        if unknown:
+            raise ConfError(f"unknown benchmark '{unknown[0]}'", file=path,
+                            field=f"profiles.{profile}.benchmarks",
+                            fix="use names of benchmarks:")
+        data["benchmarks"] = {b: data["benchmarks"][b] for b in prof["benchmarks"]}
+    if prof["capacity"] is not None:
+        data["capacity"] = {**data["capacity"],
+                            **{k: v for k, v in prof["capacity"].items() if v is not None}}
+    return data
+
+
+def _check(data: dict, catalog: dict, path: Path) -> None:
+    names = [c["name"] for c in data["combos"]]
+    if len(set(names)) != len(names):
+        raise ConfError("combo names repeat", file=path, field="combos", fix="give unique names")
+    if data["baseline"] not in names:
+        raise ConfError(f"baseline '{data['baseline']}' is not a combo", file=path,
+                        field="baseline", fix="use one of: " + ", ".join(names))
+    for name, bench in data["benchmarks"].items():
+        if bench["ladder"] not in data["ladders"]:
+            raise ConfError(f"unknown ladder '{bench['ladder']}'", file=path,
+                            field=f"benchmarks.{name}.ladder",
+                            fix="use one of: " + ", ".join(data["ladders"]))
+        if not re.fullmatch(r"[a-z0-9][a-z0-9-]*", name):
+            raise ConfError("benchmark names are lower-case words and dashes", file=path,
+                            field=f"benchmarks.{name}", fix="rename it, e.g. ring-allreduce")
+    for app in data["capacity"]["apps"]:
+        if app not in catalog:
+            raise ConfError(f"capacity app '{app}' is not a benchmark", file=path,
+                            field=f"capacity.apps.{app}", fix="use names of benchmarks:")
