@@ -129,7 +129,7 @@ def real_system(system: System) -> dict:
             extras["launcher_options"] = ["--distribution=arbitrary"] + spec["options"]
             extras["hostfile_env"] = "SLURM_HOSTFILE"
         else:
-            part.update(scheduler="local", launcher="mpirun")
+            part.update(scheduler="local", launcher=WALLTIME_LAUNCHER)
             extras["launcher_options"] = opts + spec["options"]
             extras["hostfile_option"] = "--hostfile"
         parts.append(part)
@@ -145,7 +145,7 @@ def sim_system(systems: list[System]) -> dict:
             parts.append({
                 "name": f"{system.name}-{plane}",
                 "descr": f"simulated {system.name} plane {plane} (t2hx.flowsim)",
-                "scheduler": "local", "launcher": "local", "environs": ["builtin"],
+                "scheduler": "local", "launcher": "local", "environs": ["openmpi"],
                 "max_jobs": max(1, os.cpu_count() or 1),
                 "features": ["sim", f"plane_{plane}"],
                 "extras": _common_extras(system, plane, "sim")})
@@ -158,15 +158,40 @@ def local_system() -> dict:
     return {"name": "local", "descr": "this machine: real Open MPI, Debian binaries",
             "hostnames": [".*"], "modules_system": "nomod",
             "partitions": [{
-                "name": "default", "scheduler": "local", "launcher": "mpirun",
-                "environs": ["builtin"], "max_jobs": 1, "features": ["local"],
+                "name": "default", "scheduler": "local", "launcher": WALLTIME_LAUNCHER,
+                "environs": ["openmpi"], "max_jobs": 1, "features": ["local"],
                 "extras": {"mode": "local", "conf_system": "local", "plane": "local",
                            "hca": None, "nodes": cores, "cores": 1, "routings": [],
                            "root": str(ROOT),
                            "launcher_options": ["--allow-run-as-root", "--oversubscribe"]}}]}
 
 
+_REGISTERED = False
+WALLTIME_LAUNCHER = "t2hx-mpirun"
+
+
+def register_launchers() -> None:
+    """``t2hx-mpirun``: mpirun under ``timeout`` so the study's walltime holds even without a
+    batch system (visible in every job script; ReFrame's local scheduler only polls)."""
+    global _REGISTERED
+    if _REGISTERED:
+        return
+    from reframe.core.backends import register_launcher
+    from reframe.core.launchers import JobLauncher
+
+    @register_launcher(WALLTIME_LAUNCHER)
+    class WalltimeMpirun(JobLauncher):
+        def command(self, job):
+            head = []
+            if job.time_limit:
+                head = ["timeout", "--signal=TERM", "--kill-after=30", str(int(job.time_limit))]
+            return head + ["mpirun", "-np", str(job.num_tasks)]
+
+    _REGISTERED = True
+
+
 def site_configuration(systems: list[System] | None = None) -> dict:
+    register_launchers()
     systems = systems if systems is not None else load_systems()
     name = campaign()
     logdir = log_root() / name
@@ -181,7 +206,7 @@ def site_configuration(systems: list[System] | None = None) -> dict:
     return {
         "systems": rf_systems,
         "environments": [
-            {"name": "builtin", **mpicc},
+            {"name": "openmpi", **mpicc},
             {"name": "spack", "features": ["spack"], **mpicc},
         ],
         "logging": [{

@@ -74,11 +74,12 @@ def study_parameters(bench: str, local: bool = False):
     """(combo, num_nodes, repetition) parameters of a benchmark, from the study; empty when
     the selected profile leaves the benchmark out (the check then has no cases)."""
     if bench not in STUDY.benchmarks:
-        return parameter([]), parameter([]), parameter([])
+        return parameter([], type=str), parameter([], type=int), parameter([], type=int)
     combos = [c.name for c in STUDY.combos] + ([LOCAL] if local else [])
     nodes = sorted(set(STUDY.nodes(bench)) | (set(STUDY.local["nodes"]) if local else set()))
     reps = max(STUDY.repetitions, STUDY.local["repetitions"] if local else 0)
-    return parameter(combos), parameter(nodes), parameter(range(reps))
+    return (parameter(combos, type=str), parameter(nodes, type=int),
+            parameter(range(reps), type=int))
 
 
 def hpl_grid(ranks: int) -> tuple[int, int]:

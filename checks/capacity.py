@@ -1,0 +1,188 @@
+"""Capacity mode (seed 000 §4.4.2): every capacity app of the study starts at once on its own
+disjoint node set and reruns back to back until the window closes (3 h real; simulated time
+on `sim`). Every finished run is recorded; the perf variables are finished runs per app.
+
+Node sets: the combo's placement order of all nodes (its largest hostfile), cut into
+consecutive chunks of the apps' sizes in study order. Record format, one line per finished
+run, printed by the driver script (real, local) or by ``t2hx simulate --capacity`` (sim):
+``T2HX capacity finished: app=<app> run=<k> start=<s> end=<s>``; the window's end is
+``T2HX capacity window closed``.
+"""
+
+import json
+import re
+import shlex
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import reframe as rfm                                              # noqa: E402
+import reframe.utility.sanity as sn                                # noqa: E402
+from reframe.core.backends import getlauncher                     # noqa: E402
+from reframe.core.builtins import (parameter, run_after, run_before,  # noqa: E402
+                                   sanity_function)
+
+import apps                                                        # noqa: E402
+import imb                                                         # noqa: E402
+import x500                                                        # noqa: E402
+from lib.base import LOCAL, STUDY, T2hxCheck                       # noqa: E402
+from lib import resume                                             # noqa: E402
+from t2hx import ROOT                                              # noqa: E402
+from t2hx.study import seconds                                     # noqa: E402
+
+FINISHED = "T2HX capacity finished:"
+CLOSED = "T2HX capacity window closed"
+FINISHED_RE = re.compile(r"^T2HX capacity finished: app=(\S+) run=(\d+) ", re.M)
+CLASSES = {"amg": apps.AMG, "comd": apps.CoMD, "minife": apps.MiniFE, "swfft": apps.SWFFT,
+           "ffvc": apps.FFVC, "mvmc": apps.MVMC, "ntchem": apps.NTChem, "milc": apps.MILC,
+           "qball": apps.Qball, "hpl": x500.HPL, "hpcg": x500.HPCG, "graph500": x500.Graph500,
+           "mupp": imb.IMBMultiPingPong, "emdl": imb.IMBEmDL}
+
+
+class _Job:
+    """The attributes an app's command() reads, for one capacity job."""
+
+    def __init__(self, app: str, nodes: int):
+        self.num_nodes = nodes
+        self.num_tasks = nodes * STUDY.ranks_per_node
+        self.input = STUDY.input(app, nodes)
+        self.unique_name = f"capacity-{app}"
+
+    def imb_args(self, name):
+        return imb._IMB.imb_args(self, name)
+
+
+def app_command(app: str, nodes: int) -> tuple[str, list[str]]:
+    return CLASSES[app].command(_Job(app, nodes))
+
+
+@rfm.simple_test
+class Capacity(T2hxCheck):
+    benchmark = "capacity"
+    family = "imb"                   # unused: capacity records are parsed here
+    combo = parameter([c.name for c in STUDY.combos], type=str)
+    repetition = parameter(range(STUDY.capacity["repetitions"]), type=int)
+    num_nodes = STUDY.capacity_nodes()
+    metric = "runs"
+    unit = "runs"
+
+    @property
+    def study_name(self) -> str:
+        return next(iter(STUDY.capacity["apps"]))
+
+    @run_after("init")
+    def set_window(self):
+        self.descr = "capacity: all apps at once for the window"
+        self.window = seconds(STUDY.capacity["window"])
+        # The window plus time for the last runs to be cut and the records written.
+        self.time_limit = f"{int(self.window + 600)}s"
+        self.valid_systems = [f"%plane={STUDY.combo(self.combo).plane}"]
+
+    @property
+    def hostfile(self) -> str:
+        return str(Path(self.stagedir) / "capacity.hosts")
+
+    def node_sets(self) -> dict[str, list[str]]:
+        folder = Path(T2hxCheck.hostfile.fget(self)).parent
+        counts = sorted(int(p.stem) for p in folder.glob("*.txt") if p.stem.isdigit())
+        big = [n for n in counts if n >= self.num_nodes]
+        if not big:
+            raise FileNotFoundError(f"{folder}: no hostfile with >= {self.num_nodes} nodes "
+                                    f"(fix: run/t2hx hostfiles --system "
+                                    f"{self.extras['conf_file']})")
+        order = (folder / f"{big[0]}.txt").read_text().split()
+        sets, at = {}, 0
+        for app, size in STUDY.capacity["apps"].items():
+            sets[app] = order[at:at + size]
+            at += size
+        return sets
+
+    @run_after("setup")
+    def configure(self):
+        resume.skip_if_recorded(self)
+        self.skip_if(self.num_nodes > self.extras["nodes"],
+                     f"capacity mix needs {self.num_nodes} nodes > {self.extras['nodes']}")
+        self.simulated = self.mode == "sim"
+        stage = Path(self.stagedir)
+        sets = self.node_sets()
+        Path(self.hostfile).write_text("".join(h + "\n" for s in sets.values() for h in s))
+        jobs = {}
+        for app, hosts in sets.items():
+            (stage / f"{app}.hosts").write_text("".join(h + "\n" for h in hosts))
+            jobs[app] = {"hostfile": str(stage / f"{app}.hosts"), "nodes": len(hosts),
+                         "benchmark": app, "params": STUDY.input(app, len(hosts))}
+        (stage / "capacity.json").write_text(json.dumps(jobs, indent=2) + "\n")
+        self.num_tasks = 1
+        if self.mode == "sim":
+            self.executable = str(ROOT / "run" / "t2hx")
+            self.executable_opts = [
+                "simulate", "--system", self.extras["conf_file"], "--plane", self.topology,
+                "--routing", self.routing, "--capacity", str(stage / "capacity.json"),
+                "--window", str(int(self.window)), "--seed", str(self.repetition)]
+        else:
+            self.write_driver(sets)
+            self.executable = "bash"
+            self.executable_opts = ["capacity.sh"]
+
+    def write_driver(self, sets: dict[str, list[str]]) -> None:
+        """A bash driver: one rerun loop per app, all started at once, cut at the window."""
+        opts = list(self.extras.get("launcher_options", []))
+        env = self.extras.get("spack_env")
+        lines = ["#!/bin/bash", "# t2hx capacity driver (checks/capacity.py)", "set -u",
+                 f"end=$(( $(date +%s) + {int(self.window)} ))"]
+        if env:
+            for spec in dict.fromkeys(CLASSES[app].spack_spec for app in sets):
+                lines.append(f"eval $(spack -e {shlex.quote(env)} load --sh --first {spec})")
+        lines += ["loop() {  # app hostfile ranks command...",
+                  "  local app=$1 hosts=$2 np=$3 k=0; shift 3; mkdir -p \"$app\"",
+                  "  while [ \"$(date +%s)\" -lt \"$end\" ]; do",
+                  "    local t0; t0=$(date +%s)",
+                  "    if (cd \"$app\" && timeout $(( end - t0 )) mpirun "
+                  + " ".join(shlex.quote(o) for o in opts)
+                  + " --hostfile \"../$hosts\" -np \"$np\" --map-by ppr:1:node \"$@\" "
+                  "> \"run_$k.out\" 2>&1); then",
+                  f"      echo \"{FINISHED} app=$app run=$k start=$t0 end=$(date +%s)\"",
+                  "    fi", "    k=$((k + 1))", "  done", "}"]
+        for app, hosts in sets.items():
+            exe, args = app_command(app, len(hosts))
+            cmd = " ".join(shlex.quote(a) for a in [exe, *args])
+            lines.append(f"loop {app} {app}.hosts {len(hosts)} {cmd} &")
+            if app == "hpl":
+                stage = Path(self.stagedir) / app
+                stage.mkdir(exist_ok=True)
+                ranks = len(hosts) * STUDY.ranks_per_node
+                p, q = x500.hpl_grid(ranks)
+                inp = STUDY.input(app, len(hosts))
+                nb = int(inp.get("nb", 192))
+                (stage / "HPL.dat").write_text(x500.HPL_DAT.format(
+                    n=x500.hpl_n(float(inp["gib_per_rank"]), ranks, nb), nb=nb, p=p, q=q,
+                    case="capacity"))
+        lines += ["wait", f"echo \"{CLOSED}\""]
+        (Path(self.stagedir) / "capacity.sh").write_text("\n".join(lines) + "\n")
+
+    @run_before("run")
+    def launch(self):
+        # The driver starts the apps' own mpiruns: it runs as a plain process.
+        self.job.launcher = getlauncher("local")()
+        if self.mode != "local" and self.routing in STUDY.reroute_engines:
+            self.prerun_cmds.append(" ".join(shlex.quote(a) for a in [
+                str(ROOT / "run" / "reroute"), "--system", self.extras["conf_file"],
+                "--plane", self.topology, "--routing", self.routing,
+                "--jobs", str(Path(self.stagedir) / "capacity.json"), "--mode", self.mode]))
+
+    @sanity_function
+    def completed(self):
+        return sn.assert_found(CLOSED, self.stdout)
+
+    @run_before("performance")
+    def set_perf_variables(self):
+        self.perf_variables = {
+            app: sn.make_performance_function(_finished(self, app), "runs")
+            for app in STUDY.capacity["apps"]}
+
+
+@sn.deferrable
+def _finished(check, app: str) -> int:
+    text = (Path(check.stagedir) / str(check.stdout)).read_text(errors="replace")
+    return len({int(k) for a, k in FINISHED_RE.findall(text) if a == app})
