@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 from pathlib import Path
 
 from t2hx import ROOT
@@ -166,6 +167,11 @@ def local_system() -> dict:
                            "launcher_options": ["--allow-run-as-root", "--oversubscribe"]}}]}
 
 
+def dry_run() -> bool:
+    """True when the configuration is loaded by ``reframe --dry-run``."""
+    return "--dry-run" in sys.argv
+
+
 _REGISTERED = False
 WALLTIME_LAUNCHER = "t2hx-mpirun"
 
@@ -219,7 +225,10 @@ def site_configuration(systems: list[System] | None = None) -> dict:
                 {"type": "stream", "name": "stdout", "level": "info",
                  "format": "%(message)s"},
             ],
-            "handlers_perflog": [reframe_handler(str(logdir))],
+            # A dry run has nothing to record: its (empty) perflog lines go to the work dir,
+            # never into the campaign.
+            "handlers_perflog": [reframe_handler(str(workdir / "dry-run" if dry_run()
+                                                     else logdir))],
         }],
         "general": [{
             "check_search_path": [str(ROOT / "checks")],

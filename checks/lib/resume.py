@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from functools import lru_cache
 
-from t2hx.post.perflog import NULLS, read_perflog
+from t2hx.post.perflog import read_perflog
 from t2hx.reframe_site import log_root
 
 KEY = ("benchmark", "combo", "num_nodes", "repetition")
@@ -26,16 +26,14 @@ def recorded(campaign: str, system: str, partition: str) -> frozenset:
     if not folder.is_dir():
         return frozenset()
     for path in sorted(folder.glob("*.log*")):
-        for names, rows, _ in read_perflog(path).segments:
-            idx = {n: i for i, n in enumerate(names)}
-            if any(k not in idx for k in KEY):
+        for frame in read_perflog(path).frames:   # complete lines only (t2hx.post.perflog)
+            if any(k not in frame for k in KEY):
                 continue
-            for row in rows:
-                if "result" in idx and row[idx["result"]].strip() != "pass":
-                    continue
-                if row[idx["perf_value"]].strip() in NULLS:
-                    continue
-                keys.add(tuple(row[idx[k]].strip() for k in KEY))
+            good = frame["perf_value"].notna()
+            if "result" in frame:
+                good &= frame["result"].fillna("").str.strip() == "pass"
+            for row in frame.loc[good, list(KEY)].itertuples(index=False):
+                keys.add(tuple(str(v).strip() for v in row))
     return frozenset(keys)
 
 

@@ -1,0 +1,217 @@
+"""The ReFrame harness, through the real `reframe` CLI: site config generated from conf,
+the full t2hx matrix, dry-run job scripts, HPL for real on `local`, resume after a kill, and
+porting to a new conf file with no code change."""
+
+from __future__ import annotations
+
+import os
+import re
+import runpy
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from t2hx import ROOT
+from t2hx.post.perflog import read_perflog
+from t2hx.study import load_study
+
+REFRAME = str(Path(sys.executable).parent / "reframe")
+CONFIG = str(ROOT / "conf" / "reframe.py")
+
+
+def env_for(tmp: Path, campaign: str = "test", **extra: str) -> dict:
+    env = dict(os.environ)
+    for key in ("T2HX_STUDY", "T2HX_STUDY_PROFILE", "T2HX_CONF_SYSTEMS", "T2HX_HOSTFILES",
+                "T2HX_RESUME"):
+        env.pop(key, None)
+    env.update(T2HX_LOG_ROOT=str(tmp / "log"), T2HX_WORK_ROOT=str(tmp / "work"),
+               T2HX_CAMPAIGN=campaign, **extra)
+    return env
+
+
+def reframe(env: dict, *args: str, timeout: float = 300) -> subprocess.CompletedProcess:
+    cmd = [REFRAME, "-C", CONFIG, *args]
+    out = subprocess.run(cmd, env=env, cwd=ROOT, capture_output=True, text=True,
+                         timeout=timeout)
+    return out
+
+
+def found(out: subprocess.CompletedProcess) -> int:
+    m = re.search(r"Found (\d+) check\(s\)", out.stdout)
+    assert m, out.stdout[-3000:] + out.stderr[-3000:]
+    return int(m.group(1))
+
+
+def perf_rows(logdir: Path) -> list[dict]:
+    rows = []
+    for path in sorted(logdir.rglob("*.log")):
+        for frame in read_perflog(path).frames:
+            rows += frame.drop(columns="_line").fillna("null").to_dict("records")
+    return rows
+
+
+def test_site_config_generated_from_conf(tmp_path, monkeypatch):
+    for key, value in env_for(tmp_path).items():
+        monkeypatch.setenv(key, value)
+    cfg = runpy.run_path(CONFIG)["site_configuration"]
+    systems = {s["name"]: s for s in cfg["systems"]}
+    assert list(systems) == ["t2hx", "sim", "local"]    # mini.yaml has no launcher: sim only
+    parts = {p["name"]: p for p in systems["t2hx"]["partitions"]}
+    assert set(parts) == {"fattree", "hyperx"}
+    assert ["UCX_NET_DEVICES", "mlx4_1:1"] in parts["hyperx"]["env_vars"]
+    assert ["OMPI_MCA_btl_openib_if_include", "mlx4_0:1"] in parts["fattree"]["env_vars"]
+    assert parts["hyperx"]["extras"]["nodes"] == 672
+    sim = {p["name"] for p in systems["sim"]["partitions"]}
+    assert sim == {"t2hx-fattree", "t2hx-hyperx", "mini-fattree", "mini-hyperx"}
+    local = systems["local"]["partitions"][0]
+    assert "--allow-run-as-root" in local["extras"]["launcher_options"]
+    handler = cfg["logging"][0]["handlers_perflog"][0]
+    assert handler["prefix"].startswith(str(tmp_path / "log" / "test" / "perflogs"))
+    for field in ("%(check_combo)s", "%(check_num_nodes)s", "%(check_repetition)s",
+                  "%(check_routing)s", "%(check_placement)s", "%(check_topology)s"):
+        assert field in handler["format"]
+
+
+def test_full_t2hx_matrix_count(tmp_path):
+    """Every case study.yaml implies for the t2hx system, nothing more (listing: ~30 s)."""
+    out = reframe(env_for(tmp_path), "-c", "checks", "--system", "t2hx", "-l")
+    assert out.returncode == 0, out.stderr[-3000:]
+    study = load_study()
+    assert found(out) == study.all_cases(672) == 9555
+    assert "WARNING: skipping test" not in out.stdout
+
+
+def test_dry_run_scripts(tmp_path):
+    """Dry-run generates a job script per case: hostfile, HCA pinning, walltime, re-route."""
+    env = env_for(tmp_path)
+    out = reframe(env, "-c", "checks/x500.py", "-c", "checks/capacity.py", "--system", "t2hx",
+                  "-n", "HPL", "-n", "Capacity", "-P", "repetition=0", "--dry-run")
+    assert out.returncode == 0, out.stdout[-3000:]
+    scripts = sorted((tmp_path / "work").rglob("rfm_job.sh"))
+    study = load_study()
+    assert len(scripts) == len(study.combos) * (len(study.nodes("hpl")) + 1)
+    assert not list((tmp_path / "log").rglob("*.log")), "dry-run must not write perflogs"
+    by_name = {}
+    for script in scripts:
+        by_name.setdefault(script.parent.name.split("_")[0], []).append(script.read_text())
+    parx = [s for s in by_name["HPL"] if "clustered/112.txt" in s and "mlx4_1:1" in s]
+    assert len(parx) == 1      # exactly one case: hx-parx-clustered, 112 nodes
+    text = parx[0]
+    assert "export UCX_NET_DEVICES=mlx4_1:1" in text
+    assert "timeout --signal=TERM --kill-after=30 900 mpirun -np 112" in text
+    assert "--hostfile " + str(ROOT / "hostfiles/t2hx/clustered/112.txt") in text
+    assert "run/reroute" in text and "--routing parx" in text
+    ft = [s for s in by_name["HPL"] if "linear/7.txt" in s and "mlx4_0:1" in s]
+    assert len(ft) == 1 and "reroute" not in ft[0]
+    assert len(by_name["Capacity"]) == len(study.combos)
+    driver = sorted((tmp_path / "work").rglob("capacity.sh"))
+    assert len(driver) == len(study.combos)
+    assert driver[0].read_text().count("\nloop ") == len(study.capacity["apps"])
+
+
+def test_hpl_runs_for_real_on_local(tmp_path):
+    """The acceptance command: HPCC's HPL with 2 ranks, its Gflop/s in the perflog."""
+    env = env_for(tmp_path)
+    out = reframe(env, "-c", "checks", "-r", "--system", "local")
+    assert out.returncode == 0, out.stdout[-3000:]
+    rows = perf_rows(tmp_path / "log" / "test" / "perflogs" / "local")
+    assert len(rows) == 1
+    row = rows[0]
+    assert row["benchmark"] == "hpl" and row["perf_var"] == "gflops"
+    assert row["perf_unit"] == "Gflop/s" and float(row["perf_value"]) > 0
+    assert row["num_nodes"] == "2" and row["result"] == "pass"
+    run = list((tmp_path / "log" / "test" / "runs").rglob("hpccoutf.txt"))
+    assert len(run) == 1 and "End of HPC Challenge tests." in run[0].read_text()
+
+
+def _study_with_local_reps(tmp: Path, reps: int, n: int) -> Path:
+    text = (ROOT / "conf" / "study.yaml").read_text()
+    text = re.sub(r"(?m)^local:\n  nodes: \[2\]\n  repetitions: 1\n",
+                  f"local:\n  nodes: [2]\n  repetitions: {reps}\n", text)
+    text = text.replace("hpl: {n: 1000, nb: 64}", f"hpl: {{n: {n}, nb: 64}}")
+    path = tmp / "study.yaml"
+    path.write_text(text)
+    assert load_study(path).local["repetitions"] == reps
+    return path
+
+
+def test_resume_after_kill(tmp_path):
+    """Kill a campaign mid-way: the rerun skips recorded cases, loses none, duplicates none."""
+    env = env_for(tmp_path, campaign="resume",
+                  T2HX_STUDY=str(_study_with_local_reps(tmp_path, 3, 2000)))
+    logdir = tmp_path / "log" / "resume" / "perflogs"
+    cmd = [REFRAME, "-C", CONFIG, "-c", "checks/x500.py", "-r", "--system", "local"]
+    proc = subprocess.Popen(cmd, env=env, cwd=ROOT, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, start_new_session=True)
+    deadline = time.time() + 240
+    while time.time() < deadline and len(perf_rows(logdir)) < 1:
+        time.sleep(0.2)
+    os.killpg(proc.pid, signal.SIGKILL)      # reframe and its running mpirun/hpcc
+    proc.wait()
+    first = perf_rows(logdir)
+    assert 1 <= len(first) < 3, "kill came too late to interrupt the campaign"
+    out = reframe(env, "-c", "checks/x500.py", "-r", "--system", "local")
+    assert out.returncode == 0, out.stdout[-3000:]
+    skipped = re.search(r"(\d+) skipped", out.stdout)
+    assert skipped and int(skipped.group(1)) == len(first)
+    rows = perf_rows(logdir)
+    keys = [(r["benchmark"], r["combo"], r["num_nodes"], r["repetition"]) for r in rows]
+    assert sorted(keys) == sorted(set(keys)) and len(keys) == 3
+    assert {r["repetition"] for r in rows} == {"0", "1", "2"}
+    assert rows[:len(first)] == first                   # nothing recorded was rewritten
+    runs = sorted(p.name for p in (tmp_path / "log" / "resume" / "runs").rglob("hpl_*")
+                  if p.is_dir())
+    assert runs == [f"hpl_local_2n_r{i}" for i in range(3)]
+
+
+PORT_SYSTEM = """
+name: port6
+description: a 6x6 HyperX and a 2-level fat-tree over 72 nodes (porting test)
+nodes: {hostname: "p{index:03d}", racks: 6, per_rack: 12, cores: 4}
+launcher: {kind: slurm, partition: batch}
+planes:
+  fattree:
+    hca: mlx5_0
+    topology: {kind: xgft, m: [12, 6], w: [1, 12], switch_ports: 24}
+    opensm: {routing: [ftree, sssp]}
+  hyperx:
+    hca: mlx5_1
+    topology: {kind: hyperx, dims: [6, 6], nodes_per_switch: 2, switch_ports: 16}
+    opensm: {routing: [dfsssp, parx]}
+"""
+
+
+def test_porting_new_conf_no_code_change(tmp_path):
+    """A new conf file yields hostfiles, ReFrame partitions and Slurm dry-run scripts."""
+    confdir = tmp_path / "systems"
+    confdir.mkdir()
+    (confdir / "port6.yaml").write_text(PORT_SYSTEM)
+    hosts = tmp_path / "hostfiles"
+    made = subprocess.run([str(ROOT / "run" / "t2hx"), "hostfiles", "--system",
+                           str(confdir / "port6.yaml"), "--out", str(hosts)],
+                          capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert made.returncode == 0, made.stderr
+    assert (hosts / "port6" / "clustered" / "56.txt").is_file()
+    env = env_for(tmp_path, T2HX_CONF_SYSTEMS=str(confdir), T2HX_HOSTFILES=str(hosts))
+    out = reframe(env, "-c", "checks/x500.py", "--system", "port6", "-n", "HPL",
+                  "-P", "repetition=0", "--dry-run")
+    assert out.returncode == 0, out.stdout[-3000:]
+    scripts = sorted((tmp_path / "work").rglob("rfm_job.sh"))
+    ladder = [n for n in load_study().nodes("hpl") if n <= 72]
+    assert len(scripts) == 5 * len(ladder)            # bigger rungs are skipped
+    text = next(s.read_text() for s in scripts
+                if "hyperx" in str(s) and "clustered/28.txt" in s.read_text())
+    assert "#SBATCH --nodelist=" in text and "#SBATCH --partition=batch" in text
+    assert "#SBATCH --time=0:15:0" in text
+    assert "export UCX_NET_DEVICES=mlx5_1:1" in text
+    assert re.search(r"(?m)^srun .*--distribution=arbitrary xhpl$", text)
+    assert f"export SLURM_HOSTFILE={hosts}/port6/clustered/28.txt" in text
+    nodelist = re.search(r"--nodelist=(\S+)", text).group(1).split(",")
+    assert nodelist == (hosts / "port6" / "clustered" / "28.txt").read_text().split()
+    listing = reframe(env, "-c", "checks/x500.py", "--system", "sim", "-n", "HPL",
+                      "-P", "repetition=0", "-P", "num_nodes=7", "-l")
+    assert found(listing) == 5                        # one case per combo on sim:port6-*
