@@ -4,6 +4,7 @@ porting to a new conf file with no code change."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import runpy
@@ -126,6 +127,18 @@ def test_hpl_runs_for_real_on_local(tmp_path):
     assert row["num_nodes"] == "2" and row["result"] == "pass"
     run = list((tmp_path / "log" / "test" / "runs").rglob("hpccoutf.txt"))
     assert len(run) == 1 and "End of HPC Challenge tests." in run[0].read_text()
+    # The same campaign through the CLI wrapper: resumed (nothing to do), provenance kept.
+    t2hx = [str(Path(sys.executable).parent / "t2hx")]
+    again = subprocess.run(t2hx + ["campaign", "run", "--system", "local", "--campaign", "test"],
+                           env=env, cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert again.returncode == 0, again.stdout[-3000:] + again.stderr[-2000:]
+    assert "1 skipped" in again.stdout
+    assert perf_rows(tmp_path / "log" / "test" / "perflogs" / "local") == rows
+    prov = json.loads((tmp_path / "log" / "test" / "provenance.json").read_text())
+    assert prov["campaign"] == "test" and prov["runs"][0]["system"] == "local"
+    status = subprocess.run(t2hx + ["campaign", "status", "--system", "local", "--campaign",
+                                    "test"], env=env, capture_output=True, text=True)
+    assert "1 cases recorded" in status.stdout
 
 
 def _study_with_local_reps(tmp: Path, reps: int, n: int) -> Path:

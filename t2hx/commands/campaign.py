@@ -1,0 +1,118 @@
+"""``t2hx campaign run|dry-run|status``: the study through ReFrame, as one named campaign.
+
+``run`` wraps ``reframe -C conf/reframe.py -c checks -r --system SYS`` with the campaign and
+study profile in the environment and records provenance (command, git hash, system, profile)
+in ``log/<campaign>/provenance.json``. Rerunning the same campaign resumes it: cases with a
+passing perflog record are skipped (checks/lib/resume.py). ``status`` counts recorded cases
+against what the study implies for the system.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from t2hx import ROOT
+from t2hx.errors import T2hxError
+from t2hx.fabric.netfile import atomic_write
+from t2hx.reframe_site import CAMPAIGN_ENV, NAME_RE, load_systems, log_root, usable_nodes
+from t2hx.study import PROFILE_ENV, load_study
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("campaign", help="run, dry-run or inspect a ReFrame campaign",
+                       description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    verbs = p.add_subparsers(dest="verb", required=True)
+    for verb, text in (("run", "run (or resume) the study on a system"),
+                       ("dry-run", "generate every job script without running anything"),
+                       ("status", "recorded vs expected cases of a campaign")):
+        v = verbs.add_parser(verb, help=text, description=text)
+        v.add_argument("--system", default="sim",
+                       help="ReFrame system: a conf system name, sim or local (default sim)")
+        v.add_argument("--campaign", default="default", help="log/<campaign> (default: default)")
+        v.add_argument("--profile", default="full", help="study profile: full or quick")
+        if verb != "status":
+            v.add_argument("reframe_args", nargs=argparse.REMAINDER,
+                           help="after --: more reframe options, e.g. -- -n HPL -P num_nodes=7")
+        v.set_defaults(func=cmd_campaign)
+
+
+def _env(args: argparse.Namespace) -> dict:
+    if not NAME_RE.match(args.campaign):
+        raise T2hxError(f"campaign name {args.campaign!r}", field="--campaign",
+                        fix="use letters, digits, '-' and '_' only")
+    load_study(profile=args.profile)          # fail early, with the study's one-line error
+    env = dict(os.environ)
+    env[CAMPAIGN_ENV] = args.campaign
+    env[PROFILE_ENV] = args.profile
+    return env
+
+
+def _reframe_cmd(args: argparse.Namespace, action: str) -> list[str]:
+    extra = [a for a in args.reframe_args if a != "--"]
+    return [str(Path(sys.executable).parent / "reframe"), "-C", str(ROOT / "conf" / "reframe.py"),
+            "-c", str(ROOT / "checks"), "--system", args.system, action, *extra]
+
+
+def cmd_campaign(args: argparse.Namespace) -> int:
+    env = _env(args)
+    if args.verb == "status":
+        return status(args)
+    cmd = _reframe_cmd(args, "--dry-run" if args.verb == "dry-run" else "-r")
+    if args.verb == "run":
+        write_provenance(args, cmd)
+    out = subprocess.run(cmd, env=env, cwd=ROOT,
+                         stdout=subprocess.DEVNULL if args.quiet else None)
+    return out.returncode
+
+
+def _git_hash() -> str:
+    out = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True,
+                         text=True)
+    return out.stdout.strip() or "unknown"
+
+
+def write_provenance(args: argparse.Namespace, cmd: list[str]) -> None:
+    study = load_study(profile=args.profile)
+    logdir = log_root() / args.campaign
+    path = logdir / "provenance.json"
+    prov = json.loads(path.read_text()) if path.is_file() else {}
+    runs = prov.get("runs", [])
+    runs.append({"date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+                 "command": cmd, "git_hash": _git_hash(), "system": args.system,
+                 "profile": args.profile})
+    prov.update(campaign=args.campaign, baseline=study.baseline, study=study.name,
+                profile=args.profile, git_hash=runs[-1]["git_hash"],
+                simulated=args.system == "sim", runs=runs)
+    logdir.mkdir(parents=True, exist_ok=True)
+    atomic_write(path, json.dumps(prov, indent=2) + "\n")
+
+
+def status(args: argparse.Namespace) -> int:
+    from t2hx.post.perflog import read_perflog
+
+    study = load_study(profile=args.profile)
+    folder = log_root() / args.campaign / "perflogs" / args.system
+    keys = set()
+    for path in sorted(folder.rglob("*.log*")) if folder.is_dir() else []:
+        for frame in read_perflog(path).frames:
+            cols = ["partition", "benchmark", "combo", "num_nodes", "repetition"]
+            if all(c in frame for c in cols):
+                ok = frame["perf_value"].notna()
+                keys |= set(frame.loc[ok, cols].astype(str).itertuples(index=False))
+    if args.system == "local":      # which checks have a local binary is the checks' business
+        print(f"campaign {args.campaign} on local: {len(keys)} cases recorded")
+        return 0
+    sizes = {s.name: usable_nodes(s) for s in load_systems()}
+    size = sizes.get(args.system, sizes.get(study.system, max(sizes.values())))
+    expected = study.all_cases(size)
+    if args.system == "sim":
+        expected = sum(study.all_cases(n) for n in sizes.values())
+    print(f"campaign {args.campaign} on {args.system} (profile {args.profile}): "
+          f"{len(keys)} of {expected} cases recorded")
+    return 0
