@@ -140,6 +140,7 @@ class MILC(_App):
 class Qball(_App):
     benchmark = "qball"
     family = "qbox"
+    sim_name = "qbox"
     combo, num_nodes, repetition = study_parameters("qball")
     spack_spec = "qball"
 

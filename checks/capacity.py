@@ -26,7 +26,7 @@ from reframe.core.builtins import (parameter, run_after, run_before,  # noqa: E4
 import apps                                                        # noqa: E402
 import imb                                                         # noqa: E402
 import x500                                                        # noqa: E402
-from lib.base import LOCAL, STUDY, T2hxCheck                       # noqa: E402
+from lib.base import STUDY, T2hxCheck, reroute_command             # noqa: E402
 from lib import resume                                             # noqa: E402
 from t2hx import ROOT                                              # noqa: E402
 from t2hx.study import seconds                                     # noqa: E402
@@ -119,7 +119,8 @@ class Capacity(T2hxCheck):
             self.executable_opts = [
                 "simulate", "--system", self.extras["conf_file"], "--plane", self.topology,
                 "--routing", self.routing, "--capacity", str(stage / "capacity.json"),
-                "--window", str(int(self.window)), "--seed", str(self.repetition)]
+                "--window", str(int(self.window)), "--seed", str(self.repetition),
+                "--work", str(ROOT / "work")]
         else:
             self.write_driver(sets)
             self.executable = "bash"
@@ -166,10 +167,8 @@ class Capacity(T2hxCheck):
         # The driver starts the apps' own mpiruns: it runs as a plain process.
         self.job.launcher = getlauncher("local")()
         if self.mode != "local" and self.routing in STUDY.reroute_engines:
-            self.prerun_cmds.append(" ".join(shlex.quote(a) for a in [
-                str(ROOT / "run" / "reroute"), "--system", self.extras["conf_file"],
-                "--plane", self.topology, "--routing", self.routing,
-                "--jobs", str(Path(self.stagedir) / "capacity.json"), "--mode", self.mode]))
+            self.prerun_cmds.append(" ".join(shlex.quote(a) for a in reroute_command(
+                self, ["--jobs-json", str(Path(self.stagedir) / "capacity.json")])))
 
     @sanity_function
     def completed(self):

@@ -42,6 +42,7 @@ class IMBCollective(_IMB):
 
     def init_benchmark(self):
         self.benchmark = f"imb-{self.collective.lower()}"
+        self.sim_name = self.collective.lower()
         self.metric_benchmark = self.benchmark
         self.sized = self.collective != "Barrier"
 
@@ -52,6 +53,9 @@ class IMBCollective(_IMB):
     def command(self):
         return "IMB-MPI1", self.imb_args(self.collective)
 
+    def sim_options(self):
+        return ["--msglog", str(self.input.get("msglog", "0:22"))]
+
 
 @rfm.simple_test
 class IMBMultiPingPong(_IMB):
@@ -61,6 +65,9 @@ class IMBMultiPingPong(_IMB):
     metric = "bandwidth"
     unit = "MB/s"
     sim_name = "mupp"
+
+    def sim_options(self):
+        return ["--msglog", str(self.input.get("msglog", "0:22"))]
 
     def command(self):
         return "IMB-MPI1", ["-multi", "0"] + self.imb_args("PingPong")
@@ -75,6 +82,9 @@ class IMBEmDL(_IMB):
     metric = "t_min"
     unit = "us"
     sim_name = "emdl"
+
+    def sim_options(self):
+        return ["--msglog", str(self.input.get("msglog", "0:22"))]
 
     def command(self):
         return "IMB-MPI1", self.imb_args("SleepyAllreduce")

@@ -20,6 +20,11 @@ class MpiGraph(T2hxCheck):
     spack_spec = "mpigraph"
     markers = [r"END mpiGraph"]
 
+    def sim_options(self):
+        inp = self.input
+        return ["--size", str(inp["size"]), "--times", str(inp["iters"]),
+                "--window", str(inp["window"])]
+
     def command(self):
         inp = self.input
         return "mpiGraph", [str(inp["size"]), str(inp["iters"]), str(inp["window"])]

@@ -20,6 +20,9 @@ class NetgaugeEBB(T2hxCheck):
     spack_spec = "netgauge"
     markers = [r"size: \d+ num: \d+ average: "]
 
+    def sim_options(self):
+        return ["--size", str(self.input["size"]), "--rounds", str(self.input["rounds"])]
+
     def command(self):
         inp = self.input
         # Options after `-x ebb` belong to the eBB pattern (PACKAGES.md).

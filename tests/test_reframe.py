@@ -105,7 +105,7 @@ def test_dry_run_scripts(tmp_path):
     assert "export UCX_NET_DEVICES=mlx4_1:1" in text
     assert "timeout --signal=TERM --kill-after=30 900 mpirun -np 112" in text
     assert "--hostfile " + str(ROOT / "hostfiles/t2hx/clustered/112.txt") in text
-    assert "run/reroute" in text and "--routing parx" in text
+    assert "campaign reroute" in text and "--routing parx" in text and "--mode real" in text
     ft = [s for s in by_name["HPL"] if "linear/7.txt" in s and "mlx4_0:1" in s]
     assert len(ft) == 1 and "reroute" not in ft[0]
     assert len(by_name["Capacity"]) == len(study.combos)

@@ -216,20 +216,24 @@ class T2hxCheck(rfm.RunOnlyRegressionTest):
                          "-x", "OMP_NUM_THREADS", "-x", "OMP_PROC_BIND", "-x", "OMP_PLACES"]
         self.job.launcher.options = opts
         if self.mode != "local" and self.routing in STUDY.reroute_engines:
-            # PARX/SAR route from the job's own demand: re-route the plane before the job.
-            self.prerun_cmds.append(" ".join(shlex.quote(a) for a in [
-                str(ROOT / "run" / "reroute"), "--system", self.extras["conf_file"],
-                "--plane", self.topology, "--routing", self.routing,
-                "--hostfile", self.hostfile, "--benchmark", self.benchmark,
-                "--mode", self.mode]))
+            # PARX/SAR route from the job's own demand: re-route the plane before the job
+            # (t2hx campaign reroute: demand/job file -> run/reroute; see its help).
+            self.prerun_cmds.append(" ".join(shlex.quote(a) for a in reroute_command(
+                self, ["--hostfile", self.hostfile, "--benchmark", self.benchmark])))
 
     def sim_command(self) -> list[str]:
         opts = ["simulate", "--system", self.extras["conf_file"], "--plane", self.topology,
                 "--routing", self.routing, "--hostfile", self.hostfile,
-                "--benchmark", self.sim_name, "--seed", str(self.repetition)]
-        for key, value in sorted(self.input.items()):
-            opts += ["--param", f"{key}={value}"]
-        return opts
+                "--benchmark", self.sim_name, "--seed", str(self.repetition),
+                "--work", str(ROOT / "work")]
+        if self.routing in STUDY.reroute_engines:
+            # The tables `t2hx campaign reroute` made for this job, when it had a demand.
+            opts.append('$([ -d routing ] && echo --routing-dir routing)')
+        return opts + self.sim_options()
+
+    def sim_options(self) -> list[str]:
+        """Inputs of the benchmark as `t2hx simulate` options (none by default)."""
+        return []
 
     def command(self) -> tuple[str, list[str]]:
         raise NotImplementedError
@@ -285,6 +289,12 @@ class T2hxCheck(rfm.RunOnlyRegressionTest):
             os.replace(final, old)
         os.replace(tmp, final)
         shutil.rmtree(old, ignore_errors=True)
+
+
+def reroute_command(check, job: list[str]) -> list[str]:
+    return [str(ROOT / "run" / "t2hx"), "campaign", "reroute", "--system",
+            check.extras["conf_file"], "--plane", check.topology, "--routing", check.routing,
+            "--mode", check.mode, "--out", "routing", *job]
 
 
 def _records(check) -> list[dict]:

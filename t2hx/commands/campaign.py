@@ -40,6 +40,25 @@ def register(sub: argparse._SubParsersAction) -> None:
             v.add_argument("reframe_args", nargs=argparse.REMAINDER,
                            help="after --: more reframe options, e.g. -- -n HPL -P num_nodes=7")
         v.set_defaults(func=cmd_campaign)
+    r = verbs.add_parser("reroute", help="re-route a plane for one job (the checks' pre-run "
+                         "step for parx/sar combos)", description=REROUTE_DOC)
+    r.add_argument("--system", required=True, help="conf/systems/<sys>.yaml")
+    r.add_argument("--plane", required=True, help="plane name")
+    r.add_argument("--routing", required=True, choices=("parx", "sar"))
+    r.add_argument("--mode", default="sim", choices=("sim", "real"),
+                   help="sim: route under ibsim into --out; real: signal the plane's OpenSM")
+    r.add_argument("--out", default="routing", help="routing directory (default: routing)")
+    r.add_argument("--hostfile", action="append", default=[], help="the job's hostfile")
+    r.add_argument("--benchmark", action="append", default=[], help="the job's benchmark")
+    r.add_argument("--jobs-json", help="capacity.json of the capacity check (several jobs)")
+    r.set_defaults(func=cmd_reroute)
+
+
+REROUTE_DOC = """Re-route a plane before a job (DESIGN §3). sar: the job file from the jobs'
+hostfiles (t2hx demand jobs). parx: the demand file from the benchmark's communication profile
+conf/profiles/<benchmark>/<ranks>/<prefix files> (Open MPI pml_monitoring, t2hx demand build);
+without a profile PARX keeps its demand-free routing and nothing is re-routed (said on stderr).
+Then run/reroute (--real on the cluster)."""
 
 
 def _env(args: argparse.Namespace) -> dict:
@@ -59,7 +78,7 @@ def _reframe_cmd(args: argparse.Namespace, action: str) -> list[str]:
             "-c", str(ROOT / "checks"), "--system", args.system, action, *extra]
 
 
-def cmd_campaign(args: argparse.Namespace) -> int:
+def cmd_campaign(args: argparse.Namespace) -> int:  # run | dry-run | status
     env = _env(args)
     if args.verb == "status":
         return status(args)
@@ -115,4 +134,56 @@ def status(args: argparse.Namespace) -> int:
         expected = sum(study.all_cases(n) for n in sizes.values())
     print(f"campaign {args.campaign} on {args.system} (profile {args.profile}): "
           f"{len(keys)} of {expected} cases recorded")
+    return 0
+
+
+def _jobs(args: argparse.Namespace) -> list[tuple[str, str, str]]:
+    """(job id, benchmark, hostfile) of every job to route for."""
+    if args.jobs_json:
+        data = json.loads(Path(args.jobs_json).read_text())
+        return [(app, job["benchmark"], job["hostfile"]) for app, job in data.items()]
+    if len(args.hostfile) != len(args.benchmark) or not args.hostfile:
+        raise T2hxError("give one --benchmark per --hostfile", field="--hostfile",
+                        fix="e.g. --hostfile hostfiles/t2hx/linear/7.txt --benchmark hpl")
+    return [(f"job{i}", b, h) for i, (b, h) in enumerate(zip(args.benchmark, args.hostfile))]
+
+
+def _profile(benchmark: str, hostfile: str) -> str | None:
+    ranks = len(Path(hostfile).read_text().split())
+    folder = ROOT / "conf" / "profiles" / benchmark / str(ranks)
+    files = sorted(folder.glob("*")) if folder.is_dir() else []
+    if not files:
+        return None
+    return str(folder / files[0].name.split(".")[0])
+
+
+def cmd_reroute(args: argparse.Namespace) -> int:
+    t2hx = [str(ROOT / "run" / "t2hx")]
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    where = ["--system", args.system, "--plane", args.plane]
+    jobs = _jobs(args)
+    if args.routing == "sar":
+        spec = [a for job, _, hosts in jobs for a in ("--job", job, hosts)]
+        routefile = ["--jobs", str(out / "jobs.txt")]
+        steps = [t2hx + ["demand", "jobs", *spec, "--out", str(out / "jobs.txt"), *where]]
+    else:
+        spec = []
+        for _, bench, hosts in jobs:
+            prefix = _profile(bench, hosts)
+            if prefix:
+                spec += ["--job", prefix, hosts]
+        if not spec:
+            print(f"reroute: no communication profile for {', '.join(b for _, b, _ in jobs)} "
+                  "in conf/profiles/: parx keeps its demand-free routing", file=sys.stderr)
+            out.rmdir() if not any(out.iterdir()) else None
+            return 0
+        routefile = ["--demand", str(out / "demand.txt")]
+        steps = [t2hx + ["demand", "build", *spec, "--out", str(out / "demand.txt"), *where]]
+    steps.append(t2hx + ["reroute", *where, "--routing", args.routing, *routefile,
+                         *(["--real"] if args.mode == "real" else ["--out", str(out)])])
+    for cmd in steps:
+        done = subprocess.run(cmd, cwd=ROOT)
+        if done.returncode:
+            return done.returncode
     return 0
