@@ -34,6 +34,7 @@ class _App(T2hxCheck):
     metric = "solver_walltime"
     unit = "s"
     markers = [WALLTIME]
+    sim_markers = [WALLTIME]   # the flow model prints only the solver line for apps
 
 
 @rfm.simple_test

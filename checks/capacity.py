@@ -4,7 +4,7 @@ on `sim`). Every finished run is recorded; the perf variables are finished runs 
 
 Node sets: the combo's placement order of all nodes (its largest hostfile), cut into
 consecutive chunks of the apps' sizes in study order. Record format, one line per finished
-run, printed by the driver script (real, local) or by ``t2hx simulate --capacity`` (sim):
+run, printed by the driver script (real) or ``t2hx campaign simulate-capacity`` (sim):
 ``T2HX capacity finished: app=<app> run=<k> start=<s> end=<s>``; the window's end is
 ``T2HX capacity window closed``.
 """
@@ -117,10 +117,13 @@ class Capacity(T2hxCheck):
         if self.mode == "sim":
             self.executable = str(ROOT / "run" / "t2hx")
             self.executable_opts = [
-                "simulate", "--system", self.extras["conf_file"], "--plane", self.topology,
-                "--routing", self.routing, "--capacity", str(stage / "capacity.json"),
+                "campaign", "simulate-capacity", "--system", self.extras["conf_file"],
+                "--plane", self.topology, "--routing", self.routing,
+                "--capacity", str(stage / "capacity.json"),
                 "--window", str(int(self.window)), "--seed", str(self.repetition),
                 "--work", str(ROOT / "work")]
+            if self.routing in STUDY.reroute_engines:
+                self.executable_opts.append("$([ -d routing ] && echo --routing-dir routing)")
         else:
             self.write_driver(sets)
             self.executable = "bash"

@@ -77,41 +77,46 @@ def test_site_config_generated_from_conf(tmp_path, monkeypatch):
         assert field in handler["format"]
 
 
-def test_full_t2hx_matrix_count(tmp_path):
-    """Every case study.yaml implies for the t2hx system, nothing more (listing: ~30 s)."""
-    out = reframe(env_for(tmp_path), "-c", "checks", "--system", "t2hx", "-l")
-    assert out.returncode == 0, out.stderr[-3000:]
-    study = load_study()
-    assert found(out) == study.all_cases(672) == 9555
-    assert "WARNING: skipping test" not in out.stdout
-
-
-def test_dry_run_scripts(tmp_path):
-    """Dry-run generates a job script per case: hostfile, HCA pinning, walltime, re-route."""
-    env = env_for(tmp_path)
-    out = reframe(env, "-c", "checks/x500.py", "-c", "checks/capacity.py", "--system", "t2hx",
-                  "-n", "HPL", "-n", "Capacity", "-P", "repetition=0", "--dry-run")
+def test_full_t2hx_dry_run(tmp_path):
+    """`reframe --dry-run` over the full t2hx matrix: one job script per case study.yaml
+    implies (serial policy: no poll sleeps; ~100 s, 160 MB of scripts), and spot checks of
+    hostfile, HCA pinning, walltime and the PARX re-route step."""
+    out = reframe(env_for(tmp_path), "-c", "checks", "--system", "t2hx", "--dry-run",
+                  "--exec-policy=serial", timeout=900)
     assert out.returncode == 0, out.stdout[-3000:]
+    expected = load_study().all_cases(672)
+    assert expected == 9555
+    assert f"Ran {expected}/{expected} test case(s)" in out.stdout
+    assert "WARNING: skipping test" not in out.stdout
     scripts = sorted((tmp_path / "work").rglob("rfm_job.sh"))
-    study = load_study()
-    assert len(scripts) == len(study.combos) * (len(study.nodes("hpl")) + 1)
-    assert not list((tmp_path / "log").rglob("*.log")), "dry-run must not write perflogs"
-    by_name = {}
-    for script in scripts:
-        by_name.setdefault(script.parent.name.split("_")[0], []).append(script.read_text())
-    parx = [s for s in by_name["HPL"] if "clustered/112.txt" in s and "mlx4_1:1" in s]
-    assert len(parx) == 1      # exactly one case: hx-parx-clustered, 112 nodes
+    assert len(scripts) == expected
+    assert not list((tmp_path / "log").rglob("*")), "a dry run must not touch the campaign"
+    by_case = {p.parent.name: p for p in scripts}
+    hpl = [p for name, p in by_case.items() if name.startswith("HPL_")]
+    parx = [t for t in (p.read_text() for p in hpl)
+            if "clustered/112.txt" in t and "mlx4_1:1" in t and "--routing parx" in t]
+    assert len(parx) == 10     # hx-parx-clustered at 112 nodes: one script per repetition
     text = parx[0]
     assert "export UCX_NET_DEVICES=mlx4_1:1" in text
+    assert "export OMPI_MCA_btl_openib_if_include=mlx4_1:1" in text
+    assert "export OMP_NUM_THREADS=12" in text
     assert "timeout --signal=TERM --kill-after=30 900 mpirun -np 112" in text
     assert "--hostfile " + str(ROOT / "hostfiles/t2hx/clustered/112.txt") in text
-    assert "campaign reroute" in text and "--routing parx" in text and "--mode real" in text
-    ft = [s for s in by_name["HPL"] if "linear/7.txt" in s and "mlx4_0:1" in s]
-    assert len(ft) == 1 and "reroute" not in ft[0]
-    assert len(by_name["Capacity"]) == len(study.combos)
-    driver = sorted((tmp_path / "work").rglob("capacity.sh"))
-    assert len(driver) == len(study.combos)
-    assert driver[0].read_text().count("\nloop ") == len(study.capacity["apps"])
+    assert "campaign reroute" in text and "--mode real" in text
+    assert text.index("campaign reroute") < text.index("mpirun -np")
+    ft = [t for t in (p.read_text() for p in hpl) if "linear/7.txt" in t
+          and "mlx4_0:1" in t]
+    assert len(ft) == 10 and all("reroute" not in t for t in ft)
+    assert (hpl[0].parent / "HPL.dat").is_file()
+    caps = [p for name, p in by_case.items() if name.startswith("Capacity_")]
+    assert len(caps) == 5
+    driver = (caps[0].parent / "capacity.sh").read_text()
+    assert driver.count("\nloop ") == 14
+    hosts = [len((caps[0].parent / f"{app}.hosts").read_text().split())
+             for app in load_study().capacity["apps"]]
+    assert sum(hosts) == 664
+    every = (caps[0].parent / "capacity.hosts").read_text().split()
+    assert len(set(every)) == 664                       # disjoint node sets
 
 
 def test_hpl_runs_for_real_on_local(tmp_path):
@@ -211,7 +216,7 @@ def test_porting_new_conf_no_code_change(tmp_path):
     assert (hosts / "port6" / "clustered" / "56.txt").is_file()
     env = env_for(tmp_path, T2HX_CONF_SYSTEMS=str(confdir), T2HX_HOSTFILES=str(hosts))
     out = reframe(env, "-c", "checks/x500.py", "--system", "port6", "-n", "HPL",
-                  "-P", "repetition=0", "--dry-run")
+                  "-P", "repetition=0", "--dry-run", "--exec-policy=serial")
     assert out.returncode == 0, out.stdout[-3000:]
     scripts = sorted((tmp_path / "work").rglob("rfm_job.sh"))
     ladder = [n for n in load_study().nodes("hpl") if n <= 72]

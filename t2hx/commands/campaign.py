@@ -52,6 +52,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     r.add_argument("--benchmark", action="append", default=[], help="the job's benchmark")
     r.add_argument("--jobs-json", help="capacity.json of the capacity check (several jobs)")
     r.set_defaults(func=cmd_reroute)
+    register_capacity(verbs)
 
 
 REROUTE_DOC = """Re-route a plane before a job (DESIGN §3). sar: the job file from the jobs'
@@ -186,4 +187,62 @@ def cmd_reroute(args: argparse.Namespace) -> int:
         done = subprocess.run(cmd, cwd=ROOT)
         if done.returncode:
             return done.returncode
+    return 0
+
+
+# --- capacity on the simulated cluster -----------------------------------------------------
+
+FINISHED = "T2HX capacity finished: app={app} run={run} start={start:.3f} end={end:.3f}"
+CLOSED = "T2HX capacity window closed"
+REPEATS = 100000            # "thousands of runs": more than any window can finish
+
+
+def register_capacity(verbs: argparse._SubParsersAction) -> None:
+    c = verbs.add_parser("simulate-capacity", help="capacity mode on the flow model",
+                         description="All capacity apps at once on their node sets "
+                         "(capacity.json of checks/capacity.py) in the event-driven fluid "
+                         "model until the simulated window closes; prints one line per "
+                         "finished run, then the window's end (the check's record format).")
+    c.add_argument("--system", required=True)
+    c.add_argument("--plane", required=True)
+    c.add_argument("--routing", required=True)
+    c.add_argument("--capacity", required=True, help="capacity.json")
+    c.add_argument("--window", type=float, required=True, help="simulated seconds")
+    c.add_argument("--work", default=str(ROOT / "work"), help="routing cache (work/)")
+    c.add_argument("--routing-dir", help="OpenSM dumps from a re-route")
+    c.add_argument("--seed", type=int, default=0, help="unused; kept for the check's CLI")
+    c.set_defaults(func=cmd_simulate_capacity)
+
+
+def cmd_simulate_capacity(args: argparse.Namespace) -> int:
+    import numpy as np
+
+    from t2hx.flowsim.apps import app_job, benchmark_job
+    from t2hx.flowsim.fluid import run_jobs
+    from t2hx.flowsim.network import open_network
+
+    jobs_in = json.loads(Path(args.capacity).read_text())
+    hosts, spans = [], {}
+    for app, job in jobs_in.items():
+        mine = Path(job["hostfile"]).read_text().split()
+        spans[app] = np.arange(len(hosts), len(hosts) + len(mine))
+        hosts += mine
+    net = open_network(args.system, args.plane, args.routing, hosts=hosts, work=args.work,
+                       routing=args.routing_dir)
+    jobs = []
+    for app, ranks in spans.items():
+        name = {"qball": "qbox"}.get(app, app)
+        if app in ("mupp", "emdl"):
+            jobs.append(benchmark_job(net, name, ranks, repeat=REPEATS))
+        else:
+            jobs.append(app_job(net, name, ranks, repeat=REPEATS))
+    run_jobs(net, jobs, until=args.window)
+    print(f"# t2hx-simulated: capacity system={args.system} plane={args.plane} "
+          f"routing={args.routing} window={args.window:g}")
+    for app, job in zip(spans, jobs):
+        start = 0.0
+        for run, end in enumerate(e for e in job.ends if e <= args.window):
+            print(FINISHED.format(app=app, run=run, start=start, end=end))
+            start = end
+    print(CLOSED)
     return 0
