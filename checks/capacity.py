@@ -10,9 +10,12 @@ run, printed by the driver script (real) or ``t2hx campaign simulate-capacity`` 
 """
 
 import json
+import os
 import re
 import shlex
+import shutil
 import sys
+import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -29,6 +32,7 @@ import x500                                                        # noqa: E402
 from lib.base import STUDY, T2hxCheck, reroute_command             # noqa: E402
 from lib import resume                                             # noqa: E402
 from t2hx import ROOT                                              # noqa: E402
+from t2hx.reframe_site import log_root                             # noqa: E402
 from t2hx.study import seconds                                     # noqa: E402
 
 FINISHED = "T2HX capacity finished:"
@@ -176,6 +180,25 @@ class Capacity(T2hxCheck):
     @sanity_function
     def completed(self):
         return sn.assert_found(CLOSED, self.stdout)
+
+    @run_after("sanity")
+    def keep_raw_output(self):
+        """The finished-run list and node sets go to log/<campaign>/capacity/ (not runs/:
+        the perflog holds the metric; t2hx.post has no parser for this list)."""
+        if self.is_dry_run():
+            return
+        case = f"capacity_{self.combo}_r{self.repetition}"
+        final = log_root() / self.campaign / "capacity" / self.current_system.name / \
+            self.current_partition.name / case
+        final.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=".tmp-", dir=final.parent))
+        stage = Path(self.stagedir)
+        for name in [str(self.stdout), "capacity.json", "capacity.hosts"]:
+            if (stage / name).is_file():
+                shutil.copyfile(stage / name, tmp / name)
+        if final.exists():
+            shutil.rmtree(final)
+        os.replace(tmp, final)
 
     @run_before("performance")
     def set_perf_variables(self):

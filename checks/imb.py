@@ -34,8 +34,8 @@ class _IMB(T2hxCheck):
 @rfm.simple_test
 class IMBCollective(_IMB):
     """One IMB MPI-1 collective per case (Barrier, Bcast, …, Alltoall)."""
-    collective = parameter(STUDY.variants("imb") if "imb" in STUDY.benchmarks else [],
-                           type=str)
+    collective = parameter(STUDY.variants("imb") if "imb" in STUDY.benchmarks else
+                           STUDY.variants("imb")[:1], type=str)
     combo, num_nodes, repetition = study_parameters("imb")
     metric = "t_min"
     unit = "us"

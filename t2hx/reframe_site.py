@@ -147,7 +147,7 @@ def sim_system(systems: list[System]) -> dict:
                 "name": f"{system.name}-{plane}",
                 "descr": f"simulated {system.name} plane {plane} (t2hx.flowsim)",
                 "scheduler": "local", "launcher": "local", "environs": ["openmpi"],
-                "max_jobs": max(1, os.cpu_count() or 1),
+                "max_jobs": 1,   # per partition: both planes together fill the 2 cores
                 "features": ["sim", f"plane_{plane}"],
                 "extras": _common_extras(system, plane, "sim")})
     return {"name": "sim", "descr": "the conf systems, simulated by t2hx.flowsim",

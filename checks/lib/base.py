@@ -71,10 +71,12 @@ GIT_HASH = _git_hash()
 
 
 def study_parameters(bench: str, local: bool = False):
-    """(combo, num_nodes, repetition) parameters of a benchmark, from the study; empty when
-    the selected profile leaves the benchmark out (the check then has no cases)."""
+    """(combo, num_nodes, repetition) parameters of a benchmark, from the study. When the
+    selected profile leaves the benchmark out, one placeholder case that no system accepts
+    (set_case), so ReFrame neither runs nor warns about it."""
     if bench not in STUDY.benchmarks:
-        return parameter([], type=str), parameter([], type=int), parameter([], type=int)
+        return (parameter([STUDY.combos[0].name], type=str),
+                parameter(STUDY.nodes(bench)[:1], type=int), parameter([0], type=int))
     combos = [c.name for c in STUDY.combos] + ([LOCAL] if local else [])
     nodes = sorted(set(STUDY.nodes(bench)) | (set(STUDY.local["nodes"]) if local else set()))
     reps = max(STUDY.repetitions, STUDY.local["repetitions"] if local else 0)
@@ -138,7 +140,8 @@ class T2hxCheck(rfm.RunOnlyRegressionTest):
             self.topology, self.routing, self.placement = "local", "none", "linear"
             return
         combo = STUDY.combo(self.combo)
-        ok = self.num_nodes in STUDY.nodes(self.study_name) and \
+        ok = self.study_name in STUDY.benchmarks and \
+            self.num_nodes in STUDY.nodes(self.study_name) and \
             self.repetition < STUDY.repetitions
         self.valid_systems = [f"%plane={combo.plane}"] if ok else []
         self.topology, self.routing, self.placement = combo.plane, combo.routing, \
