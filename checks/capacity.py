@@ -29,7 +29,7 @@ from reframe.core.builtins import (parameter, run_after, run_before,  # noqa: E4
 import apps                                                        # noqa: E402
 import imb                                                         # noqa: E402
 import x500                                                        # noqa: E402
-from lib.base import STUDY, T2hxCheck, reroute_command             # noqa: E402
+from lib.base import STUDY, T2hxCheck, reroute_command, sim_lmc    # noqa: E402
 from lib import resume                                             # noqa: E402
 from t2hx import ROOT                                              # noqa: E402
 from t2hx.reframe_site import log_root                             # noqa: E402
@@ -125,7 +125,7 @@ class Capacity(T2hxCheck):
                 "--plane", self.topology, "--routing", self.routing,
                 "--capacity", str(stage / "capacity.json"),
                 "--window", str(int(self.window)), "--seed", str(self.repetition),
-                "--work", str(ROOT / "work")]
+                "--work", str(ROOT / "work"), *sim_lmc(self.routing)]
             if self.routing in STUDY.reroute_engines:
                 self.executable_opts.append("$([ -d routing ] && echo --routing-dir routing)")
         else:

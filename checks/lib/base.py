@@ -56,6 +56,7 @@ for _mod in list(sys.modules.values()):
 
 STUDY = load_study()
 LOCAL = "local"           # the pseudo-combo of the `local` system (no planes)
+ENGINE_LMC = {"parx": 2}  # engines whose LID policy needs an LMC other than the plane's
 
 
 def _git_hash() -> str:
@@ -232,6 +233,7 @@ class T2hxCheck(rfm.RunOnlyRegressionTest):
                 "--routing", self.routing, "--hostfile", self.hostfile,
                 "--benchmark", self.sim_name, "--seed", str(self.repetition),
                 "--work", str(ROOT / "work")]
+        opts += sim_lmc(self.routing)
         if self.routing in STUDY.reroute_engines:
             # The tables `t2hx campaign reroute` made for this job, when it had a demand.
             opts.append('$([ -d routing ] && echo --routing-dir routing)')
@@ -298,6 +300,11 @@ class T2hxCheck(rfm.RunOnlyRegressionTest):
             os.replace(final, old)
         os.replace(tmp, final)
         shutil.rmtree(old, ignore_errors=True)
+
+
+def sim_lmc(routing: str) -> list[str]:
+    """PARX routes with LMC=2 (4 LIDs per HCA, DESIGN §3) whatever the plane's LMC."""
+    return ["--lmc", str(ENGINE_LMC[routing])] if routing in ENGINE_LMC else []
 
 
 def reroute_command(check, job: list[str]) -> list[str]:

@@ -211,6 +211,7 @@ def register_capacity(verbs: argparse._SubParsersAction) -> None:
     c.add_argument("--work", default=str(ROOT / "work"), help="routing cache (work/)")
     c.add_argument("--routing-dir", help="OpenSM dumps from a re-route")
     c.add_argument("--seed", type=int, default=0, help="unused; kept for the check's CLI")
+    c.add_argument("--lmc", type=int, help="LMC (default: the plane's conf; parx needs 2)")
     c.set_defaults(func=cmd_simulate_capacity)
 
 
@@ -228,7 +229,7 @@ def cmd_simulate_capacity(args: argparse.Namespace) -> int:
         spans[app] = np.arange(len(hosts), len(hosts) + len(mine))
         hosts += mine
     net = open_network(args.system, args.plane, args.routing, hosts=hosts, work=args.work,
-                       routing=args.routing_dir)
+                       routing=args.routing_dir, lmc=args.lmc)
     jobs = []
     for app, ranks in spans.items():
         name = {"qball": "qbox"}.get(app, app)
