@@ -244,10 +244,14 @@ class T2hxCheck(rfm.RunOnlyRegressionTest):
         return []
 
     def command(self) -> tuple[str, list[str]]:
-        raise NotImplementedError
+        """The real binary and its arguments; every benchmark check defines it."""
+        raise TypeError(f"{type(self).__name__} must define command() "
+                        "(fix: return (executable, [args]) for the real binary)")
 
     def local_command(self) -> tuple[str, list[str]]:
-        raise NotImplementedError(f"{self.benchmark} has no local binary")
+        """The binary on the `local` system; only checks with a Debian binary define it."""
+        self.skip(f"{self.benchmark} has no binary on this machine (only HPL via HPCC runs "
+                  "on `local`; use the sim or a real system)")
 
     # --- results ----------------------------------------------------------------------------
     def output_path(self) -> Path:
