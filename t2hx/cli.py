@@ -12,21 +12,26 @@ from t2hx import __version__, commands
 from t2hx.errors import T2hxError
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
+    """The parser; with ``argv`` naming a command module, only that module is imported (the
+    simulated checks start ``t2hx simulate`` hundreds of times: importing every command's
+    dependencies, pandas and ReFrame's site included, tripled each start)."""
     parser = argparse.ArgumentParser(
         prog="t2hx", description="HPC interconnect study framework (fabric, routing, "
         "placement, simulation, post-processing).")
     parser.add_argument("--version", action="version", version=f"t2hx {__version__}")
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress output")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for info in sorted(pkgutil.iter_modules(commands.__path__), key=lambda m: m.name):
-        module = importlib.import_module(f"t2hx.commands.{info.name}")
-        module.register(sub)
+    names = sorted(m.name for m in pkgutil.iter_modules(commands.__path__))
+    first = next((a for a in argv or [] if not a.startswith("-")), None)
+    for name in [first] if first in names else names:
+        importlib.import_module(f"t2hx.commands.{name}").register(sub)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else argv
+    parser = build_parser(argv)
     args = parser.parse_args(argv)
     try:
         return int(args.func(args) or 0)

@@ -34,8 +34,10 @@ import csv
 import io
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import pandas as pd
+if TYPE_CHECKING:        # pandas costs 0.6 s: the ReFrame site config imports this module
+    import pandas as pd
 
 # Order = column order in the file. Names are ReFrame's header names.
 PERFLOG_FIELDS: tuple[str, ...] = (
@@ -82,6 +84,8 @@ def _is_header(line: str) -> bool:
 
 def _frame(names: list[str], good: list[str], numbers: list[int]) -> tuple[pd.DataFrame,
                                                                          pd.Series]:
+    import pandas as pd
+
     # pandas' C parser does the splitting: ~10x faster than building rows in Python.
     frame = pd.read_csv(io.StringIO("\n".join(good)), sep=DELIM, header=None, names=names,
                         dtype=str, keep_default_na=False, na_values=sorted(NULLS),
