@@ -1,5 +1,6 @@
 """PARX geometry (seed 000 §3.2): quadrants of a 2D HyperX, the quadrant LID policy that
-OpenSM receives as guid2lid, the link-removal rules R1–R4 and Table 1.
+OpenSM receives as guid2lid, the link-removal rules R1–R4, Table 1 (also as the flow model's
+LID chooser) and the OpenSM arguments that run our plugin engines.
 
 The C twin is ``parx/table1.c`` (plugin, Open MPI patch); tests check both agree. Geometry:
 x = dimension 0, y = dimension 1, left = x < D0/2, top = y < D1/2;
@@ -10,7 +11,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from t2hx.errors import ConfError
+import numpy as np
+
+from t2hx.errors import ConfError, RoutingError
 from t2hx.fabric.graph import Fabric
 
 LMC = 2
@@ -58,6 +61,73 @@ def select(src_q: int, dst_q: int, size: int, threshold: int = DEFAULT_THRESHOLD
     (its low bit, as in the C version)."""
     opts = choices(src_q, dst_q, size >= threshold)
     return opts[coin & 1] if len(opts) == 2 else opts[0]
+
+
+def _table_array(table: tuple[tuple[tuple[int, ...], ...], ...]) -> np.ndarray:
+    """[dst_q, src_q, coin bit] -> offset; a single choice fills both coin slots (as
+    parx_table1_choices does)."""
+    return np.array([[(c[0], c[-1]) for c in row] for row in table], dtype=np.int64)
+
+
+SMALL_ARRAY = _table_array(TABLE1_SMALL)
+LARGE_ARRAY = _table_array(TABLE1_LARGE)
+
+
+def pair_coin(src: np.ndarray, dst: np.ndarray) -> np.ndarray:
+    """The flow model's coin for a source/destination HCA pair: the Open MPI patch flips a
+    fresh coin per message, a static flow model needs one fixed choice per pair. A
+    multiplicative hash of both indices (upper half, as the patch takes ``coin >> 16``)
+    spreads the pairs evenly over both LIDs and is the same in every run."""
+    h = (np.asarray(src, dtype=np.uint64) * np.uint64(0x9E3779B1)
+         + np.asarray(dst, dtype=np.uint64) * np.uint64(0x85EBCA77)) & np.uint64(0xFFFFFFFF)
+    return (h >> np.uint64(16)).astype(np.int64)
+
+
+def select_many(src_q: np.ndarray, dst_q: np.ndarray, size: int,
+                threshold: int = DEFAULT_THRESHOLD, coin: np.ndarray | int = 0) -> np.ndarray:
+    """:func:`select` over arrays of quadrants (one message size for all)."""
+    table = LARGE_ARRAY if size >= threshold else SMALL_ARRAY
+    return table[np.asarray(dst_q), np.asarray(src_q), np.asarray(coin) & 1]
+
+
+class Table1Chooser:
+    """The flow model's LID chooser for PARX (``t2hx.flowsim.network.LidChooser``): Table 1a
+    below ``threshold`` bytes, 1b from it on, quadrants of the HCAs from the fabric, and
+    :func:`pair_coin` where the table offers two LIDs."""
+
+    def __init__(self, fabric: Fabric, threshold: int = DEFAULT_THRESHOLD,
+                 source: object = None) -> None:
+        if threshold < 0:
+            raise ConfError(f"PARX threshold {threshold} B is negative", file=source,
+                            field="parx_threshold", fix="give a message size in bytes, "
+                            f"e.g. {DEFAULT_THRESHOLD}")
+        quads = node_quadrants(fabric, source)
+        self.quadrant = np.array([quads[h] for h in fabric.hcas()], dtype=np.int64)
+        self.threshold = int(threshold)
+
+    def __call__(self, src: np.ndarray, dst: np.ndarray, size: int) -> np.ndarray:
+        src, dst = np.asarray(src, dtype=np.int64), np.asarray(dst, dtype=np.int64)
+        return select_many(self.quadrant[src], self.quadrant[dst], size, self.threshold,
+                           pair_coin(src, dst))
+
+
+def check_lids(fabric: Fabric, hca_lids: np.ndarray, lmc: int, source: object = None) -> None:
+    """Routing tables PARX's Table 1 can be applied to: LMC 2 and every HCA's base LID in its
+    quadrant's range (dumps of another engine or LID policy would make Table 1 pick LIDs
+    whose paths follow no rule)."""
+    if lmc != LMC:
+        raise RoutingError(f"these routing tables have LMC {lmc}; PARX's Table 1 needs LMC "
+                           f"{LMC}", file=source, fix="use dumps of a parx routing run")
+    quads = node_quadrants(fabric, source)
+    want = np.array([quads[h] for h in fabric.hcas()], dtype=np.int64)
+    got = (np.asarray(hca_lids) // LIDS_PER_QUADRANT) % 10
+    bad = np.nonzero(got != want)[0]
+    if bad.size:
+        h = fabric.hcas()[int(bad[0])]
+        raise RoutingError(f"HCA {fabric.nodes[h].name} has base LID "
+                           f"{int(hca_lids[bad[0]])}, outside quadrant Q{int(want[bad[0]])}'s "
+                           "LIDs (not routed with the PARX LID policy)", file=source,
+                           fix="use dumps of a parx routing run (t2hx reroute, fabric route)")
 
 
 def rule_removes(offset: int, qa: int, qb: int) -> bool:
@@ -162,3 +232,22 @@ def routing_args(fabric: Fabric, engine: str, demand: str | None = None,
     if engine == "parx":
         args.update(lmc=LMC, guid2lid=lid_policy(fabric, source))
     return args
+
+
+def engine_args(fabric: Fabric, engine: str, opensm: dict, source: object,
+                lmc: int | None = None, demand: str | None = None,
+                jobs: str | None = None) -> dict:
+    """``route()`` arguments for any engine of a plane: our plugin engines bring their LMC,
+    LID policy and options (:func:`routing_args`) over the plane's OpenSM options (``lmc``
+    does not apply to them); stock engines take the plane's options and its LMC unless
+    ``lmc`` overrides it."""
+    from t2hx.fabric.opensm import PLUGIN_ENGINES
+
+    if engine in PLUGIN_ENGINES:
+        args = routing_args(fabric, engine, demand=demand, jobs=jobs, source=source)
+        args["extra_conf"] = {**opensm["options"], **args["extra_conf"]}
+        return args
+    if demand or jobs:
+        raise ConfError(f"{engine} reads no demand or job file", file=source, field="routing",
+                        fix="route with parx (demand) or sar (jobs)")
+    return {"lmc": opensm["lmc"] if lmc is None else lmc, "extra_conf": opensm["options"]}

@@ -11,24 +11,15 @@ import argparse
 import json
 from pathlib import Path
 
-from t2hx import analysis, parx
+from t2hx import analysis
 from t2hx.conf import load_system, system_path
 from t2hx.errors import T2hxError
 from t2hx.fabric.build import build_plane
 from t2hx.fabric.lft import load_tables
 from t2hx.fabric.netfile import atomic_write
-from t2hx.fabric.opensm import PLUGIN_ENGINES, route
+from t2hx.fabric.opensm import route
+from t2hx.parx import engine_args
 from t2hx.progress import Progress
-
-
-def engine_args(fabric, engine: str, opensm: dict, source: object, lmc: int | None = None,
-                demand: str | None = None, jobs: str | None = None) -> dict:
-    """route() arguments: our plugin engines bring their LMC, LID policy and options."""
-    if engine in PLUGIN_ENGINES:
-        args = parx.routing_args(fabric, engine, demand=demand, jobs=jobs, source=source)
-        args["extra_conf"] = {**opensm["options"], **args["extra_conf"]}
-        return args
-    return {"lmc": opensm["lmc"] if lmc is None else lmc, "extra_conf": opensm["options"]}
 
 
 def register(sub: argparse._SubParsersAction) -> None:

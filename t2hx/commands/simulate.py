@@ -10,6 +10,7 @@ from pathlib import Path
 
 from t2hx import ROOT
 from t2hx.errors import WorkloadError
+from t2hx.parx import DEFAULT_THRESHOLD
 
 BENCHMARKS = ("mpigraph", "ebb", "imb", "barrier", "bcast", "gather", "scatter", "reduce",
               "allreduce", "alltoall", "ring-allreduce", "mupp", "emdl")
@@ -27,9 +28,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--hostfile", required=True, help="one hostname per line; rank i = line i")
     p.add_argument("--benchmark", required=True,
                    help=f"one of: {', '.join(BENCHMARKS + APPS)}")
-    p.add_argument("--lmc", type=int, default=None, help="LMC (default: the plane's conf)")
+    p.add_argument("--lmc", type=int, default=None,
+                   help="LMC (default: the plane's conf; parx always routes with 2)")
     p.add_argument("--routing-dir", default=None,
                    help="use these OpenSM dumps (guid2lid, opensm-lfts.dump) instead of routing")
+    p.add_argument("--demand", default=None, help="parx: route with this demand file")
+    p.add_argument("--jobs", default=None, help="sar: route with this job file")
+    p.add_argument("--parx-threshold", type=int, default=DEFAULT_THRESHOLD,
+                   help="parx: messages of fewer bytes use Table 1a, others 1b "
+                   f"(default {DEFAULT_THRESHOLD})")
     p.add_argument("--work", default=str(ROOT / "work"),
                    help="work dir; routing runs are cached in <work>/routing/")
     p.add_argument("--size", type=int, default=1 << 20, help="message bytes (mpiGraph, eBB)")
@@ -54,7 +61,8 @@ def run(args: argparse.Namespace) -> int:
     from t2hx.flowsim.network import open_network
 
     net = open_network(args.system, args.plane, args.routing, args.hostfile, work=args.work,
-                       lmc=args.lmc, routing=args.routing_dir, quiet=args.quiet)
+                       lmc=args.lmc, routing=args.routing_dir, quiet=args.quiet,
+                       demand=args.demand, jobs=args.jobs, parx_threshold=args.parx_threshold)
     text = render(net, args)
     if args.output:
         path = Path(args.output)

@@ -4,17 +4,23 @@
 produced for it (or dumps copied from a real fabric), and a hostfile (rank i on line i's
 host). Paths come from the LFTs; which of an HCA's 2^LMC LIDs a message targets is asked of
 a *LID chooser* ``chooser(src_hca_idx, dst_hca_idx, msg_bytes) -> lid_index`` (arrays in,
-array out; default: the base LID). PARX plugs its Table 1 in there.
+array out; default: the base LID). A ``parx`` network gets Table 1 there
+(:class:`t2hx.parx.Table1Chooser`), whether routed here or read from ``routing`` dumps.
 
-Routing runs are cached under ``<work>/routing/<sys>/<plane>/<engine>-lmc<N>/`` and reused
-while the system conf's sha256 and the generated fabric's netfile sha256 (both stored in
-``t2hx-conf.sha256`` next to the dumps) match.
+Every engine is routed with the arguments ``t2hx reproduce`` uses (:func:`t2hx.parx.
+engine_args`: our plugin engines with their LMC, LID policy, QoS and no fallback). Routing
+runs are cached under ``<work>/routing/<sys>/<plane>/<engine>-lmc<N>[-<inputs>]/`` (the
+suffix names the content of a demand or job file) and reused while the system conf's sha256,
+the generated fabric's netfile sha256 and the digest of the routing arguments (input files
+by content, our plugin library) - all stored in ``t2hx-conf.sha256`` next to the dumps -
+match.
 """
 
 from __future__ import annotations
 
 import fcntl
 import hashlib
+import json
 import os
 import re
 from dataclasses import dataclass, field
@@ -23,6 +29,7 @@ from typing import Callable
 
 import numpy as np
 
+from t2hx import parx
 from t2hx.conf import System, load_system, system_path
 from t2hx.errors import ConfError, RoutingError, WorkloadError
 from t2hx.fabric.build import build_plane
@@ -70,6 +77,7 @@ class Network:
     hostfile: str
     loggp: LogGP
     chooser: LidChooser = base_lid
+    dumps: Path | None = None                  # the routing run's directory
     capacity: np.ndarray = field(init=False)   # bytes/s per directed link
     rank_hca: np.ndarray = field(init=False)   # rank → HCA node index
     rank_hca_idx: np.ndarray = field(init=False)  # rank → position in fabric.hcas()
@@ -174,40 +182,47 @@ def read_hostfile(path: str | Path, system: System) -> list[str]:
     return hosts
 
 
-def routing_dir(work: Path, system: System, plane: str, engine: str, lmc: int) -> Path:
-    return work / "routing" / system.name / plane / f"{engine}-lmc{lmc}"
+def routing_dir(work: Path, system: System, plane: str, engine: str, lmc: int,
+                tag: str = "") -> Path:
+    return work / "routing" / system.name / plane / \
+        (f"{engine}-lmc{lmc}-{tag}" if tag else f"{engine}-lmc{lmc}")
 
 
-def ensure_routing(system: System, plane: str, engine: str, lmc: int, work: Path,
-                   fabric: Fabric, quiet: bool = True) -> Path:
-    """Route with real OpenSM unless a cached run for this exact conf exists."""
-    out = routing_dir(work, system, plane, engine, lmc)
+def ensure_routing(system: System, plane: str, engine: str, lmc: int | None, work: Path,
+                   fabric: Fabric, quiet: bool = True, demand: str | None = None,
+                   jobs: str | None = None) -> Path:
+    """Route with real OpenSM unless a cached run for this exact conf and input exists."""
+    args = parx.engine_args(fabric, engine, system.plane(plane).opensm, system.path, lmc,
+                            demand=demand, jobs=jobs)
+    if lmc is not None and lmc != args["lmc"]:     # our engines' LID policy fixes the LMC
+        raise WorkloadError(f"{engine} routes with LMC {args['lmc']}, not {lmc}", field="lmc",
+                            fix=f"drop --lmc or pass --lmc {args['lmc']}")
+    out = routing_dir(work, system, plane, engine, args["lmc"], inputs_tag(args))
     out.mkdir(parents=True, exist_ok=True)
     # Simulated jobs may start side by side: one routes, the others wait and reuse.
     with open(out.parent / f".{out.name}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        return _route_locked(system, plane, engine, lmc, out, fabric, quiet)
+        return _route_locked(system, plane, engine, args, out, fabric, quiet)
 
 
-def _route_locked(system: System, plane: str, engine: str, lmc: int, out: Path,
+def _route_locked(system: System, plane: str, engine: str, args: dict, out: Path,
                   fabric: Fabric, quiet: bool) -> Path:
     from t2hx.fabric.opensm import route
     from t2hx.progress import Progress
 
     stamp = out / STAMP
-    # The conf AND the generated fabric (GUIDs, cabling) must match: generator code can
-    # change while the conf does not.
-    want = system.sha256 + " " + hashlib.sha256(render(fabric).encode()).hexdigest()
+    # The conf, the generated fabric (GUIDs, cabling: generator code can change while the
+    # conf does not) and the routing inputs (demand/job file, plugin build) must all match.
+    want = " ".join((system.sha256, hashlib.sha256(render(fabric).encode()).hexdigest(),
+                     args_digest(args, engine)))
     if stamp.exists() and stamp.read_text().strip() == want \
             and (out / "opensm-lfts.dump").exists() and (out / "guid2lid").exists():
         return out
-    conf = system.plane(plane).opensm
     stamp.unlink(missing_ok=True)            # a failed re-route must not look cached
     with Progress(f"routing {system.name}/{plane} {engine}", quiet=quiet) as prog:
         prog.say("running ibsim + OpenSM")
-        run = route(fabric, out, engine, lmc, extra_conf=conf["options"],
-                    timeout=conf["timeout"])
-    if run.summary.get("fallback"):
+        run = route(fabric, out, engine, timeout=system.plane(plane).opensm["timeout"], **args)
+    if run.summary.get("fallback") or run.summary.get("engine_used") != engine:
         raise RoutingError(f"OpenSM fell back from {engine} to {run.summary['engine_used']}",
                            file=run.log, fix="read the ERR lines; the engine cannot route "
                            "this plane")
@@ -217,34 +232,98 @@ def _route_locked(system: System, plane: str, engine: str, lmc: int, out: Path,
     return out
 
 
+def _plugin_options(args: dict) -> list[tuple[str, str]]:
+    opts = str(args.get("extra_conf", {}).get("event_plugin_options", ""))
+    return [(item.partition("=")[0], item.partition("=")[2])
+            for item in opts.replace(",", " ").split()]
+
+
+def _content(value: str) -> str:
+    """A plugin option's value as the run sees it: a file by its content's sha256."""
+    path = Path(value)
+    return hashlib.sha256(path.read_bytes()).hexdigest() if value and path.is_file() else value
+
+
+def args_digest(args: dict, engine: str) -> str:
+    """sha256 of everything a routing run with ``args`` depends on besides the fabric: the
+    arguments (input files by content, not by path) and, for our engines, the plugin."""
+    from t2hx import ROOT
+    from t2hx.fabric.opensm import PLUGIN_ENGINES
+
+    conf = {k: v for k, v in args.get("extra_conf", {}).items() if k != "event_plugin_options"}
+    doc = {"engine": engine, "lmc": args.get("lmc"), "conf": conf,
+           "options": [(k, _content(v)) for k, v in _plugin_options(args)],
+           "guid2lid": sorted((args.get("guid2lid") or {}).items())}
+    h = hashlib.sha256(json.dumps(doc, sort_keys=True, default=str).encode())
+    lib = ROOT / "parx" / "libparx.so"
+    if engine in PLUGIN_ENGINES and lib.is_file():
+        h.update(lib.read_bytes())
+    return h.hexdigest()
+
+
+def inputs_tag(args: dict) -> str:
+    """A short name for the input files of a routing run ('' without any): runs of one
+    engine with different demand/job files must not share (and overwrite) one directory."""
+    files = [(k, _content(v)) for k, v in _plugin_options(args) if v and Path(v).is_file()]
+    if not files:
+        return ""
+    return hashlib.sha256(json.dumps(sorted(files)).encode()).hexdigest()[:12]
+
+
 def open_network(system: str | Path | System, plane: str, engine: str,
                  hostfile: str | Path | None = None, *, work: str | Path = "work",
                  lmc: int | None = None, routing: str | Path | None = None,
-                 chooser: LidChooser = base_lid, quiet: bool = True,
-                 hosts: list[str] | None = None) -> Network:
-    """Build the plane, route it (or read ``routing`` dumps), map the hostfile's ranks."""
+                 chooser: LidChooser | None = None, quiet: bool = True,
+                 hosts: list[str] | None = None, demand: str | Path | None = None,
+                 jobs: str | Path | None = None,
+                 parx_threshold: int = parx.DEFAULT_THRESHOLD) -> Network:
+    """Build the plane, route it (or read ``routing`` dumps), map the hostfile's ranks.
+
+    ``demand``/``jobs``: the parx demand or sar job file to route with. A parx network
+    chooses LIDs by Table 1 (1a below ``parx_threshold`` bytes, 1b from it on) unless
+    ``chooser`` says otherwise; other engines default to the base LID."""
     sys_ = system if isinstance(system, System) else load_system(system_path(str(system)))
     fabric = build_plane(sys_, plane)
-    if lmc is None:
-        lmc = sys_.plane(plane).opensm["lmc"]
     if routing is None:
-        routing = ensure_routing(sys_, plane, engine, lmc, Path(work), fabric, quiet)
+        routing = ensure_routing(sys_, plane, engine, lmc, Path(work), fabric, quiet,
+                                 demand=str(demand) if demand else None,
+                                 jobs=str(jobs) if jobs else None)
+    elif demand or jobs:
+        raise WorkloadError("a demand or job file routes the plane, but routing dumps were "
+                            "given too", field="routing", fix="pass one of them, not both")
     tables = load_tables(fabric, routing)
+    if chooser is None:
+        chooser = _default_chooser(engine, fabric, tables, sys_, routing, parx_threshold)
+    hosts = _hosts(sys_, fabric, plane, hostfile, hosts)
+    return Network(sys_, plane, engine, fabric, tables, list(hosts),
+                   str(hostfile) if hostfile else "-", LogGP.from_conf(sys_.model), chooser,
+                   Path(routing))
+
+
+def _default_chooser(engine: str, fabric: Fabric, tables: Tables, system: System,
+                     routing: str | Path, threshold: int) -> LidChooser:
+    if engine != "parx":
+        return base_lid
+    parx.check_lids(fabric, tables.hca_lids(0), tables.lmc, Path(routing) / "guid2lid")
+    return parx.Table1Chooser(fabric, threshold, system.path)
+
+
+def _hosts(system: System, fabric: Fabric, plane: str, hostfile: str | Path | None,
+           hosts: list[str] | None) -> list[str]:
     if hosts is None:
         if hostfile is None:
             raise WorkloadError("no hostfile", field="hostfile", fix="pass --hostfile FILE")
-        hosts = read_hostfile(hostfile, sys_)
+        hosts = read_hostfile(hostfile, system)
     elif not hosts:
         raise WorkloadError("zero ranks requested", field="hosts", fix="use at least one node")
     else:
-        known = set(sys_.hostnames())
+        known = set(system.hostnames())
         bad = [h for h in hosts if h not in known]
         if bad:
-            raise WorkloadError(f"'{bad[0]}' is not a node of system '{sys_.name}'",
-                                field="hosts", fix=f"use hostnames of {sys_.path}")
+            raise WorkloadError(f"'{bad[0]}' is not a node of system '{system.name}'",
+                                field="hosts", fix=f"use hostnames of {system.path}")
     if not all(h in fabric._index for h in hosts):
         bad = next(h for h in hosts if h not in fabric._index)
-        raise ConfError(f"host '{bad}' is not attached to plane '{plane}'", file=sys_.path,
+        raise ConfError(f"host '{bad}' is not attached to plane '{plane}'", file=system.path,
                         field=f"planes.{plane}", fix="use hosts of that plane")
-    return Network(sys_, plane, engine, fabric, tables, list(hosts),
-                   str(hostfile) if hostfile else "-", LogGP.from_conf(sys_.model), chooser)
+    return hosts

@@ -1,0 +1,136 @@
+"""PARX in the flow model: a parx network is routed with the plugin's LID policy and picks
+each message's LID by Table 1 (as parx/table1.c does), also from re-route dumps; routing
+caches keep runs with different inputs apart."""
+
+from __future__ import annotations
+
+import ctypes
+
+import numpy as np
+import pytest
+
+from t2hx import parx
+from t2hx.errors import RoutingError, WorkloadError
+from t2hx.flowsim import patterns
+from t2hx.flowsim.network import open_network
+from tests.test_parx_routing import pruned_distances
+from tests.test_parx_table1 import lib  # noqa: F401  (fixture: parx/libparx_table1.so)
+
+# Two switches of quadrant Q0 joined by one cable (mini: hx-0-1 and hx-1-1, 4 nodes each).
+PAIR = [f"m2n{i:02d}" for i in range(1, 9)]
+
+
+@pytest.fixture(scope="module")
+def work(tmp_path_factory):
+    return tmp_path_factory.mktemp("parx-flowsim")
+
+
+@pytest.fixture(scope="module")
+def parx_net(mini, work):
+    return open_network(mini, "hyperx", "parx", hosts=mini.hostnames(), work=work)
+
+
+def test_table1_chooser_matches_the_c_selection(mini, parx_net, lib) -> None:  # noqa: F811
+    chooser = parx_net.chooser
+    assert isinstance(chooser, parx.Table1Chooser) and chooser.threshold == 512
+    n = len(parx_net.fabric.hcas())
+    src, dst = np.repeat(np.arange(n), n), np.tile(np.arange(n), n)
+    coin = parx.pair_coin(src, dst)
+    for size in (0, 511, 512, 1 << 20):
+        got = chooser(src, dst, size)
+        want = [lib.parx_table1_select(int(chooser.quadrant[s]), int(chooser.quadrant[d]),
+                                       size, 512, ctypes.c_uint(int(c)))
+                for s, d, c in zip(src, dst, coin)]
+        assert got.tolist() == want
+    # where Table 1 offers two LIDs, the pairs use both
+    two = (chooser.quadrant[src] == 0) & (chooser.quadrant[dst] == 0)
+    assert set(chooser(src[two], dst[two], 1 << 20).tolist()) == {0, 2}
+
+
+def test_parx_network_routes_with_the_lid_policy(parx_net) -> None:
+    tab = parx_net.tables
+    assert parx_net.engine == "parx" and tab.lmc == 2
+    quads = parx.node_quadrants(parx_net.fabric)
+    for h in parx_net.fabric.hcas():
+        assert parx.lid_quadrant(tab.hca_lid(h)) == quads[h]
+    opensm_conf = (parx_net.dumps / "opensm.conf").read_text()
+    assert "routing_engine parx,no_fallback" in opensm_conf and "qos TRUE" in opensm_conf
+
+
+def test_small_messages_take_minimal_paths_large_ones_detour(parx_net) -> None:
+    """Per message: Table 1a's LID keeps the HyperX's shortest path (unless the missing
+    cable forces a longer one under that LID's rule), 1b's detours for same-half pairs."""
+    fab = parx_net.fabric
+    n = parx_net.ranks
+    src, dst = np.repeat(np.arange(n), n), np.tile(np.arange(n), n)
+    sw = np.array([pos_of(fab)[fab.switch_of(h)] for h in parx_net.rank_hca])
+    src, dst = src[sw[src] != sw[dst]], dst[sw[src] != sw[dst]]
+    full = pruned_distances(fab, None)[0][sw[src], sw[dst]] + 1     # switches crossed
+    q = parx_net.chooser.quadrant[parx_net.rank_hca_idx]
+    for size, large in ((64, False), (1 << 20, True)):
+        _, hops = parx_net.paths(src, dst, size)
+        lid = parx_net.lid_index(src, dst, size)
+        forced = np.zeros(len(src), dtype=bool)
+        for x in range(4):
+            rule = pruned_distances(fab, x)[0][sw[src], sw[dst]] + 1
+            forced |= (lid == x) & (rule > full)
+            assert (hops[lid == x] == rule[lid == x]).all()
+        if not large:
+            assert (hops[~forced] == full[~forced]).all() and forced.mean() < 0.05
+        else:
+            same_half = ~(((q[src] + q[dst]) % 2 == 0) & (q[src] != q[dst]))
+            # mini lacks the cable hx-0-0 - hx-1-0: the minimal path between them already
+            # detours through the right half, which LID0 keeps
+            cut = [pos_of(fab)[fab.index(x)] for x in ("hx-0-0", "hx-1-0")]
+            around = np.isin(sw[src], cut) & np.isin(sw[dst], cut)
+            assert (hops[same_half & ~around] > full[same_half & ~around]).all()
+
+
+def pos_of(fab) -> dict[int, int]:
+    return {s: k for k, s in enumerate(fab.switches())}
+
+
+def test_parx_beats_dfsssp_on_two_switches_of_one_quadrant(mini, work) -> None:
+    """Fig 1 in miniature: 8 nodes on two Q0 switches joined by one cable."""
+    bw = {}
+    for engine in ("dfsssp", "parx"):
+        net = open_network(mini, "hyperx", engine, hosts=PAIR, work=work)
+        bw[engine] = patterns.offdiag_mean(patterns.mpigraph(net).send)
+    assert bw["parx"] > 1.3 * bw["dfsssp"], bw
+    # everything below the threshold: Table 1a's minimal paths, no detour gain
+    small = open_network(mini, "hyperx", "parx", hosts=PAIR, work=work,
+                         parx_threshold=1 << 30)
+    assert patterns.offdiag_mean(patterns.mpigraph(small).send) < 1.1 * bw["dfsssp"]
+
+
+def test_routing_dir_of_a_reroute_gets_table1_and_others_are_refused(mini, work,
+                                                                     parx_net) -> None:
+    dumps = parx_net.dumps
+    net = open_network(mini, "hyperx", "parx", hosts=PAIR, routing=dumps)
+    assert isinstance(net.chooser, parx.Table1Chooser)
+    dfsssp = open_network(mini, "hyperx", "dfsssp", hosts=PAIR, work=work)
+    with pytest.raises(RoutingError, match="PARX's Table 1 needs LMC 2") as err:
+        open_network(mini, "hyperx", "parx", hosts=PAIR, routing=dfsssp.dumps)
+    assert "\n" not in str(err.value)
+    with pytest.raises(WorkloadError, match="parx routes with LMC 2, not 0"):
+        open_network(mini, "hyperx", "parx", hosts=PAIR, work=work, lmc=0)
+
+
+def test_routing_cache_keeps_inputs_apart(mini, work, tmp_path) -> None:
+    a, b, a2 = tmp_path / "a.txt", tmp_path / "b.txt", tmp_path / "copy-of-a.txt"
+    a.write_text("m2n01 m2n05:255\n")
+    b.write_text("m2n01 m2n06:255 m3n01:17\n")
+    a2.write_text(a.read_text())
+    na = open_network(mini, "hyperx", "parx", hosts=PAIR, work=work, demand=a)
+    nb = open_network(mini, "hyperx", "parx", hosts=PAIR, work=work, demand=b)
+    da, db = na.dumps, nb.dumps
+    assert da != db and da.name.startswith("parx-lmc2-") and db.name.startswith("parx-lmc2-")
+    assert f"parx_demand={a}" in (da / "opensm.conf").read_text()
+    mtime = (da / "opensm-lfts.dump").stat().st_mtime_ns
+    again = open_network(mini, "hyperx", "parx", hosts=PAIR, work=work, demand=a2)
+    assert again.dumps == da
+    assert (da / "opensm-lfts.dump").stat().st_mtime_ns == mtime   # same content: reused
+    # a changed demand file at the same path is routed again, into its own directory
+    a.write_text("m2n01 m2n07:255\n")
+    changed = open_network(mini, "hyperx", "parx", hosts=PAIR, work=work, demand=a)
+    assert changed.dumps not in (da, db)
