@@ -113,6 +113,8 @@ class _State:
         self.owner = np.zeros(0, dtype=np.int64)
         self.tail = np.zeros(0)
         self.small = SMALL_BYTES
+        self.plans: dict[int, _Plan] = {}
+        self.steps_seen: list[Comm] = []
         for j, job in enumerate(jobs):
             self.timer[j] = job.start
             self.step[j] = -1                       # "before the first step"
@@ -165,6 +167,27 @@ class _State:
         if isinstance(step, Compute):
             self.timer[j] = self.now + step.seconds
             return False
+        plan = self._plan(step)
+        if plan.paths is None:     # only short messages: latency + size at the link rate
+            self.timer[j] = self.now + plan.alone
+            return False
+        # Short messages beside long ones end long before them; the step ends with the
+        # last long message's last byte plus its latency.
+        self.wait_after[j] = 0.0
+        self.outstanding[j] = len(plan.size)
+        width = max(self.paths.shape[1], plan.paths.shape[1])
+        self.paths = np.vstack([_pad(self.paths, width), _pad(plan.paths, width)])
+        self.remaining = np.concatenate([self.remaining, plan.size])
+        self.owner = np.concatenate([self.owner, np.full(len(plan.size), j)])
+        self.tail = np.concatenate([self.tail, plan.latency])
+        return True
+
+    def _plan(self, step: Comm) -> "_Plan":
+        """The routed messages of a Comm step, computed once: a job repeats its steps
+        thousands of times in a capacity window."""
+        plan = self.plans.get(id(step))
+        if plan is not None:
+            return plan
         src, dst = np.asarray(step.src), np.asarray(step.dst)
         size = np.broadcast_to(np.asarray(step.size, dtype=np.float64), src.shape)
         keep = src != dst
@@ -172,20 +195,22 @@ class _State:
         p, hops = self.net.paths(src, dst, int(size.max()) if size.size else 0)
         lat = self.net.loggp.latency(hops.astype(np.float64))
         moving = size > self.small
-        if not moving.any():       # only short messages: latency + size at the link rate
+        if moving.any():
+            plan = _Plan(p[moving], size[moving].copy(), lat[moving], 0.0)
+        else:
             alone = lat + size / self.net.capacity.max()
-            self.timer[j] = self.now + (float(alone.max()) if alone.size else 0.0)
-            return False
-        # Short messages beside long ones end long before them; the step ends with the
-        # last long message's last byte plus its latency.
-        self.wait_after[j] = 0.0
-        self.outstanding[j] = int(moving.sum())
-        width = max(self.paths.shape[1], p.shape[1])
-        self.paths = np.vstack([_pad(self.paths, width), _pad(p[moving], width)])
-        self.remaining = np.concatenate([self.remaining, size[moving]])
-        self.owner = np.concatenate([self.owner, np.full(moving.sum(), j)])
-        self.tail = np.concatenate([self.tail, lat[moving]])
-        return True
+            plan = _Plan(None, size, lat, float(alone.max()) if alone.size else 0.0)
+        self.plans[id(step)] = plan
+        self.steps_seen.append(step)        # keeps id(step) unique while cached
+        return plan
+
+
+@dataclass
+class _Plan:
+    paths: np.ndarray | None     # long (fluid) messages' paths; None: only short ones
+    size: np.ndarray
+    latency: np.ndarray
+    alone: float                 # step time when every message is short
 
 
 def _pad(p: np.ndarray, width: int) -> np.ndarray:

@@ -52,6 +52,15 @@ def maxmin_rates(paths: np.ndarray, capacity: np.ndarray,
     remaining = np.empty(total + 1)
     remaining[:total] = np.tile(cap, copies)
     remaining[sentinel] = np.inf
+    if p.size < total:
+        # Few flows (the fluid mode re-solves after every event): work on the links they
+        # cross, not on every link of the fabric.
+        used = np.unique(p)
+        if used[-1] != sentinel:
+            used = np.append(used, sentinel)
+        p = np.searchsorted(used, p)
+        remaining = remaining[used]
+        total = sentinel = len(used) - 1
     rate = np.zeros(flows)
     index = np.arange(flows)           # original flow id of each row of p
     while index.size:
