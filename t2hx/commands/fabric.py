@@ -11,7 +11,7 @@ import subprocess
 from pathlib import Path
 
 from t2hx import analysis
-from t2hx.commands.reproduce import engine_args
+from t2hx.parx import engine_args
 from t2hx.conf import load_system, system_path
 from t2hx.errors import RoutingError, T2hxError
 from t2hx.fabric.build import build_plane

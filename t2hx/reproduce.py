@@ -1,0 +1,215 @@
+"""The main job (``run/reproduce``): the study on the embedded simulated cluster, end to end.
+
+1. **Routing analysis** of every plane of the system with every engine its conf lists (real
+   OpenSM under ibsim, the routing cache the simulated checks share): hop counts, EFI, VLs,
+   into ``log/<campaign>/analysis/`` (per-link EFI CSV + summary JSON, t2hx.post.routing).
+2. **Campaign**: ``t2hx campaign run --system sim --profile quick|full`` — ReFrame runs every
+   check of ``checks/`` on the ``sim`` partitions (flow model on the real routing).
+3. **Figures**: ``t2hx.post`` replays the campaign into ``paper/`` (figures, tables, report).
+4. **Checks of the outcome**: the Fig 1 equivalent (mpiGraph on one rack: FT > HX/DFSSSP and
+   HX/PARX > HX/DFSSSP) and, when the campaign had a complete earlier run (the committed
+   ``log/reference``), the largest difference to it.
+
+Rerunning resumes an interrupted campaign (ReFrame skips recorded cases). A campaign that
+completed is started afresh: the old records move to ``log/.<campaign>.previous`` until the
+new run completes, and serve as the comparison.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from t2hx import ROOT, analysis
+from t2hx.conf import System
+from t2hx.errors import T2hxError
+from t2hx.fabric.build import build_plane
+from t2hx.fabric.lft import load_tables
+from t2hx.fabric.netfile import atomic_write
+from t2hx.flowsim.network import ensure_routing
+from t2hx.progress import Progress
+
+COMPLETE = "complete.json"        # written last: the campaign ran through
+FIG1 = {"benchmark": "mpigraph", "nodes": 28, "ft": "ft-ftree-linear",
+        "dfsssp": "hx-dfsssp-linear", "parx": "hx-parx-clustered"}
+
+
+@dataclass
+class Options:
+    system: System
+    profile: str = "quick"
+    campaign: str = "reference"
+    out: Path | None = None        # None: paper/ for log/reference (t2hx.post.replay)
+    logs: Path = ROOT / "log"
+    work: Path = ROOT / "work"
+    quiet: bool = False
+    reframe_args: list[str] = field(default_factory=list)
+
+    @property
+    def logdir(self) -> Path:
+        return self.logs / self.campaign
+
+
+def reproduce(opts: Options) -> int:
+    """The whole pipeline; 0 when the campaign completed and the Fig 1 checks hold."""
+    previous = start(opts.logdir)
+    with Progress(f"reproduce {opts.system.name} ({opts.profile})", total=3,
+                  quiet=opts.quiet) as progress:
+        progress.step("routing analysis of every plane and engine (real OpenSM under ibsim)")
+        rows = routing_analysis(opts, progress)
+        progress.step(f"campaign '{opts.campaign}' through ReFrame on the simulated cluster")
+        ran = run_campaign(opts)
+        progress.step("figures and report (t2hx.post)")
+        results = render(opts)
+    print_routing(rows)
+    verdicts = fig1_verdicts(results)
+    for line in verdicts:
+        print(line)
+    if previous is not None:
+        print(compare(results, previous))
+    if ran != 0:
+        print(f"reproduce: ReFrame reported failures (exit {ran}); rerun to resume the "
+              f"campaign, see {opts.logdir}", file=sys.stderr)
+        return ran
+    atomic_write(opts.logdir / COMPLETE, json.dumps({"profile": opts.profile}) + "\n")
+    if previous is not None:
+        shutil.rmtree(previous.parent, ignore_errors=True)
+    bad = [v for v in verdicts if v.startswith("FAIL")]
+    return 1 if bad or any(r.get("error") for r in rows) else 0
+
+
+def start(logdir: Path) -> Path | None:
+    """Prepare the campaign directory; returns the results of the previous complete run
+    (a parquet table) to compare with, if any."""
+    aside = logdir.with_name(f".{logdir.name}.previous")
+    if (logdir / COMPLETE).is_file():
+        shutil.rmtree(aside, ignore_errors=True)
+        aside.mkdir(parents=True)
+        os.replace(logdir, aside / logdir.name)
+    table = aside / "results.parquet"
+    if aside.is_dir() and not table.is_file():
+        from t2hx.post.ingest import ingest
+
+        ingest(aside / logdir.name).results.to_parquet(table)
+    return table if table.is_file() else None
+
+
+# -- 1. routing analysis -----------------------------------------------------------------------
+def routing_analysis(opts: Options, progress: Progress) -> list[dict]:
+    rows = []
+    for plane in opts.system.planes:
+        fabric = build_plane(opts.system, plane)
+        for engine in opts.system.plane(plane).opensm["routing"]:
+            progress.say(f"  {plane}: {engine}")
+            try:
+                rows.append(analyse(opts, fabric, plane, engine))
+            except T2hxError as err:
+                rows.append({"plane": plane, "engine": engine, "error": err.line()})
+    return rows
+
+
+def analyse(opts: Options, fabric, plane: str, engine: str) -> dict:
+    # lmc None: the plane's, or the one our engines' LID policy fixes (PARX: 2).
+    where = ensure_routing(opts.system, plane, engine, None, opts.work, fabric)
+    tables = load_tables(fabric, where)
+    run = json.loads((where / "opensm-run.json").read_text())
+    report = {"plane": plane, **analysis.summary(tables, run)}
+    report.pop("errors", None)
+    mask = analysis.inter_switch_mask(tables)
+    efi = analysis.edge_forwarding_index(tables)[mask]
+    report["dark_fiber"] = float((efi == 0).mean()) if efi.size else 0.0
+    label = opts.logdir / "analysis" / f"{plane}-{engine}"
+    label.parent.mkdir(parents=True, exist_ok=True)
+    links = np.flatnonzero(mask)
+    atomic_write(label.with_suffix(".csv"), "link,efi\n" + "".join(
+        f"{k},{int(e)}\n" for k, e in zip(links, efi)))
+    atomic_write(label.with_suffix(".json"), json.dumps(report, indent=2) + "\n")
+    return report
+
+
+def print_routing(rows: list[dict]) -> None:
+    head = f"{'plane':9} {'engine':7} {'lmc':>3} {'VLs':>3} {'hops max/avg':>12} " \
+           f"{'EFI max/mean':>14} {'unused':>8} {'CDG(1 VL)':>9}"
+    print(head)
+    print("-" * len(head))
+    for r in rows:
+        if "error" in r:
+            print(f"{r['plane']:9} {r['engine']:7} ERROR {r['error']}")
+            continue
+        print(f"{r['plane']:9} {r['engine']:7} {r['lmc']:>3} {r['vls']:>3} "
+              f"{r['max_switch_hops']:>5}/{r['avg_switch_hops']:<6.3f} "
+              f"{r['max_efi']:>6}/{r['mean_efi']:<7.1f} "
+              f"{r['unused_links']:>4}/{r['inter_switch_links']:<4}"
+              f"{'acyclic' if r['cdg_acyclic_single_vl'] else 'cyclic':>9}")
+
+
+# -- 2. campaign ---------------------------------------------------------------------------------
+def run_campaign(opts: Options) -> int:
+    cmd = [str(ROOT / "run" / "t2hx"), *(["--quiet"] if opts.quiet else []), "campaign", "run",
+           "--system", "sim", "--campaign", opts.campaign, "--profile", opts.profile]
+    if opts.reframe_args:
+        cmd += ["--", *opts.reframe_args]
+    env = {**os.environ, "T2HX_LOG_ROOT": str(opts.logs), "T2HX_WORK_ROOT": str(opts.work)}
+    return subprocess.run(cmd, cwd=ROOT, env=env).returncode
+
+
+# -- 3. figures ----------------------------------------------------------------------------------
+def render(opts: Options):
+    from t2hx.post.replay import replay
+
+    result = replay(opts.logdir, opts.out, quiet=opts.quiet or None)
+    print(f"{len(result.figures)} figures; report: {result.out / 'report.md'}")
+    import pandas as pd
+
+    return pd.read_parquet(result.out / "data" / "results.parquet")
+
+
+# -- 4. outcome checks ---------------------------------------------------------------------------
+def _fig1_means(results) -> tuple[dict[str, float], str]:
+    sel = results[(results["benchmark"] == FIG1["benchmark"]) &
+                  (results["nodes"] == FIG1["nodes"])]
+    metric = sel["metric"].mode()
+    sel = sel[sel["metric"] == metric.iloc[0]] if len(metric) else sel
+    unit = str(sel["unit"].iloc[0]) if len(sel) else ""
+    return {k: float(sel.loc[sel["combo"] == FIG1[k], "value"].median())
+            for k in ("ft", "dfsssp", "parx")}, unit
+
+
+def fig1_verdicts(results) -> list[str]:
+    """Seed 000 Fig 1: on one rack FT beats HX/DFSSSP and PARX beats DFSSSP."""
+    m, unit = _fig1_means(results)
+    if any(np.isnan(v) for v in m.values()):
+        return [f"FAIL Fig 1: no mpiGraph results at {FIG1['nodes']} nodes for every combo "
+                f"({', '.join(k for k, v in m.items() if np.isnan(v))} missing)"]
+    out = []
+    for better, worse, paper in (("ft", "dfsssp", "paper: HX/DFSSSP 0.37x of FT"),
+                                 ("parx", "dfsssp", "paper: PARX +66 %")):
+        ok = m[better] > m[worse]
+        out.append(f"{'ok  ' if ok else 'FAIL'} Fig 1: {FIG1[better]} {m[better]:.1f} "
+                   f"{'>' if ok else '<='} {FIG1[worse]} {m[worse]:.1f} {unit} "
+                   f"({m[better] / m[worse] - 1:+.0%}; {paper})")
+    return out
+
+
+def compare(results, previous: Path) -> str:
+    """The largest relative difference of per-case medians to the previous complete run."""
+    import pandas as pd
+
+    key = ["benchmark", "metric", "combo", "nodes", "msg_size"]
+    old = pd.read_parquet(previous)
+    a = results.groupby(key, dropna=False)["value"].median()
+    b = old.groupby(key, dropna=False)["value"].median()
+    both = pd.concat([a, b], axis=1, keys=["new", "old"], join="inner").dropna()
+    if both.empty:
+        return "compared with the previous run: no common cases"
+    rel = (both["new"] - both["old"]).abs() / both["old"].abs().where(both["old"] != 0, 1)
+    worst = rel.idxmax()
+    return (f"compared with the previous complete run: {len(both)} cases, largest relative "
+            f"difference {rel.max():.2%} ({' '.join(str(k) for k in worst)})")
