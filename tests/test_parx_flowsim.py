@@ -9,11 +9,11 @@ import ctypes
 import numpy as np
 import pytest
 
-from t2hx import parx
+from t2hx import ROOT, parx
 from t2hx.errors import RoutingError, WorkloadError
 from t2hx.flowsim import patterns
-from t2hx.flowsim.network import open_network
-from tests.test_parx_routing import pruned_distances
+from t2hx.flowsim.network import open_network, read_hostfile
+from tests.test_parx_routing import pruned_distances, report, routed_t2hx
 from tests.test_parx_table1 import lib  # noqa: F401  (fixture: parx/libparx_table1.so)
 
 # Two switches of quadrant Q0 joined by one cable (mini: hx-0-1 and hx-1-1, 4 nodes each).
@@ -134,3 +134,26 @@ def test_routing_cache_keeps_inputs_apart(mini, work, tmp_path) -> None:
     a.write_text("m2n01 m2n07:255\n")
     changed = open_network(mini, "hyperx", "parx", hosts=PAIR, work=work, demand=a)
     assert changed.dumps not in (da, db)
+
+
+def test_fig1_and_ebb14_on_the_t2hx_hyperx(t2hx_system, routed, tmp_path_factory,
+                                          record_property) -> None:
+    """Seed 000 Fig 1 (mpiGraph, 1 MiB, rack 1's 28 nodes) and eBB on 14 nodes in the flow
+    model: PARX with Table 1 above DFSSSP (paper: +66 % and ~1.9x)."""
+    dumps = {"parx": routed_t2hx(t2hx_system, "parx", tmp_path_factory)[1].out_dir,
+             "dfsssp": routed(t2hx_system, "hyperx", "dfsssp").run.out_dir}
+    hostfiles = ROOT / "hostfiles" / "t2hx" / "linear"
+    rack = read_hostfile(hostfiles / "28.txt", t2hx_system)
+    assert rack == t2hx_system.hostnames()[:28]          # rack 1, four switches of one row
+    fourteen = read_hostfile(hostfiles / "14.txt", t2hx_system)
+    fig1, ebb = {}, {}
+    for engine, where in dumps.items():
+        net = open_network(t2hx_system, "hyperx", engine, hosts=rack, routing=where)
+        fig1[engine] = round(patterns.offdiag_mean(patterns.mpigraph(net).send) / 1024, 3)
+        net = open_network(t2hx_system, "hyperx", engine, hosts=fourteen, routing=where)
+        e = patterns.ebb(net, 1 << 20, rounds=1000, reps=1, seed=1).round_times
+        ebb[engine] = round((1 << 20) / float(np.nanmean(e)) / 1.048576, 1)
+    report(record_property, "flow model, t2hx HyperX", {
+        "Fig 1 mpiGraph avg GiB/s": fig1, "eBB 14 nodes MiB/s": ebb})
+    assert fig1["parx"] > 1.3 * fig1["dfsssp"]
+    assert ebb["parx"] > 1.5 * ebb["dfsssp"]
