@@ -204,7 +204,8 @@ planes:
 
 
 def test_porting_new_conf_no_code_change(tmp_path):
-    """A new conf file yields hostfiles, ReFrame partitions and Slurm dry-run scripts."""
+    """A new conf file yields hostfiles, ReFrame partitions, Slurm dry-run scripts and a
+    simulated campaign."""
     confdir = tmp_path / "systems"
     confdir.mkdir()
     (confdir / "port6.yaml").write_text(PORT_SYSTEM)
@@ -233,3 +234,12 @@ def test_porting_new_conf_no_code_change(tmp_path):
     listing = reframe(env, "-c", "checks/x500.py", "--system", "sim", "-n", "HPL",
                       "-P", "repetition=0", "-P", "num_nodes=7", "-l")
     assert found(listing) == 5                        # one case per combo on sim:port6-*
+    # ... and the simulated campaign runs there: every combo (PARX included, on the new
+    # 6x6 HyperX with its own quadrant LIDs) routed by real OpenSM and recorded.
+    ran = reframe(env, "-c", "checks/mpigraph.py", "--system", "sim", "-r",
+                  "-P", "repetition=0", "-P", "num_nodes=7", timeout=600)
+    assert ran.returncode == 0, ran.stdout[-3000:]
+    rows = perf_rows(tmp_path / "log" / "test" / "perflogs" / "sim")
+    assert sorted(r["combo"] for r in rows if r["partition"].startswith("port6")) == \
+        sorted(c.name for c in load_study().combos)
+    assert all(float(r["perf_value"]) > 0 for r in rows)
