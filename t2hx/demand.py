@@ -17,8 +17,15 @@ per line. Both files are validated against the fabric before OpenSM starts.
 
 from __future__ import annotations
 
+import datetime as dt
+import json
+import os
 import re
+import shutil
+import subprocess
+import tempfile
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 
@@ -209,6 +216,67 @@ def write_demand(demand: Demand, path: str | Path, fabric: Fabric | None = None)
     if fabric is not None:
         validate_demand(demand, fabric, path)
     return atomic_write(Path(path), render(demand))
+
+
+# ---- recording profiles (conf/profiles/<benchmark>/<ranks>/<prefix>.<rank>.prof) ----
+
+MONITORING = ["--mca", "pml_monitoring_enable", "1", "--mca", "pml_monitoring_enable_output",
+              "3", "--mca", "pml_monitoring_filename"]
+
+
+def mpirun_version() -> str:
+    out = subprocess.run(["mpirun", "--version"], capture_output=True, text=True)
+    return (out.stdout.splitlines() or ["unknown"])[0].strip()
+
+
+def record_profile(command: list[str], ranks: int, dest: Path, prefix: str,
+                   workdir: Path, timeout: float = 1800,
+                   check: Callable[[Path], dict] | None = None) -> dict:
+    """Run ``command`` on ``ranks`` ranks of this machine under real Open MPI with
+    pml_monitoring and install the ``<prefix>.<rank>.prof`` files in ``dest``, replacing what
+    was there, only once the run succeeded, ``check(workdir)`` (the program's own success
+    test; its dict joins the result) passed and every rank's file reads back."""
+    if not re.fullmatch(r"[A-Za-z0-9_-]+", prefix):
+        raise DemandError(f"profile prefix {prefix!r}", field="prefix",
+                          fix="letters, digits, '-' and '_' (the campaign splits at dots)")
+    out = workdir / "prof"
+    out.mkdir(parents=True, exist_ok=True)
+    cmd = ["mpirun", "--oversubscribe", "-np", str(ranks), *MONITORING, str(out / prefix),
+           *command]
+    if os.geteuid() == 0:
+        cmd.insert(1, "--allow-run-as-root")
+    try:
+        run = subprocess.run(cmd, cwd=workdir, capture_output=True, text=True, timeout=timeout,
+                             stdin=subprocess.DEVNULL)
+    except subprocess.TimeoutExpired:
+        raise DemandError(f"{' '.join(command)} on {ranks} ranks ran over {timeout:.0f} s",
+                          field="--timeout", fix="give it more time or fewer ranks") from None
+    if run.returncode:
+        last = (run.stderr.strip().splitlines() or ["no message"])[-1]
+        raise DemandError(f"mpirun exited with {run.returncode}: {last}", field="command",
+                          fix="run the command by hand with mpirun to see why")
+    extra = check(workdir) if check else {}
+    matrix = read_monitoring(out / prefix, ranks)
+    if len(profile_files(out / prefix)) != ranks or not matrix.any():
+        raise DemandError(f"pml_monitoring wrote no traffic for {ranks} ranks", file=out,
+                          fix="check that Open MPI has the monitoring pml (ompi_info)")
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    staged = Path(tempfile.mkdtemp(prefix=f".{dest.name}-", dir=dest.parent))
+    staged.chmod(0o755)
+    for f in profile_files(out / prefix):
+        shutil.copyfile(f, staged / f.name)
+    old = dest.with_name(f".{dest.name}-old")
+    if dest.exists():
+        os.replace(dest, old)
+    os.replace(staged, dest)
+    shutil.rmtree(old, ignore_errors=True)
+    return {"command": cmd, "ranks": ranks, "prefix": prefix, "mpi": mpirun_version(),
+            "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+            "bytes_total": int(matrix.sum()), **extra}
+
+
+def write_record(info: dict, path: Path) -> Path:
+    return atomic_write(path, json.dumps(info, indent=2) + "\n")
 
 
 # ---- SAR job files ----

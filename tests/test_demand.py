@@ -179,3 +179,49 @@ def test_reroute_real_needs_the_remote_file_and_reports_an_unreachable_host(
     err = capsys.readouterr().err.strip()
     assert code == 2 and "ssh to localhost failed while checking access" in err
     assert err.count("\n") == 0
+
+
+@pytest.fixture(scope="module")
+def traffic_binary(tmp_path_factory) -> Path:
+    exe = tmp_path_factory.mktemp("traffic") / "traffic"
+    subprocess.run(["mpicc", "-O1", "-o", str(exe), str(DATA / "traffic.c")], check=True)
+    return exe
+
+
+def test_record_runs_real_open_mpi_and_installs_the_profile(traffic_binary, tmp_path,
+                                                            capsys) -> None:
+    out = tmp_path / "profiles"
+    assert main(["demand", "record", "--benchmark", "traffic", "--np", "3", "--out", str(out),
+                 "--", str(traffic_binary)]) == 0
+    m = dm.read_monitoring(out / "traffic" / "3" / "traffic")
+    assert [p.name for p in sorted((out / "traffic" / "3").iterdir())] == \
+        [f"traffic.{r}.prof" for r in range(3)]                 # only the rank files
+    assert m[0, 1] == 65536 + 100 + 8 and m[1, 2] == 131072 + 8 and m[2, 0] == 196608
+    info = json.loads((out / "traffic" / "3.json").read_text())
+    assert info["ranks"] == 3 and info["mpi"].startswith("mpirun (Open MPI)")
+    assert "pml_monitoring_enable" in info["command"] and info["bytes_total"] == int(m.sum())
+    capsys.readouterr()
+    # a failing run leaves the installed profile alone and says why in one line
+    assert main(["demand", "record", "--benchmark", "traffic", "--np", "3", "--out", str(out),
+                 "--", "false"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "mpirun exited with" in err
+    assert (dm.read_monitoring(out / "traffic" / "3" / "traffic") == m).all()
+
+
+@pytest.mark.parametrize("ranks", [4, 7, 14, 28])
+def test_committed_hpl_profiles_are_complete_real_recordings(ranks) -> None:
+    """conf/profiles/hpl: what `t2hx campaign reroute` finds for HPL jobs of that size."""
+    folder = ROOT / "conf" / "profiles" / "hpl" / str(ranks)
+    names = sorted(p.name for p in folder.iterdir())
+    assert names == sorted(f"hpcc.{r}.prof" for r in range(ranks))
+    m = dm.read_monitoring(folder / "hpcc", ranks)
+    info = json.loads(folder.with_suffix(".json").read_text())
+    assert info["bytes_total"] == int(m.sum()) and (m.sum(axis=1) > 0).all()
+    assert info["hpl"]["p"] * info["hpl"]["q"] == ranks and info["hpl"]["n"] == 1000
+    assert "HPL" in info["hpcc_sections"] and info["hpl_tflops"] > 0
+    outf = folder.with_suffix(".hpccoutf.txt").read_text()
+    assert "End of HPC Challenge tests." in outf and "PASSED" in outf
+    hosts = [f"r01n{i:02d}" for i in range(1, ranks + 1)]
+    d = dm.node_demand(m, hosts)
+    assert max(w for row in d.values() for w in row.values()) == 255

@@ -1,12 +1,19 @@
-"""``t2hx demand build|check|jobs``: PARX demand files from pml_monitoring profiles, SAR job
-files, and their validation against a system plane (before any OpenSM run)."""
+"""``t2hx demand build|check|jobs|record``: PARX demand files from pml_monitoring profiles,
+SAR job files, their validation against a system plane (before any OpenSM run), and
+recording a benchmark's profile with real Open MPI into conf/profiles/."""
 
 from __future__ import annotations
 
 import argparse
+import math
+import re
+import shutil
+import tempfile
 from pathlib import Path
 
+from t2hx import ROOT
 from t2hx import demand as dm
+from t2hx.errors import T2hxError
 from t2hx.conf import load_system, system_path
 from t2hx.fabric.build import build_plane
 from t2hx.fabric.netfile import atomic_write
@@ -39,6 +46,23 @@ def register(sub: argparse._SubParsersAction) -> None:
     j.add_argument("--out", required=True, help="job file to write")
     _plane_args(j, required=False)
     j.set_defaults(func=cmd_jobs)
+
+    r = verbs.add_parser("record", help="run a benchmark under real Open MPI with "
+                         "pml_monitoring → conf/profiles/<benchmark>/<np>/",
+                         description="Records the communication profile `t2hx campaign reroute` "
+                         "looks up for parx: every rank's pml_monitoring file, plus "
+                         "<benchmark>/<np>.json saying how it was recorded.")
+    r.add_argument("--benchmark", required=True, help="study benchmark name, e.g. hpl")
+    r.add_argument("--np", type=int, required=True, help="MPI ranks (on this machine)")
+    r.add_argument("--hpcc", metavar="N:NB", help="run Debian's hpcc with this HPL problem "
+                   "(hpccinf.txt from its example, P x Q most square) instead of a command")
+    r.add_argument("--input", action="append", default=[], metavar="FILE",
+                   help="copy this file into the run's working directory (e.g. HPL.dat)")
+    r.add_argument("--prefix", help="file prefix (default: the command's name)")
+    r.add_argument("--out", default=str(ROOT / "conf" / "profiles"), help="profiles folder")
+    r.add_argument("--timeout", type=float, default=1800, help="seconds for the run")
+    r.add_argument("command", nargs=argparse.REMAINDER, help="after --: the MPI program")
+    r.set_defaults(func=cmd_record)
 
 
 def _plane_args(p: argparse.ArgumentParser, required: bool) -> None:
@@ -86,3 +110,73 @@ def cmd_jobs(args: argparse.Namespace) -> int:
     atomic_write(Path(args.out), dm.render_jobs(jobs))
     print(f"{args.out}: {len(jobs)} jobs, {sum(len(h) for h in jobs.values())} nodes")
     return 0
+
+
+HPCC = Path("/usr/bin/hpcc")
+HPCC_EXAMPLE = Path("/usr/share/doc/hpcc/examples/_hpccinf.txt")
+
+
+def hpcc_input(n: int, nb: int, ranks: int) -> tuple[str, int, int]:
+    """Debian's example hpccinf.txt with one HPL problem N, block NB and the most square
+    P x Q grid (P <= Q), as the local HPL check writes it."""
+    p = math.isqrt(ranks)
+    while ranks % p:
+        p -= 1
+    lines = HPCC_EXAMPLE.read_text().splitlines()
+    for no, value in ((5, n), (7, nb), (10, p), (11, ranks // p)):
+        lines[no] = f"{value:<12} {lines[no].split(None, 1)[1]}"
+    return "\n".join(lines) + "\n", p, ranks // p
+
+
+def cmd_record(args: argparse.Namespace) -> int:
+    command = [a for a in args.command if a != "--"]
+    if args.np < 2:
+        raise T2hxError(f"--np {args.np}: a profile needs two ranks or more", field="--np",
+                        fix="pass --np 2 or more")
+    if bool(args.hpcc) == bool(command):
+        raise T2hxError("give either --hpcc N:NB or a command after --", field="command",
+                        fix="e.g. --hpcc 1000:64, or -- ./a.out args")
+    dest = Path(args.out) / args.benchmark / str(args.np)
+    with tempfile.TemporaryDirectory(prefix="t2hx-record-") as tmp:
+        work = Path(tmp)
+        for name in args.input:
+            if not Path(name).is_file():
+                raise T2hxError("no such input file", file=name, field="--input",
+                                fix="pass an existing file")
+            shutil.copyfile(name, work / Path(name).name)
+        extra: dict = {"inputs": [Path(n).name for n in args.input]} if args.input else {}
+        if args.hpcc:
+            m = re.fullmatch(r"(\d+):(\d+)", args.hpcc)
+            if not m or not HPCC.is_file():
+                raise T2hxError(f"--hpcc {args.hpcc!r}" + ("" if HPCC.is_file() else
+                                f": {HPCC} missing"), field="--hpcc",
+                                fix="write N:NB, e.g. 1000:64 (needs Debian package hpcc)")
+            text, p, q = hpcc_input(int(m.group(1)), int(m.group(2)), args.np)
+            (work / "hpccinf.txt").write_text(text)
+            command = [str(HPCC)]
+            extra = {"hpccinf.txt": text, "hpl": {"n": int(m.group(1)), "nb": int(m.group(2)),
+                                                   "p": p, "q": q}}
+        prefix = args.prefix or re.sub(r"[^A-Za-z0-9_-]", "_", Path(command[0]).name)
+        print(f"recording {' '.join(command)} on {args.np} ranks (pml_monitoring) ...")
+        info = dm.record_profile(command, args.np, dest, prefix, work, args.timeout,
+                                 check=_hpcc_result if args.hpcc else None)
+        if args.hpcc:
+            shutil.copyfile(work / "hpccoutf.txt", dest.with_suffix(".hpccoutf.txt"))
+    info.update(benchmark=args.benchmark, **extra)
+    dm.write_record(info, dest.with_suffix(".json"))
+    print(f"{dest}/{prefix}.<rank>.prof: {args.np} ranks, {info['bytes_total']} bytes; "
+          f"how: {dest.with_suffix('.json')}")
+    return 0
+
+
+def _hpcc_result(work: Path) -> dict:
+    """HPCC must have finished and HPL passed its residual check."""
+    outf = work / "hpccoutf.txt"
+    text = outf.read_text(errors="replace") if outf.is_file() else ""
+    hpl = text[text.find("Begin of HPL section."):text.find("End of HPL section.")]
+    if "End of HPC Challenge tests." not in text or "PASSED" not in hpl or "FAILED" in hpl:
+        raise T2hxError("hpcc did not finish with HPL PASSED", file=outf,
+                        fix="read hpccoutf.txt; the profile was not installed")
+    tflops = re.search(r"^HPL_Tflops=(\S+)", text, re.M)
+    return {"hpl_tflops": float(tflops.group(1)) if tflops else None,
+            "hpcc_sections": re.findall(r"^Begin of (\w+) section\.", text, re.M)}
