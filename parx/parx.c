@@ -20,10 +20,12 @@
  * switch LIDs (no pruning) with +1. Unreachable LIDs fail the routing with an error.
  */
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "px_engine.h"
+#include "px_run.h"
 #include "table1.h"
 
 typedef struct demand_in {
@@ -68,65 +70,38 @@ static int demand_add(demands_t *dm, int dst, int src, unsigned w)
 	return 0;
 }
 
-/* Logs an unknown node name once per run (the names list is tiny in practice). */
-static void warn_unknown(px_graph_t *g, const char *path, int line, const char *name,
-			 int *nwarned)
+/* A demand line: <src-node> <dst-node>:<w> ...; unknown nodes are skipped, malformed
+ * entries fail the run (also on lines whose source is unknown). */
+static int demand_line(px_graph_t *g, px_input_t *in, int src, char **save, void *arg)
 {
-	if (*nwarned < 20)
-		PX_LOG(g, OSM_LOG_INFO, "WARNING: %s:%d: node '%s' is not in the fabric; skipped\n",
-		       path, line, name);
-	else if (*nwarned == 20)
-		PX_LOG(g, OSM_LOG_INFO, "WARNING: more unknown nodes in %s not shown\n", path);
-	(*nwarned)++;
-}
+	demands_t *dm = arg;
+	char *tok;
 
-static int parse_demand(px_graph_t *g, const char *path, char *text, demands_t *dm)
-{
-	char *line = text, *next;
-	int lineno = 0, nwarned = 0;
+	while ((tok = strtok_r(NULL, PX_BLANKS, save))) {
+		char *colon = strrchr(tok, ':'), *end;
+		long w;
+		int dst;
 
-	for (; line && *line; line = next) {
-		char *save = NULL, *tok, *src_name;
-		int src;
-
-		lineno++;
-		next = strchr(line, '\n');
-		if (next)
-			*next++ = '\0';
-		if (strchr(line, '#'))
-			*strchr(line, '#') = '\0';
-		src_name = strtok_r(line, " \t\r", &save);
-		if (!src_name)
+		if (!colon || colon == tok || !colon[1]) {
+			PX_LOG(g, OSM_LOG_ERROR, "ERR FA31: %s:%d: '%s' is not <node>:<weight>\n",
+			       in->path, in->lineno, tok);
+			return -1;
+		}
+		*colon = '\0';
+		w = strtol(colon + 1, &end, 10);
+		if (*end || w < 0 || w > 255) {
+			PX_LOG(g, OSM_LOG_ERROR, "ERR FA32: %s:%d: weight '%s' for %s is not an "
+			       "integer in 0..255\n", in->path, in->lineno, colon + 1, tok);
+			return -1;
+		}
+		dst = px_graph_find_node(g, tok);
+		if (dst < 0) {
+			px_input_unknown(g, in, tok);
 			continue;
-		src = px_graph_find_node(g, src_name);
-		if (src < 0)
-			warn_unknown(g, path, lineno, src_name, &nwarned);
-		while ((tok = strtok_r(NULL, " \t\r", &save))) {
-			char *colon = strrchr(tok, ':'), *end;
-			long w;
-			int dst;
-
-			if (!colon || colon == tok || !colon[1]) {
-				PX_LOG(g, OSM_LOG_ERROR, "ERR FA31: %s:%d: '%s' is not <node>:<weight>\n",
-				       path, lineno, tok);
-				return -1;
-			}
-			*colon = '\0';
-			w = strtol(colon + 1, &end, 10);
-			if (*end || w < 0 || w > 255) {
-				PX_LOG(g, OSM_LOG_ERROR, "ERR FA32: %s:%d: weight '%s' for %s is not an "
-				       "integer in 0..255\n", path, lineno, colon + 1, tok);
-				return -1;
-			}
-			dst = px_graph_find_node(g, tok);
-			if (dst < 0) {
-				warn_unknown(g, path, lineno, tok, &nwarned);
-				continue;
-			}
-			if (src >= 0 && demand_add(dm, dst, src, (unsigned)w)) {
-				PX_LOG(g, OSM_LOG_ERROR, "ERR FA33: out of memory reading %s\n", path);
-				return -1;
-			}
+		}
+		if (src >= 0 && demand_add(dm, dst, src, (unsigned)w)) {
+			PX_LOG(g, OSM_LOG_ERROR, "ERR FA33: out of memory reading %s\n", in->path);
+			return -1;
 		}
 	}
 	return 0;
@@ -134,7 +109,6 @@ static int parse_demand(px_graph_t *g, const char *path, char *text, demands_t *
 
 static int read_demand(px_engine_t *e, px_graph_t *g, demands_t *dm)
 {
-	char path[4096], *text;
 	int rc;
 
 	memset(dm, 0, sizeof(*dm));
@@ -144,18 +118,11 @@ static int read_demand(px_engine_t *e, px_graph_t *g, demands_t *dm)
 	dm->total = calloc((size_t)g->nnode + 1, sizeof(uint64_t));
 	if (!dm->in || !dm->nin || !dm->cap || !dm->total)
 		return -1;
-	if (!px_option(e->osm, "parx_demand", path, sizeof(path))) {
-		PX_LOG(g, OSM_LOG_INFO, "no parx_demand option: balancing all paths with +1\n");
-		return 0;
-	}
-	if (!(text = px_read_file(g, path)))
-		return -1;
-	rc = parse_demand(g, path, text, dm);
-	free(text);
-	if (!rc)
-		PX_LOG(g, OSM_LOG_INFO, "demand file %s: %d destination nodes listed\n", path,
+	rc = px_read_input(e, g, "parx_demand", "balancing all paths with +1", demand_line, dm);
+	if (rc > 0)
+		PX_LOG(g, OSM_LOG_INFO, "demand file %s: %d destination nodes listed\n", e->input,
 		       dm->listed);
-	return rc;
+	return rc < 0 ? -1 : 0;
 }
 
 /* Checks the LID policy and sets every switch's quadrant. */
@@ -208,96 +175,43 @@ static int parx_filter(const px_graph_t *g, int c, const px_dest_t *d, void *arg
 				  g->sws[g->chans[c].to].quadrant);
 }
 
-typedef struct run {
-	px_graph_t *g;
-	int *order, norder;
-	uint64_t *w;
-	int unreachable;
-} run_t;
-
-static void route_one(run_t *r, int d, const uint64_t *w)
+static void parx_explain(const px_graph_t *g, int d, char *buf, size_t len)
 {
-	int miss = px_route_dest(r->g, d, parx_filter, NULL);
-
-	if (miss) {
-		if (r->unreachable < 16)
-			PX_LOG(r->g, OSM_LOG_ERROR, "ERR FA38: LID %u (offset %d) is unreachable from %d "
-			       "switches after removing links by rule R%d\n", r->g->dests[d].lid,
-			       r->g->dests[d].offset, miss, r->g->dests[d].offset + 1);
-		r->unreachable++;
-	}
-	px_update_weights(r->g, d, w);
-	r->g->dests[d].routed = 1;
-	r->order[r->norder++] = d;
+	if (g->dests[d].term >= 0)
+		snprintf(buf, len, " after removing links by rule R%d", g->dests[d].offset + 1);
 }
 
-static const uint64_t *sort_total;
-
-static int cmp_total(const void *a, const void *b)
-{
-	int x = *(const int *)a, y = *(const int *)b;
-
-	if (sort_total[x] != sort_total[y])
-		return sort_total[x] < sort_total[y] ? 1 : -1;
-	return x - y;
-}
-
-static int parx_route(px_engine_t *e, px_graph_t *g, int *order)
+int parx_route(px_engine_t *e, px_graph_t *g, int *order)
 {
 	demands_t dm;
-	run_t r = { .g = g, .order = order };
-	int *first = NULL, *byload = NULL, n, t, i, d, rc = -1;
-	uint64_t *ones = NULL;
+	px_run_t r;
+	int *byload = NULL, n, i, j, rc = -1;
 
 	memset(&dm, 0, sizeof(dm));
 	if (assign_quadrants(e, g) || read_demand(e, g, &dm))
 		goto out_dm;
-	r.w = calloc((size_t)g->nsw + 1, sizeof(uint64_t));
-	ones = calloc((size_t)g->nsw + 1, sizeof(uint64_t));
-	first = malloc(((size_t)g->nterm + 1) * sizeof(int));
-	byload = malloc(((size_t)g->nnode + 1) * sizeof(int));
-	if (!r.w || !ones || !first || !byload)
+	if (px_run_init(&r, g, order, parx_filter, NULL, parx_explain))
+		goto out_dm;
+	if (!(byload = malloc(((size_t)g->nnode + 1) * sizeof(int))))
 		goto out;
-	px_terminal_counts(g, ones);
-	for (t = 0; t < g->nterm; t++)
-		first[t] = -1;
-	for (d = g->ndest - 1; d >= 0; d--)
-		if (g->dests[d].term >= 0)
-			first[g->dests[d].term] = d;
 
-	/* 1: destinations named in the demand file, largest total demand first */
+	/* 1: destinations named in the demand file, largest total demand first, each LID with
+	 * +w on the path of every source with demand w towards it */
 	for (n = 0; n < g->nnode; n++)
 		byload[n] = n;
-	sort_total = dm.total;
-	qsort(byload, (size_t)g->nnode, sizeof(int), cmp_total);
+	px_sort_nodes_desc(byload, g->nnode, dm.total);
 	for (i = 0; i < g->nnode; i++) {
-		int nd = byload[i], k, j;
+		int nd = byload[i];
 
 		if (!dm.nin[nd])
 			continue;
-		for (k = 0; k < g->nodes[nd].nterms; k++) {
-			t = g->nodes[nd].terms[k];
-			for (d = first[t]; d >= 0 && d < g->ndest && g->dests[d].term == t; d++) {
-				memset(r.w, 0, (size_t)g->nsw * sizeof(uint64_t));
-				for (j = 0; j < dm.nin[nd]; j++) {
-					const px_node_t *src = &g->nodes[dm.in[nd][j].src];
-					int m;
-
-					for (m = 0; m < src->nterms; m++)
-						r.w[g->terms[src->terms[m]].sw] += dm.in[nd][j].w;
-				}
-				route_one(&r, d, r.w);
-			}
-		}
+		memset(r.w, 0, (size_t)g->nsw * sizeof(uint64_t));
+		for (j = 0; j < dm.nin[nd]; j++)
+			px_add_node_weight(g, dm.in[nd][j].src, dm.in[nd][j].w, r.w);
+		px_run_node(&r, nd, r.w);
 	}
 	/* 2: all other terminal LIDs, then 3: switch LIDs, each with +1 per source terminal */
-	for (d = 0; d < g->ndest; d++)
-		if (!g->dests[d].routed && g->dests[d].term >= 0)
-			route_one(&r, d, ones);
-	for (d = 0; d < g->ndest; d++)
-		if (!g->dests[d].routed)
-			route_one(&r, d, ones);
-	if (r.unreachable) {
+	if (px_run_finish(&r)) {
 		PX_LOG(g, OSM_LOG_ERROR, "ERR FA39: %d destination LIDs are unreachable under rules "
 		       "R1-R4 (a switch lost all links that survive the removal); not routing\n",
 		       r.unreachable);
@@ -307,22 +221,9 @@ static int parx_route(px_engine_t *e, px_graph_t *g, int *order)
 	       dm.listed, r.norder);
 	rc = 0;
 out:
-	free(r.w);
-	free(ones);
-	free(first);
 	free(byload);
+	px_run_free(&r);
 out_dm:
 	demands_free(&dm, g->nnode);
 	return rc;
-}
-
-int parx_setup(osm_routing_engine_t *re, osm_opensm_t *osm)
-{
-	px_engine_t *e = re->context;
-
-	e->osm = osm;
-	e->route = parx_route;
-	px_engine_setup(re, e);
-	OSM_LOG(&osm->log, OSM_LOG_VERBOSE, "parx: routing engine set up\n");
-	return 0;
 }

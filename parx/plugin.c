@@ -21,12 +21,13 @@ typedef struct px_plugin {
 } px_plugin_t;
 
 static int register_engine(px_plugin_t *p, px_engine_t *e, const char *name,
-			   int (*setup)(osm_routing_engine_t *, osm_opensm_t *))
+			   int (*route)(px_engine_t *, px_graph_t *, int *))
 {
-	external_routing_engine_module_t module = { name, setup, e };
+	external_routing_engine_module_t module = { name, px_setup, e };
 
 	e->name = name;
 	e->osm = p->osm;
+	e->route = route;
 	if (osm_register_external_routing_engine(p->osm, &module, e) != CL_SUCCESS) {
 		OSM_LOG(&p->osm->log, OSM_LOG_ERROR, "%s: ERR FA51: cannot register the routing engine\n",
 			name);
@@ -43,8 +44,8 @@ static void *px_plugin_create(osm_opensm_t *osm)
 	if (!p)
 		return NULL;
 	p->osm = osm;
-	if (register_engine(p, &p->parx, "parx", parx_setup) ||
-	    register_engine(p, &p->sar, "sar", sar_setup)) {
+	if (register_engine(p, &p->parx, "parx", parx_route) ||
+	    register_engine(p, &p->sar, "sar", sar_route)) {
 		free(p);
 		return NULL;
 	}

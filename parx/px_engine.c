@@ -65,6 +65,59 @@ char *px_read_file(px_graph_t *g, const char *path)
 	return text;
 }
 
+void px_input_unknown(px_graph_t *g, px_input_t *in, const char *name)
+{
+	if (in->unknown < 20)
+		PX_LOG(g, OSM_LOG_INFO, "WARNING: %s:%d: node '%s' is not in the fabric; skipped\n",
+		       in->path, in->lineno, name);
+	else if (in->unknown == 20)
+		PX_LOG(g, OSM_LOG_INFO, "WARNING: more unknown nodes in %s not shown\n", in->path);
+	in->unknown++;
+}
+
+int px_read_input(px_engine_t *e, px_graph_t *g, const char *key, const char *absent,
+		  px_line_t line, void *arg)
+{
+	char *text, *l, *next;
+	px_input_t in = { e->input, 0, 0 };
+	int rc = 0;
+
+	if (!px_option(e->osm, key, e->input, sizeof(e->input))) {
+		PX_LOG(g, OSM_LOG_INFO, "no %s option: %s\n", key, absent);
+		return 0;
+	}
+	if (!(text = px_read_file(g, e->input)))
+		return -1;
+	for (l = text; !rc && l && *l; l = next) {
+		char *save = NULL, *name;
+		int node;
+
+		in.lineno++;
+		next = strchr(l, '\n');
+		if (next)
+			*next++ = '\0';
+		if (strchr(l, '#'))
+			*strchr(l, '#') = '\0';
+		if (!(name = strtok_r(l, PX_BLANKS, &save)))
+			continue;
+		if ((node = px_graph_find_node(g, name)) < 0)
+			px_input_unknown(g, &in, name);
+		rc = line(g, &in, node, &save, arg);
+	}
+	free(text);
+	return rc ? -1 : 1;
+}
+
+int px_setup(osm_routing_engine_t *re, osm_opensm_t *osm)
+{
+	px_engine_t *e = re->context;
+
+	e->osm = osm;
+	px_engine_setup(re, e);
+	OSM_LOG(&osm->log, OSM_LOG_VERBOSE, "%s: routing engine set up\n", e->name);
+	return 0;
+}
+
 void px_engine_release(px_engine_t *e)
 {
 	if (!e->installed)
