@@ -139,9 +139,17 @@ def real_system(system: System) -> dict:
             "partitions": parts}
 
 
+def hostfiles_root() -> Path:
+    return Path(os.environ.get("T2HX_HOSTFILES") or ROOT / "hostfiles")
+
+
 def sim_system(systems: list[System]) -> dict:
+    """One partition per plane of every conf system that has hostfiles (simulating a system
+    is opt-in: ``t2hx hostfiles --system S`` first)."""
     parts = []
     for system in systems:
+        if not (hostfiles_root() / system.name).is_dir():
+            continue
         for plane in system.planes:
             parts.append({
                 "name": f"{system.name}-{plane}",

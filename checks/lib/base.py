@@ -35,7 +35,7 @@ from t2hx import ROOT
 from t2hx.post import parsers
 from t2hx.post.ingest import RUN_META
 from t2hx.post.records import better_for
-from t2hx.reframe_site import campaign, log_root
+from t2hx.reframe_site import campaign, hostfiles_root, log_root
 from t2hx.study import load_study, seconds
 
 from lib import resume
@@ -170,8 +170,7 @@ class T2hxCheck(rfm.RunOnlyRegressionTest):
 
     @property
     def hostfile(self) -> str:
-        root = Path(os.environ.get("T2HX_HOSTFILES") or ROOT / "hostfiles")
-        return str(root / self.extras["conf_system"] / self.placement / f"{self.num_nodes}.txt")
+        return str(hostfiles_root() / self.extras["conf_system"] / self.placement / f"{self.num_nodes}.txt")
 
     @run_after("setup")
     def configure(self):
