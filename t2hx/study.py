@@ -65,6 +65,8 @@ PROFILE = {
     "repetitions": F(int, default=None, min=1),
     "ladders": F(dict, default=None, values=F(list, items=F(int, min=1))),
     "benchmarks": F(list, default=None, items=F(str)),
+    "variants": F(dict, default=None, values=F(list, items=F(str)),
+                  doc="a subset of a benchmark's variants, e.g. variants: {imb: [Bcast]}"),
     "capacity": F(dict, default=None, fields={
         "window": F(str, default=None, check=_duration),
         "repetitions": F(int, default=None, min=1)}),
@@ -135,7 +137,7 @@ class Study:
         return [n for n in self.ladders[bench["ladder"]] if n not in bench["exclude"]]
 
     def variants(self, name: str) -> list[str]:
-        return list(self.catalog[name]["variants"]) or [""]
+        return list(self.benchmarks.get(name, self.catalog[name])["variants"]) or [""]
 
     def input(self, name: str, nodes: int) -> dict:
         """The benchmark's input at this node count (scale overrides applied in order)."""
@@ -206,6 +208,18 @@ def _apply_profile(data: dict, profile: str, path: Path) -> dict:
                             field=f"profiles.{profile}.benchmarks",
                             fix="use names of benchmarks:")
         data["benchmarks"] = {b: data["benchmarks"][b] for b in prof["benchmarks"]}
+    for name, subset in (prof["variants"] or {}).items():
+        field = f"profiles.{profile}.variants.{name}"
+        if name not in data["benchmarks"]:
+            raise ConfError(f"benchmark '{name}' is not in the profile", file=path, field=field,
+                            fix="list it under benchmarks: or drop it here")
+        known = data["benchmarks"][name]["variants"]
+        bad = [v for v in subset if v not in known]
+        if bad or not subset:
+            raise ConfError(f"unknown variant '{bad[0]}'" if bad else "no variants", file=path,
+                            field=field, fix="use some of: " + ", ".join(known))
+        data["benchmarks"] = {**data["benchmarks"],
+                              name: {**data["benchmarks"][name], "variants": list(subset)}}
     if prof["capacity"] is not None:
         data["capacity"] = {**data["capacity"],
                             **{k: v for k, v in prof["capacity"].items() if v is not None}}

@@ -52,6 +52,8 @@ def test_quick_profile_is_a_subset():
     # Capacity apps left out of the quick capability runs keep their inputs.
     assert "qball" not in quick.benchmarks and quick.input("qball", 56)["atoms_per_node"] == 32
     assert quick.all_cases(672) < full.all_cases(672) / 10
+    assert set(quick.variants("imb")) < set(full.variants("imb"))
+    assert quick.cases("imb", 672) == len(quick.variants("imb")) * 5 * 3 * quick.repetitions
 
 
 def test_profile_from_environment(monkeypatch):
@@ -82,3 +84,18 @@ def test_bad_study_names_field(tmp_path, old, new, field):
 def test_unknown_profile(tmp_path):
     with pytest.raises(ConfError, match="no profile 'huge'"):
         load_study(ROOT / "conf" / "study.yaml", "huge")
+
+
+@pytest.mark.parametrize("variants,field", [
+    ("{imb: [Bcast, Allgather]}", "profiles.quick.variants.imb"),
+    ("{imb: []}", "profiles.quick.variants.imb"),
+    ("{hpcg: [x]}", "profiles.quick.variants.hpcg"),
+])
+def test_bad_profile_variants(tmp_path, variants, field):
+    old = "variants: {imb: [Bcast, Allreduce, Alltoall]}"
+    assert old in STUDY
+    path = tmp_path / "study.yaml"
+    path.write_text(STUDY.replace(old, f"variants: {variants}", 1))
+    with pytest.raises(ConfError) as err:
+        load_study(path, "quick")
+    assert err.value.field == field and "\n" not in err.value.line()
