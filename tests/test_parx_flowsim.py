@@ -86,6 +86,17 @@ def test_small_messages_take_minimal_paths_large_ones_detour(parx_net) -> None:
             assert (hops[same_half & ~around] > full[same_half & ~around]).all()
 
 
+def test_per_message_sizes_pick_their_own_lids(parx_net) -> None:
+    src, dst = np.arange(0, 32), np.arange(32, 64)
+    sizes = np.where(np.arange(32) % 2, 1 << 20, 8)
+    mixed, hops = parx_net.paths(src, dst, sizes)
+    for size in (8, 1 << 20):
+        sel = sizes == size
+        alone, alone_hops = parx_net.paths(src[sel], dst[sel], size)
+        assert (mixed[sel, :alone.shape[1]] == alone).all() and (hops[sel] == alone_hops).all()
+    assert (parx_net.lid_index(src, dst, sizes) != parx_net.lid_index(src, dst, 8)).any()
+
+
 def pos_of(fab) -> dict[int, int]:
     return {s: k for k, s in enumerate(fab.switches())}
 

@@ -100,9 +100,18 @@ class Network:
         return f"{self.system.name}/{self.plane}"
 
     # -- paths ------------------------------------------------------------------------
-    def lid_index(self, src: np.ndarray, dst: np.ndarray, size: int) -> np.ndarray:
-        idx = np.asarray(self.chooser(self.rank_hca_idx[src], self.rank_hca_idx[dst], size),
-                         dtype=np.int64)
+    def lid_index(self, src: np.ndarray, dst: np.ndarray, size: int | np.ndarray
+                  ) -> np.ndarray:
+        """LID offset of each message; ``size``: one size for all, or one per message."""
+        a, b = self.rank_hca_idx[src], self.rank_hca_idx[dst]
+        if np.ndim(size) == 0:
+            idx = np.asarray(self.chooser(a, b, int(size)), dtype=np.int64)
+        else:
+            size = np.broadcast_to(np.asarray(size), np.shape(src))
+            idx = np.zeros(len(a), dtype=np.int64)
+            for value in np.unique(size):
+                sel = size == value
+                idx[sel] = self.chooser(a[sel], b[sel], int(value))
         if idx.size and (idx.min() < 0 or idx.max() >= (1 << self.tables.lmc)):
             raise WorkloadError(f"LID chooser picked LID index {int(idx.max())} but LMC is "
                                 f"{self.tables.lmc}", field="lmc",
@@ -122,9 +131,10 @@ class Network:
             self._cache[lid_index] = (p.reshape(n, n, -1), hops.reshape(n, n).astype(np.int16))
         return self._cache[lid_index]
 
-    def paths(self, src: np.ndarray, dst: np.ndarray, size: int = 0
+    def paths(self, src: np.ndarray, dst: np.ndarray, size: int | np.ndarray = 0
               ) -> tuple[np.ndarray, np.ndarray]:
-        """(paths, switches) of messages src[k] → dst[k] (ranks) of ``size`` bytes."""
+        """(paths, switches) of messages src[k] → dst[k] (ranks) of ``size`` bytes (one size,
+        or one per message: PARX picks the LID by size)."""
         src = np.asarray(src, dtype=np.int64)
         dst = np.asarray(dst, dtype=np.int64)
         if src.size == 0:
@@ -143,7 +153,8 @@ class Network:
             hops[sel] = h[src[sel], dst[sel]]
         return out, hops
 
-    def latency(self, src: np.ndarray, dst: np.ndarray, size: int = 0) -> np.ndarray:
+    def latency(self, src: np.ndarray, dst: np.ndarray, size: int | np.ndarray = 0
+                ) -> np.ndarray:
         return self.loggp.latency(self.paths(src, dst, size)[1].astype(np.float64))
 
 
