@@ -225,3 +225,17 @@ def test_committed_hpl_profiles_are_complete_real_recordings(ranks) -> None:
     hosts = [f"r01n{i:02d}" for i in range(1, ranks + 1)]
     d = dm.node_demand(m, hosts)
     assert max(w for row in d.values() for w in row.values()) == 255
+
+
+def test_modelled_profiles_say_so_and_stay_out_of_conf(tmp_path, capsys) -> None:
+    assert main(["demand", "model", "--benchmark", "hpl", "--np", "8", "--out",
+                 str(tmp_path)]) == 0
+    folder = tmp_path / "hpl" / "8"
+    m = dm.read_monitoring(folder / "modelled", 8)
+    size, _, its = dm.model_traffic("hpl", 8)
+    assert (m == size).all() and m.sum() > 0 and its == 100
+    assert all(f.read_text().startswith(dm.MODELLED) for f in folder.iterdir())
+    capsys.readouterr()
+    assert main(["demand", "model", "--benchmark", "hpl", "--np", "8", "--out",
+                 str(ROOT / "conf" / "profiles")]) == 2
+    assert "must not go where recorded ones live" in capsys.readouterr().err

@@ -64,6 +64,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     r.add_argument("command", nargs=argparse.REMAINDER, help="after --: the MPI program")
     r.set_defaults(func=cmd_record)
 
+    m = verbs.add_parser("model", help="a MODELLED profile (pml_monitoring format) from a "
+                         "flow-model app skeleton; never into conf/profiles")
+    m.add_argument("--benchmark", required=True, help="app skeleton (t2hx.flowsim.apps)")
+    m.add_argument("--np", type=int, required=True, help="ranks")
+    m.add_argument("--iterations", type=int, help="solver iterations (default: skeleton's)")
+    m.add_argument("--out", default=str(ROOT / "work" / "profiles-modelled"),
+                   help="folder; files land in <out>/<benchmark>/<np>/modelled.<rank>.prof")
+    m.set_defaults(func=cmd_model)
+
 
 def _plane_args(p: argparse.ArgumentParser, required: bool) -> None:
     p.add_argument("--system", required=required, help="conf/systems/<sys>.yaml or its name "
@@ -180,3 +189,20 @@ def _hpcc_result(work: Path) -> dict:
     tflops = re.search(r"^HPL_Tflops=(\S+)", text, re.M)
     return {"hpl_tflops": float(tflops.group(1)) if tflops else None,
             "hpcc_sections": re.findall(r"^Begin of (\w+) section\.", text, re.M)}
+
+
+def cmd_model(args: argparse.Namespace) -> int:
+    out = Path(args.out).resolve()
+    real = (ROOT / "conf" / "profiles").resolve()
+    if out == real or real in out.parents:
+        raise T2hxError("modelled profiles must not go where recorded ones live", field="--out",
+                        fix="write them elsewhere (default work/profiles-modelled)")
+    if args.np < 2:
+        raise T2hxError(f"--np {args.np}: a profile needs two ranks or more", field="--np",
+                        fix="pass --np 2 or more")
+    folder = out / args.benchmark / str(args.np)
+    size = dm.write_modelled_profile(args.benchmark, args.np, folder, "modelled",
+                                     args.iterations)
+    print(f"{folder}/modelled.<rank>.prof: MODELLED from the '{args.benchmark}' skeleton, "
+          f"{int(size.sum())} bytes")
+    return 0
