@@ -192,7 +192,7 @@ class _State:
         size = np.broadcast_to(np.asarray(step.size, dtype=np.float64), src.shape)
         keep = src != dst
         src, dst, size = src[keep], dst[keep], size[keep]
-        p, hops = self.net.paths(src, dst, int(size.max()) if size.size else 0)
+        p, hops = self.net.paths(src, dst, size.astype(np.int64))
         lat = self.net.loggp.latency(hops.astype(np.float64))
         moving = size > self.small
         if moving.any():
