@@ -151,6 +151,11 @@ def test_every_figure_kind_and_byte_identical_replay(tmp_path: Path) -> None:
     assert efi["hyperx-dfsssp"].sum() == 200 and efi.loc[0, "hyperx-sar"] >= 24
     md = (log / "paper" / "report.md").read_text()
     assert "Seeds' reference numbers beside ours" in md and "≈1.9×" in md
+    # every seed-000 figure has its equivalent named in the report
+    for key in ("Fig 1", "Fig 4", "Fig 5", "Fig 6", "Fig 7"):
+        row = next(line for line in md.splitlines() if line.startswith(f"| {key} |"))
+        assert not row.endswith("| – |"), row
+    assert "| Fig 7 | capacity run: finished runs per app and combo | capacity |" in md
     # replay of a copy elsewhere: byte-identical data tables
     copy = tmp_path / "b" / "quick"
     shutil.copytree(log, copy, ignore=shutil.ignore_patterns("paper"))

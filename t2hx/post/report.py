@@ -61,6 +61,8 @@ def blocks(campaign: str, prov: dict[str, Any], summary: dict[str, Any], baselin
         b.append(("h", 2, "Seeds' reference numbers beside ours"))
         b.append(("table", reference))
     b.append(("h", 2, "Figures"))
+    b.append(("p", "Where each figure of seed 000 (Domke et al., SC19) stands here:"))
+    b.append(("table", paper_map(figs)))
     for fig in figs:
         b.append(("h", 3, fig.title))
         png = next((f for f in fig.files if f.suffix == ".png"), None)
@@ -72,6 +74,30 @@ def blocks(campaign: str, prov: dict[str, Any], summary: dict[str, Any], baselin
         if fig.table is not None and not fig.table.empty:
             b.append(("table", fig.table))
     return b
+
+
+NETWORK_BENCHMARKS = ("imb", "ebb", "mpigraph", "mupp", "emdl", "ring-allreduce")
+PAPER_FIGURES = {"Fig 1": "mpiGraph bandwidth matrices, 28 nodes of one rack",
+                 "Fig 4": "relative gain of the MPI collectives (IMB)",
+                 "Fig 5": "the other network benchmarks (eBB, ring allreduce, MuPP, EmDL, "
+                          "mpiGraph)",
+                 "Fig 6": "proxy applications and x500, whisker plots",
+                 "Fig 7": "capacity run: finished runs per app and combo",
+                 "§3": "routing analysis (EFI, dark fiber)"}
+
+
+def paper_figure(fig: Figure) -> str:
+    """The figure of seed 000 a figure of ours corresponds to (by kind and benchmark)."""
+    network = any(f"-{b}" in fig.name for b in NETWORK_BENCHMARKS)
+    return {"mpigraph": "Fig 1", "capacity": "Fig 7", "routing": "§3", "lines": "Fig 5",
+            "gain-grid": "Fig 4" if "-imb" in fig.name else "Fig 5",
+            "whisker": "Fig 5" if network else "Fig 6"}.get(fig.kind, "–")
+
+
+def paper_map(figs: list[Figure]) -> pd.DataFrame:
+    rows = [[key, what, ", ".join(f.name for f in figs if paper_figure(f) == key) or "–"]
+            for key, what in PAPER_FIGURES.items()]
+    return pd.DataFrame(rows, columns=["seed 000", "what", "figures here"])
 
 
 def to_markdown(bl: list[Block]) -> str:
