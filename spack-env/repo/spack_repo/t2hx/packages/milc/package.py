@@ -1,10 +1,13 @@
 # t2hx overlay: not in Spack's builtin repository.
 # The paper ran MILC from the Trinity benchmark suite; that tarball is not
 # reachable from here, so this pins the public milc_qcd repository instead
-# (same su3_rhmd_hisq application). No t2hx patch yet (see README).
+# (same su3_rhmd_hisq application). The build below was run here by hand
+# (Debian 12, mpicc from Open MPI 4.1.4) and ran 2 ranks; Spack is not on CI.
 from spack_repo.builtin.build_systems.makefile import MakefilePackage
 
 from spack.package import *
+
+PATCHES = "../../../../../../patches"
 
 
 class Milc(MakefilePackage):
@@ -19,7 +22,12 @@ class Milc(MakefilePackage):
     depends_on("gmake", type="build")
     depends_on("mpi")
 
+    patch(f"{PATCHES}/milc/t2hx-solver-walltime.patch", when="@2024-07-09")
+    patch(f"{PATCHES}/milc/t2hx-mpi3-errhandler.patch", when="@2024-07-09")
+
     build_directory = "ks_imp_rhmc"
+    # Make_template builds ../libraries from inside the target: -j races on it.
+    parallel = False
 
     def edit(self, spec, prefix):
         copy("Makefile", join_path("ks_imp_rhmc", "Makefile"))

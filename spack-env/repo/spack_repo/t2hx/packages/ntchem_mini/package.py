@@ -1,8 +1,11 @@
 # t2hx overlay: not in Spack's builtin repository (RIKEN Fiber miniapp).
-# Build steps not verified here (no Spack on CI). No t2hx patch yet: its walltime instrumentation is not written (see README).
+# Build steps below were run here by hand (Debian 12: mpif90 from Open MPI 4.1.4,
+# -llapack -lblas) and the c6h6 test ran on 2 ranks; Spack itself is not on CI.
 from spack_repo.builtin.build_systems.makefile import MakefilePackage
 
 from spack.package import *
+
+PATCHES = "../../../../../../patches"
 
 
 class NtchemMini(MakefilePackage):
@@ -15,19 +18,31 @@ class NtchemMini(MakefilePackage):
 
     version("1.2", commit="bb8220ccee3693e7e5b0b234fb3ca9c407166125")
 
-    depends_on("c", type="build")
     depends_on("fortran", type="build")
     depends_on("gmake", type="build")
-    depends_on("python", type="build")
     depends_on("mpi")
     depends_on("lapack")
     depends_on("blas")
 
+    patch(f"{PATCHES}/ntchem-mini/t2hx-solver-walltime.patch", when="@1.2")
+    patch(f"{PATCHES}/ntchem-mini/t2hx-gfortran-compile-fix.patch", when="@1.2")
+
+    # The top-level GNUmakefile does not include config/makeconfig (its copy
+    # step runs with empty $(CP)); src/ builds and moves rimp2.exe to bin/.
+    build_directory = "src"
+
     def edit(self, spec, prefix):
-        # ./config_mine writes config/makeconfig for a platform template.
-        configure = Executable("./config_mine")
-        configure(f"--with-lapack={(spec['lapack'].libs + spec['blas'].libs).ld_flags}",
-                  "--mpi", "--openmp", "--platform=linux64_mpif90_omp_gfortran")
+        # config_mine only wraps this call with hard-coded ATLAS paths.
+        configure = Executable("./config/configure")
+        configure(f"--lapack={spec['lapack'].libs.ld_flags}",
+                  f"--blas={spec['blas'].libs.ld_flags}",
+                  "linux64_mpif90_omp_gfortran")
+        # the template calls mpif77 and `mpif90 -fc=gfortran` (MPICH-only flag)
+        mpifc = spec["mpi"].mpifc
+        makeconfig = join_path("config", "makeconfig")
+        for var in ("F77C", "F90C", "LD"):
+            filter_file(rf"^(\s*{var} = ).*$", rf"\g<1>{mpifc}", makeconfig)
+        mkdirp("bin")
 
     def install(self, spec, prefix):
         install_tree("bin", prefix.bin)

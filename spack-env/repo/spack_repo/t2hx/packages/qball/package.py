@@ -1,9 +1,13 @@
 # t2hx overlay: Qbox was removed from Spack's builtin repository; qb@ll
 # (LLNL's Qbox variant, the CORAL benchmark) was never there.
-# Build steps not verified here (no Spack on CI). No t2hx patch yet: compile fix and walltime line are not written (see README).
+# The build below (autoreconf, configure with these arguments, make) was run
+# here by hand on Debian 12 (Open MPI 4.1.4, FFTW 3.3.10, ScaLAPACK 2.2.1) and a
+# small gold input ran on 2 ranks; Spack itself is not on CI.
 from spack_repo.builtin.build_systems.autotools import AutotoolsPackage
 
 from spack.package import *
+
+PATCHES = "../../../../../../patches"
 
 
 class Qball(AutotoolsPackage):
@@ -27,17 +31,20 @@ class Qball(AutotoolsPackage):
     depends_on("scalapack")
     depends_on("lapack")
     depends_on("blas")
-    depends_on("xerces-c")
+
+    patch(f"{PATCHES}/qball/t2hx-cxx17-byte-compile-fix.patch", when="@2020-05-14")
+    patch(f"{PATCHES}/qball/t2hx-solver-walltime.patch", when="@2020-05-14")
 
     force_autoreconf = True
 
     def configure_args(self):
         spec = self.spec
+        # configure.ac has no Xerces-C option (the XML parser is the bundled
+        # rapidxml), so xerces-c is no dependency.
         return [
             f"CC={spec['mpi'].mpicc}",
             f"CXX={spec['mpi'].mpicxx}",
             f"FC={spec['mpi'].mpifc}",
             f"--with-fftw3-prefix={spec['fftw-api'].prefix}",
-            f"--with-xerces-prefix={spec['xerces-c'].prefix}",
             f"LIBS={(spec['scalapack'].libs + spec['lapack'].libs + spec['blas'].libs).ld_flags}",
         ]
