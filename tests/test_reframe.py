@@ -236,11 +236,19 @@ def test_porting_new_conf_no_code_change(tmp_path):
                       "-P", "repetition=0", "-P", "num_nodes=7", "-l")
     assert found(listing) == 5                        # one case per combo on sim:port6-*
     # ... and the simulated campaign runs there: every combo (PARX included, on the new
-    # 6x6 HyperX with its own quadrant LIDs) routed by real OpenSM and recorded.
-    ran = reframe(env, "-c", "checks/mpigraph.py", "--system", "sim", "-r",
-                  "-P", "repetition=0", "-P", "num_nodes=7", timeout=600)
+    # 6x6 HyperX with its own quadrant LIDs) routed by real OpenSM and recorded. HPL on 7
+    # nodes has a communication profile (conf/profiles/hpl/7): its PARX case re-routes the
+    # plane from the job's demand in its stage directory before the simulation.
+    ran = reframe(env, "-c", "checks/mpigraph.py", "-c", "checks/x500.py", "-n",
+                  "MpiGraph|HPL", "--system", "sim", "-r", "-P", "repetition=0",
+                  "-P", "num_nodes=7", timeout=600)
     assert ran.returncode == 0, ran.stdout[-3000:]
     rows = perf_rows(tmp_path / "log" / "test" / "perflogs" / "sim")
-    assert sorted(r["combo"] for r in rows if r["partition"].startswith("port6")) == \
-        sorted(c.name for c in load_study().combos)
+    for bench in ("mpigraph", "hpl"):
+        assert sorted(r["combo"] for r in rows if r["benchmark"] == bench) == \
+            sorted(c.name for c in load_study().combos)
     assert all(float(r["perf_value"]) > 0 for r in rows)
+    rerouted = [p for p in (tmp_path / "work").rglob("HPL_*/rfm_job.err")
+                if "reroute: routing port6-hyperx with parx" in p.read_text()]
+    assert len(rerouted) == 1                         # the PARX case only
+    assert not (ROOT / "routing").exists()           # routed in the stage dir, not beside us

@@ -142,11 +142,13 @@ def _jobs(args: argparse.Namespace) -> list[tuple[str, str, str]]:
     """(job id, benchmark, hostfile) of every job to route for."""
     if args.jobs_json:
         data = json.loads(Path(args.jobs_json).read_text())
-        return [(app, job["benchmark"], job["hostfile"]) for app, job in data.items()]
+        return [(app, job["benchmark"], str(Path(job["hostfile"]).resolve()))
+                for app, job in data.items()]
     if len(args.hostfile) != len(args.benchmark) or not args.hostfile:
         raise T2hxError("give one --benchmark per --hostfile", field="--hostfile",
                         fix="e.g. --hostfile hostfiles/t2hx/linear/7.txt --benchmark hpl")
-    return [(f"job{i}", b, h) for i, (b, h) in enumerate(zip(args.benchmark, args.hostfile))]
+    return [(f"job{i}", b, str(Path(h).resolve()))
+            for i, (b, h) in enumerate(zip(args.benchmark, args.hostfile))]
 
 
 def _profile(benchmark: str, hostfile: str) -> str | None:
@@ -160,7 +162,7 @@ def _profile(benchmark: str, hostfile: str) -> str | None:
 
 def cmd_reroute(args: argparse.Namespace) -> int:
     t2hx = [str(ROOT / "run" / "t2hx")]
-    out = Path(args.out)
+    out = Path(args.out).resolve()     # the steps run from the project root, not from here
     out.mkdir(parents=True, exist_ok=True)
     where = ["--system", args.system, "--plane", args.plane]
     jobs = _jobs(args)
