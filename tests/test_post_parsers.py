@@ -309,6 +309,13 @@ def test_hand_made_outputs() -> None:
     assert one(parse_file("mvmc", HAND / "zvo_HitachiTimer.dat"),
                metric="total_time")["value"] == 256.12345
     assert one(parse_file("ntchem", HAND / "ntchem.out"), metric="wall_time")["value"] == 98.76
+    # NTChem-mini's RIMP2 driver labels its timing lines with the routine's name
+    rimp2 = (" ...   CPU time (RIMP2_Driver    ) :        1.20\n"
+             " ...   WALL time (RIMP2_Driver    ) :        1.55\n"
+             "T2HX solver walltime: 1.534210 s\n")
+    recs = parse_text("ntchem", rimp2)
+    assert one(recs, metric="wall_time")["value"] == 1.55
+    assert one(recs, metric="solver_walltime")["value"] == 1.53421
     ring = parse_file("ring-allreduce", HAND / "baidu.out")
     r = one(ring, elements=1024)
     assert (r["msg_size"], r["value"], r["unit"]) == (4096, 0.000123, "s")

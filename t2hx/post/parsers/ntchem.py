@@ -8,7 +8,10 @@ import re
 
 from t2hx.post.records import ParseError, Record, record, to_float, walltime_records
 
-WALL_RE = re.compile(r"WALL\s*time\s*[:=]?\s*([0-9]+\.[0-9]*(?:[eE][+-]?[0-9]+)?)", re.I)
+# NTChem prints e.g. ` ...   WALL time (RIMP2_Driver    ) :        1.55` (the routine in
+# parentheses is optional in other versions).
+WALL_RE = re.compile(r"WALL\s*time\s*(?:\([^)]*\))?\s*[:=]?\s*([0-9]+\.[0-9]*(?:[eE][+-]?[0-9]+)?)",
+                     re.I)
 
 
 def parse(text: str) -> list[Record]:
