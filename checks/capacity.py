@@ -24,7 +24,7 @@ import reframe as rfm                                              # noqa: E402
 import reframe.utility.sanity as sn                                # noqa: E402
 from reframe.core.backends import getlauncher                     # noqa: E402
 from reframe.core.builtins import (parameter, run_after, run_before,  # noqa: E402
-                                   sanity_function)
+                                   sanity_function, variable)
 
 import apps                                                        # noqa: E402
 import imb                                                         # noqa: E402
@@ -32,7 +32,7 @@ import x500                                                        # noqa: E402
 from lib.base import STUDY, T2hxCheck, reroute_command, sim_lmc    # noqa: E402
 from lib import resume                                             # noqa: E402
 from t2hx import ROOT                                              # noqa: E402
-from t2hx.reframe_site import log_root                             # noqa: E402
+from t2hx.reframe_site import log_root, work_root                  # noqa: E402
 from t2hx.study import seconds                                     # noqa: E402
 
 FINISHED = "T2HX capacity finished:"
@@ -67,7 +67,7 @@ class Capacity(T2hxCheck):
     family = "imb"                   # unused: capacity records are parsed here
     combo = parameter([c.name for c in STUDY.combos], type=str)
     repetition = parameter(range(STUDY.capacity["repetitions"]), type=int)
-    num_nodes = STUDY.capacity_nodes()
+    num_nodes = variable(int, value=STUDY.capacity_nodes())   # a variable: in the perflog
     metric = "runs"
     unit = "runs"
 
@@ -125,7 +125,7 @@ class Capacity(T2hxCheck):
                 "--plane", self.topology, "--routing", self.routing,
                 "--capacity", str(stage / "capacity.json"),
                 "--window", str(int(self.window)), "--seed", str(self.repetition),
-                "--work", str(ROOT / "work"), *sim_lmc(self.routing)]
+                "--work", str(work_root()), *sim_lmc(self.routing)]
             if self.routing in STUDY.reroute_engines:
                 self.executable_opts.append("$([ -d routing ] && echo --routing-dir routing)")
         else:

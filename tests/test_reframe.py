@@ -252,3 +252,24 @@ def test_porting_new_conf_no_code_change(tmp_path):
                 if "reroute: routing port6-hyperx with parx" in p.read_text()]
     assert len(rerouted) == 1                         # the PARX case only
     assert not (ROOT / "routing").exists()           # routed in the stage dir, not beside us
+
+
+def test_capacity_on_sim_records_and_resumes(tmp_path):
+    """The capacity check on the simulated t2hx: one record per app with the case's node
+    count, and a rerun of the campaign skips it (no duplicate records)."""
+    study = tmp_path / "study.yaml"
+    text = (ROOT / "conf" / "study.yaml").read_text()
+    study.write_text(text.replace("capacity: {window: 10s, repetitions: 1}",
+                                  "capacity: {window: 1s, repetitions: 1}"))
+    env = env_for(tmp_path, campaign="cap", T2HX_STUDY=str(study), T2HX_STUDY_PROFILE="quick")
+    args = ("-c", "checks/capacity.py", "-r", "--system", "sim", "-P", "combo=ft-ftree-linear")
+    out = reframe(env, *args, timeout=600)
+    assert out.returncode == 0, out.stdout[-3000:]
+    rows = perf_rows(tmp_path / "log" / "cap" / "perflogs")
+    study_ = load_study(study, "quick")
+    assert sorted(r["perf_var"] for r in rows) == sorted(study_.capacity["apps"])
+    assert {r["num_nodes"] for r in rows} == {str(study_.capacity_nodes())}
+    assert int(next(r["perf_value"] for r in rows if r["perf_var"] == "mupp")) > 0
+    again = reframe(env, *args, timeout=600)
+    assert again.returncode == 0 and re.search(r"\b1 skipped", again.stdout), again.stdout
+    assert perf_rows(tmp_path / "log" / "cap" / "perflogs") == rows

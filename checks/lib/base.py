@@ -35,7 +35,7 @@ from t2hx import ROOT
 from t2hx.post import parsers
 from t2hx.post.ingest import RUN_META
 from t2hx.post.records import better_for
-from t2hx.reframe_site import campaign, hostfiles_root, log_root
+from t2hx.reframe_site import campaign, hostfiles_root, log_root, work_root
 from t2hx.study import load_study, seconds
 
 from lib import resume
@@ -231,7 +231,7 @@ class T2hxCheck(rfm.RunOnlyRegressionTest):
         opts = ["simulate", "--system", self.extras["conf_file"], "--plane", self.topology,
                 "--routing", self.routing, "--hostfile", self.hostfile,
                 "--benchmark", self.sim_name, "--seed", str(self.repetition),
-                "--work", str(ROOT / "work")]
+                "--work", str(work_root())]
         opts += sim_lmc(self.routing)
         if self.routing in STUDY.reroute_engines:
             # The tables `t2hx campaign reroute` made for this job, when it had a demand.
