@@ -1,0 +1,64 @@
+#!/usr/bin/env python3
+"""Wall and CPU time of the main job, ``t2hx reproduce`` (quick profile), from cold: fresh
+log and work roots, so every plane is routed again and every case runs (goal: under 15
+minutes on 2 cores). Also records the machine's load before and after, since a busy machine
+stretches the wall time. Writes bench/results/reproduce.json."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from t2hx.fabric.netfile import atomic_write  # noqa: E402
+
+GOAL_S = 15 * 60
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--system", default="t2hx")
+    ap.add_argument("--full", action="store_true", help="the whole matrix (hours)")
+    ap.add_argument("--out", default=str(ROOT / "bench" / "results" / "reproduce.json"))
+    ap.add_argument("-q", "--quiet", action="store_true")
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory(prefix="t2hx-bench-reproduce-") as tmp:
+        env = {**os.environ, "T2HX_LOG_ROOT": f"{tmp}/log", "T2HX_WORK_ROOT": f"{tmp}/work"}
+        cmd = [str(ROOT / "run" / "t2hx"), "reproduce", "--system", args.system,
+               "--campaign", "bench", "--out", f"{tmp}/paper", *(["--full"] if args.full else [])]
+        load_before = os.getloadavg()
+        start = time.monotonic()
+        done = subprocess.run(cmd, cwd=ROOT, env=env, text=True,
+                              stdout=subprocess.PIPE, stderr=None if not args.quiet else
+                              subprocess.DEVNULL)
+        wall = time.monotonic() - start
+        usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+        verdicts = [line for line in done.stdout.splitlines() if "Fig 1:" in line]
+        figures = len(list(Path(tmp, "paper", "figures").glob("*.png")))
+    result = {
+        "profile": "full" if args.full else "quick", "system": args.system,
+        "exit_code": done.returncode, "wall_s": round(wall, 1),
+        "cpu_s": round(usage.ru_utime + usage.ru_stime, 1), "goal_s": GOAL_S,
+        "within_goal": wall < GOAL_S, "cores": os.cpu_count(),
+        "load_before": [round(x, 2) for x in load_before],
+        "load_after": [round(x, 2) for x in os.getloadavg()],
+        "figures": figures, "fig1": verdicts, "machine": platform.machine(),
+        "date": time.strftime("%Y-%m-%d"),
+    }
+    atomic_write(Path(args.out), json.dumps(result, indent=2) + "\n")
+    print(json.dumps(result, indent=2))
+    return 0 if done.returncode == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
