@@ -30,6 +30,9 @@ class _IMB(T2hxCheck):
             args += ["-time", str(inp["time"])]
         return args
 
+    def sim_options(self):
+        return ["--msglog", str(self.input.get("msglog", "0:22"))]
+
 
 @rfm.simple_test
 class IMBCollective(_IMB):
@@ -53,9 +56,6 @@ class IMBCollective(_IMB):
     def command(self):
         return "IMB-MPI1", self.imb_args(self.collective)
 
-    def sim_options(self):
-        return ["--msglog", str(self.input.get("msglog", "0:22"))]
-
 
 @rfm.simple_test
 class IMBMultiPingPong(_IMB):
@@ -65,9 +65,6 @@ class IMBMultiPingPong(_IMB):
     metric = "bandwidth"
     unit = "MB/s"
     sim_name = "mupp"
-
-    def sim_options(self):
-        return ["--msglog", str(self.input.get("msglog", "0:22"))]
 
     def command(self):
         return "IMB-MPI1", ["-multi", "0"] + self.imb_args("PingPong")
@@ -82,9 +79,6 @@ class IMBEmDL(_IMB):
     metric = "t_min"
     unit = "us"
     sim_name = "emdl"
-
-    def sim_options(self):
-        return ["--msglog", str(self.input.get("msglog", "0:22"))]
 
     def command(self):
         return "IMB-MPI1", self.imb_args("SleepyAllreduce")

@@ -9,7 +9,6 @@ import subprocess
 import time
 import uuid
 import warnings
-from collections import deque
 from pathlib import Path
 
 import numpy as np
@@ -40,23 +39,9 @@ def route_engine(fab: Fabric, out: Path, engine: str, options: dict[str, object]
 def pruned_distances(fab: Fabric, x: int | None) -> tuple[np.ndarray, dict[int, int]]:
     """Switch hop distances with the links of rule R(x+1) removed (x=None: none removed)."""
     quads = parx.node_quadrants(fab)
-    sw = fab.switches()
-    pos = {s: k for k, s in enumerate(sw)}
-    adj: list[list[int]] = [[] for _ in sw]
-    for c in fab.inter_switch_cables():
-        if x is None or not parx.rule_removes(x, quads[c.a], quads[c.b]):
-            adj[pos[c.a]].append(pos[c.b])
-            adj[pos[c.b]].append(pos[c.a])
-    dist = np.full((len(sw), len(sw)), -1)
-    for s in range(len(sw)):
-        dist[s, s] = 0
-        queue = deque([s])
-        while queue:
-            u = queue.popleft()
-            for v in adj[u]:
-                if dist[s, v] < 0:
-                    dist[s, v] = dist[s, u] + 1
-                    queue.append(v)
+    pos = {s: k for k, s in enumerate(fab.switches())}
+    dist = fab.hop_matrix(None if x is None else
+                          lambda c: not parx.rule_removes(x, quads[c.a], quads[c.b]))
     return dist, pos
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Iterable, Literal
+from typing import Callable, Iterable, Literal
 
 import numpy as np
 
@@ -135,12 +135,15 @@ class Fabric:
         raise ConfError(f"host '{self.nodes[hca].name}' has no cable", field="topology",
                         fix="connect every host to a switch")
 
-    def hop_matrix(self) -> np.ndarray:
-        """Switch-to-switch hop counts (BFS), indexed by position in ``switches()``."""
+    def hop_matrix(self, keep: Callable[[Cable], bool] | None = None) -> np.ndarray:
+        """Switch-to-switch hop counts (BFS), indexed by position in ``switches()``; only
+        over the inter-switch cables ``keep`` accepts (all by default); -1 = unreachable."""
         sw = self.switches()
         pos = {s: k for k, s in enumerate(sw)}
         adj: list[list[int]] = [[] for _ in sw]
         for c in self.inter_switch_cables():
+            if keep is not None and not keep(c):
+                continue
             adj[pos[c.a]].append(pos[c.b])
             adj[pos[c.b]].append(pos[c.a])
         dist = np.full((len(sw), len(sw)), -1, dtype=np.int32)
