@@ -185,8 +185,15 @@ def capacity(results: pd.DataFrame, combos: list[str], outdir: Path) -> Figure |
     data = stem.with_suffix(".dat")
     rows = [[app] + [wide.loc[app, c] for c in wide.columns] for app in wide.index]
     write_text(data, plots.table_text(["app"] + list(wide.columns), rows, title))
+    # Short apps finish thousands of runs, long ones a handful: a linear axis hides the
+    # latter, so a wide spread gets a log axis (the table keeps the numbers).
+    positive = wide.to_numpy(dtype=float)
+    positive = positive[positive > 0]
+    spread = positive.max() / positive.min() if positive.size else 1.0
+    extra = ('set logscale y; set yrange [0.5:*]; set ylabel "finished runs (log scale)"'
+             if spread > 100 else "")
     files = plots.render("capacity", data, stem, {
-        "title": title, "ncombos": len(wide.columns),
+        "title": title, "ncombos": len(wide.columns), "extra": extra,
         "figw": min(max(4.5, 1.0 + 0.12 * len(rows) * max(len(wide.columns), 1)), 7.0)})
     table = wide.reset_index().rename(columns={"metric": "app"})
     return Figure(stem.name, "capacity", title, files, data, table)
