@@ -68,7 +68,8 @@ def data_rows(path: Path) -> list[list[str]]:
 
 def assert_figure(files: dict[str, Path], stem: str) -> None:
     assert files[stem + ".png"].read_bytes()[:8] == PNG
-    assert files[stem + ".pdf"].read_bytes()[:5] == b"%PDF-"
+    pdf = files[stem + ".pdf"].read_bytes()
+    assert pdf[:5] == b"%PDF-" and b"/CreationDate (D:19700101000000Z)" in pdf
     assert files[stem + ".dat"].stat().st_size > 0
 
 
@@ -167,6 +168,10 @@ def test_every_figure_kind_and_byte_identical_replay(tmp_path: Path) -> None:
             assert a == b, f"{name}.{ext}"
     assert (log / "paper/data/summary.json").read_bytes() == \
         (tmp_path / "elsewhere/data/summary.json").read_bytes()
+    # ... and byte-identical figures (PNG, PDF without cairo's wall-clock date, data)
+    for fig in sorted(figdir.iterdir()):
+        assert fig.read_bytes() == (tmp_path / "elsewhere" / "figures" / fig.name).read_bytes(), \
+            fig.name
     df = pd.read_parquet(log / "paper" / "data" / "results.parquet")
     assert len(df) == len(pd.read_csv(log / "paper" / "data" / "results.csv"))
     assert df["simulated"].any()

@@ -8,6 +8,7 @@ its data file ``<stem>.dat`` next to it, so anyone can re-plot or check the numb
 from __future__ import annotations
 
 import math
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -94,5 +95,18 @@ def render(template: str, datafile: Path, stem: Path, variables: dict[str, Any])
         last = (proc.stderr.strip().splitlines() or ["no message"])[-1]
         raise PlotError(f"gnuplot failed: {last}", file=tpl)
     for out in outputs:
-        Path(str(out) + ".tmp").replace(out)
+        tmp = Path(str(out) + ".tmp")
+        if out.suffix == ".pdf":
+            _fix_pdf_date(tmp)
+        tmp.replace(out)
     return outputs
+
+
+PDF_DATE = re.compile(rb"/CreationDate \(D:\d{14}Z\)")
+
+
+def _fix_pdf_date(path: Path) -> None:
+    """cairo stamps the wall clock into every PDF (and ignores SOURCE_DATE_EPOCH): a fixed
+    date of the same length keeps the xref offsets valid and replays byte-identical."""
+    data = path.read_bytes()
+    path.write_bytes(PDF_DATE.sub(b"/CreationDate (D:19700101000000Z)", data, count=1))
