@@ -34,12 +34,12 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from t2hx import analysis, parx  # noqa: E402
+from t2hx.routing import analysis, parx  # noqa: E402
 from t2hx.conf import load_system  # noqa: E402
 from t2hx.fabric.build import build_plane  # noqa: E402
-from t2hx.fabric.lft import load_tables  # noqa: E402
-from t2hx.fabric.netfile import atomic_write  # noqa: E402
-from t2hx.fabric.opensm import route  # noqa: E402
+from t2hx.routing.lft import load_tables  # noqa: E402
+from t2hx.atomic import atomic_write  # noqa: E402
+from t2hx.routing.opensm import route  # noqa: E402
 from t2hx.flowsim import patterns  # noqa: E402
 from t2hx.flowsim.network import open_network, read_hostfile  # noqa: E402
 from t2hx.progress import Progress  # noqa: E402

@@ -17,16 +17,16 @@ import yaml
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from t2hx.fabric.netfile import atomic_write  # noqa: E402
+from t2hx.atomic import atomic_write  # noqa: E402
 
 ENGINES = ["minhop", "updn", "ftree", "sssp", "dfsssp", "lash", "nue", "dor"]
 CHILD = """
 import json, resource, sys
 from t2hx.conf import load_system
 from t2hx.fabric.build import build_plane
-from t2hx.fabric.lft import load_tables
-from t2hx import analysis
-from t2hx.fabric.opensm import route
+from t2hx.routing.lft import load_tables
+from t2hx.routing import analysis
+from t2hx.routing.opensm import route
 conf, plane, engine, lmc, out = sys.argv[1:6]
 fabric = build_plane(load_system(conf), plane)
 run = route(fabric, out, engine, int(lmc), timeout=900)

@@ -22,7 +22,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from t2hx.fabric.netfile import atomic_write  # noqa: E402
+from t2hx.atomic import atomic_write  # noqa: E402
 from t2hx.fabric.shortcut import random_shortcut  # noqa: E402
 from t2hx.placement import costs, mappings  # noqa: E402
 from t2hx.placement.collectives import messages  # noqa: E402

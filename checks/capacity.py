@@ -31,8 +31,7 @@ import imb                                                         # noqa: E402
 import x500                                                        # noqa: E402
 from lib.base import STUDY, T2hxCheck, reroute_command, sim_lmc    # noqa: E402
 from lib import resume                                             # noqa: E402
-from t2hx import ROOT                                              # noqa: E402
-from t2hx.reframe_site import log_root, work_root                  # noqa: E402
+from t2hx.paths import cli, log_root, work_root                  # noqa: E402
 from t2hx.study import seconds                                     # noqa: E402
 
 FINISHED = "T2HX capacity finished:"
@@ -119,7 +118,7 @@ class Capacity(T2hxCheck):
         (stage / "capacity.json").write_text(json.dumps(jobs, indent=2) + "\n")
         self.num_tasks = 1
         if self.mode == "sim":
-            self.executable = str(ROOT / "run" / "t2hx")
+            self.executable = cli()
             self.executable_opts = [
                 "campaign", "simulate-capacity", "--system", self.extras["conf_file"],
                 "--plane", self.topology, "--routing", self.routing,

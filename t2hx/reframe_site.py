@@ -23,11 +23,11 @@ from __future__ import annotations
 
 import os
 import re
-import sys
 from pathlib import Path
 
 from t2hx import ROOT
 from t2hx.conf import System, load_system
+from t2hx.paths import conf_dir, hostfiles_root, log_root, work_root
 from t2hx.errors import ConfError
 from t2hx.post.perflog import LOGGING_OPTIONS, reframe_handler
 from t2hx.schema import F, validate
@@ -59,16 +59,7 @@ def campaign() -> str:
     return name
 
 
-def log_root() -> Path:
-    return Path(os.environ.get("T2HX_LOG_ROOT") or ROOT / "log").resolve()
 
-
-def work_root() -> Path:
-    return Path(os.environ.get("T2HX_WORK_ROOT") or ROOT / "work").resolve()
-
-
-def conf_dir() -> Path:
-    return Path(os.environ.get("T2HX_CONF_SYSTEMS") or ROOT / "conf" / "systems").resolve()
 
 
 def load_systems(directory: Path | None = None) -> list[System]:
@@ -139,9 +130,6 @@ def real_system(system: System) -> dict:
             "partitions": parts}
 
 
-def hostfiles_root() -> Path:
-    return Path(os.environ.get("T2HX_HOSTFILES") or ROOT / "hostfiles")
-
 
 def sim_system(systems: list[System]) -> dict:
     """One partition per plane of every conf system that has hostfiles (simulating a system
@@ -173,11 +161,6 @@ def local_system() -> dict:
                            "hca": None, "nodes": cores, "cores": 1, "routings": [],
                            "root": str(ROOT),
                            "launcher_options": ["--allow-run-as-root", "--oversubscribe"]}}]}
-
-
-def dry_run() -> bool:
-    """True when the configuration is loaded by ``reframe --dry-run``."""
-    return "--dry-run" in sys.argv
 
 
 _REGISTERED = False
@@ -234,14 +217,13 @@ def site_configuration(systems: list[System] | None = None) -> dict:
                 {"type": "stream", "name": "stdout", "level": "info",
                  "format": "%(message)s"},
             ],
-            # A dry run has nothing to record: its (empty) perflog lines go to the work dir,
-            # never into the campaign.
-            "handlers_perflog": [reframe_handler(str(workdir / "dry-run" if dry_run()
-                                                     else logdir))],
+            # Only finished cases emit perflog lines, so a dry run leaves the campaign alone.
+            "handlers_perflog": [reframe_handler(str(logdir))],
         }],
         "general": [{
             "check_search_path": [str(ROOT / "checks")],
-            "report_file": str((workdir / "dry-run" if dry_run() else logdir / "reframe")
-                               / "report-{sessionid}.json"),
+            # Session reports are ReFrame's, not the campaign's records: `t2hx campaign run`
+            # asks for one in log/<campaign>/reframe/ (--report-file).
+            "report_file": str(workdir / "reports" / "report-{sessionid}.json"),
         }],
     }

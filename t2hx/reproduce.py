@@ -27,13 +27,14 @@ from pathlib import Path
 
 import numpy as np
 
-from t2hx import ROOT, analysis
+from t2hx import ROOT
+from t2hx.routing import analysis
 from t2hx.conf import System
 from t2hx.errors import T2hxError
 from t2hx.fabric.build import build_plane
-from t2hx.fabric.lft import load_tables
-from t2hx.fabric.netfile import atomic_write
-from t2hx.flowsim.network import ensure_routing
+from t2hx.routing.lft import load_tables
+from t2hx.atomic import atomic_write
+from t2hx.routing.cache import ensure_routing
 from t2hx.progress import Progress
 
 COMPLETE = "complete.json"        # written last: the campaign ran through

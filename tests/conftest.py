@@ -10,8 +10,8 @@ import pytest
 from t2hx import ROOT
 from t2hx.conf import load_system
 from t2hx.fabric.build import build_plane
-from t2hx.fabric.lft import load_tables
-from t2hx.fabric.opensm import route
+from t2hx.routing.lft import load_tables
+from t2hx.routing.opensm import route
 
 MINI = ROOT / "conf" / "systems" / "mini.yaml"
 T2HX = ROOT / "conf" / "systems" / "t2hx.yaml"

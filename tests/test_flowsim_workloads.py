@@ -7,7 +7,7 @@ import pytest
 
 from t2hx.cli import main
 from t2hx.errors import T2hxError, WorkloadError
-from t2hx.flowsim import apps, bulk, collectives, output, patterns
+from t2hx.flowsim import apps, collectives, output, patterns
 from t2hx.flowsim.fluid import Comm, Compute, Job, run_jobs
 from t2hx.flowsim.network import open_network, read_hostfile
 from t2hx.post.parsers import parse_text

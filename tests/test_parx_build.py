@@ -20,9 +20,10 @@ from typing import Iterator
 
 import pytest
 
-from t2hx import ROOT, parx
+from t2hx import ROOT
+from t2hx.routing import parx
 from t2hx.fabric.build import build_plane
-from t2hx.fabric.opensm import route
+from t2hx.routing.opensm import route
 
 CACHE = Path.home() / ".cache" / "t2hx"
 VERSION = "3.3.23"

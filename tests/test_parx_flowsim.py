@@ -9,7 +9,8 @@ import ctypes
 import numpy as np
 import pytest
 
-from t2hx import ROOT, parx
+from t2hx import ROOT
+from t2hx.routing import parx
 from t2hx.errors import RoutingError, WorkloadError
 from t2hx.flowsim import patterns
 from t2hx.flowsim.network import open_network, read_hostfile

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from t2hx import ROOT
-from t2hx.fabric.netfile import atomic_write
+from t2hx.atomic import atomic_write
 from tests.test_parx_build import CACHE, JOBS, checksum, locked, run, source_tarball, unpack
 
 PATCH = ROOT / "patches" / "openmpi" / "4.1-parx-lid-selection.patch"

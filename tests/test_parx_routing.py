@@ -14,13 +14,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from t2hx import ROOT, analysis, parx
+from t2hx import ROOT
+from t2hx.routing import analysis, parx
 from t2hx.fabric.build import build_plane
 from t2hx.fabric.graph import Fabric
 from t2hx.fabric.hyperx import hyperx
-from t2hx.fabric.lft import Tables, load_tables
+from t2hx.routing.lft import Tables, load_tables
 from t2hx.fabric.netfile import write_netfile
-from t2hx.fabric.opensm import guid2lid_text, route, umad2sim
+from t2hx.routing.opensm import guid2lid_text, route, umad2sim
 
 
 def route_engine(fab: Fabric, out: Path, engine: str, options: dict[str, object] | None = None,

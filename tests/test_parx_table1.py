@@ -1,5 +1,5 @@
 """Table 1, the rules R1-R4 and the quadrant geometry: the C source (parx/table1.c, via
-ctypes), the Python twin (t2hx.parx) and DESIGN §3's table must all agree."""
+ctypes), the Python twin (t2hx.routing.parx) and DESIGN §3's table must all agree."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ import subprocess
 
 import pytest
 
-from t2hx import ROOT, parx
+from t2hx import ROOT
+from t2hx.routing import parx
 from t2hx.fabric.graph import Fabric
 from t2hx.fabric.hyperx import hyperx
 

@@ -6,8 +6,8 @@ import pytest
 from t2hx.conf import load_system
 from t2hx.errors import T2hxError
 from t2hx.fabric.build import build_plane
-from t2hx.fabric.lft import load_tables
-from t2hx.fabric.opensm import route
+from t2hx.routing.lft import load_tables
+from t2hx.routing.opensm import route
 from t2hx.fabric.shortcut import circulant, random_shortcut
 from t2hx.placement import basic, costs, mappings
 from t2hx.placement.collectives import messages

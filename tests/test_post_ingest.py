@@ -8,7 +8,6 @@ import shutil
 from pathlib import Path
 
 import pandas as pd
-import pytest
 
 from t2hx.post.ingest import COLUMNS, ingest
 from t2hx.post.perflog import HEADER, PERFLOG_FIELDS, PERFLOG_FORMAT, read_perflog, \

@@ -14,7 +14,6 @@ import sys
 import time
 from pathlib import Path
 
-import pytest
 
 from t2hx import ROOT
 from t2hx.post.perflog import read_perflog

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -14,13 +13,13 @@ import numpy as np
 import pytest
 import yaml
 
-from t2hx import analysis
+from t2hx.routing import analysis
 from t2hx.cli import main
 from t2hx.conf import load_system
 from t2hx.errors import RoutingError
 from t2hx.fabric.build import build_plane
-from t2hx.fabric.lft import PathError, load_tables
-from t2hx.fabric.opensm import route
+from t2hx.routing.lft import PathError, load_tables
+from t2hx.routing.opensm import route
 from tests.conftest import MINI, leftovers
 
 ENGINES = {
@@ -148,7 +147,7 @@ def test_timeout_is_an_error_and_leaves_nothing_running(mini, tmp_path) -> None:
 
 def test_ctrl_c_leaves_no_ibsim_or_opensm(tmp_path) -> None:
     code = ("import sys; from t2hx.conf import load_system; from t2hx.fabric.build import "
-            "build_plane; from t2hx.fabric.opensm import route; "
+            "build_plane; from t2hx.routing.opensm import route; "
             f"s = load_system('{MINI}'); f = build_plane(s, 'hyperx'); "
             f"route(f, '{tmp_path}', 'dfsssp', env={{'LD_DEBUG': 'all'}})")
     proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.DEVNULL,

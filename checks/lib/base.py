@@ -20,13 +20,10 @@ import os
 import shlex
 import shutil
 import subprocess
-import sys
 import tempfile
-import warnings
 from pathlib import Path
 
 import reframe as rfm
-import reframe.core.warnings as _rfw
 import reframe.utility.sanity as sn
 from reframe.core.builtins import (parameter, run_after, run_before, sanity_function,
                                    variable)
@@ -35,24 +32,12 @@ from t2hx import ROOT
 from t2hx.post import parsers
 from t2hx.post.ingest import RUN_META
 from t2hx.post.records import better_for
-from t2hx.reframe_site import campaign, hostfiles_root, log_root, work_root
+from t2hx.paths import cli, hostfiles_root, log_root, work_root
+from t2hx.reframe_site import campaign
 from t2hx.study import load_study, seconds
 
 from lib import resume
 
-
-def _fast_deprecation(message, from_version="0.0.0"):
-    warnings.warn(message, _rfw.ReframeDeprecationWarning, stacklevel=3)
-
-
-# ReFrame 4.10 walks the whole Python stack (inspect.stack) for every read of the deprecated
-# `variables` alias, twice per test instance and dozens of times per logged message: 80 % of
-# the time of listing or dry-running the ~10,000-case matrix. Same warning, no stack walk.
-_SLOW = _rfw.user_deprecation_warning
-for _mod in list(sys.modules.values()):
-    if getattr(_mod, "__name__", "").startswith("reframe") and \
-            getattr(_mod, "user_deprecation_warning", None) is _SLOW:
-        _mod.user_deprecation_warning = _fast_deprecation
 
 STUDY = load_study()
 LOCAL = "local"           # the pseudo-combo of the `local` system (no planes)
@@ -194,7 +179,7 @@ class T2hxCheck(rfm.RunOnlyRegressionTest):
                 f"{self.extras['conf_file']})")
         if self.mode == "sim":
             self.num_tasks = 1
-            self.executable = str(ROOT / "run" / "t2hx")
+            self.executable = cli()
             self.executable_opts = self.sim_command()
             return
         self.num_tasks = self.num_nodes * STUDY.ranks_per_node
@@ -311,7 +296,7 @@ def sim_lmc(routing: str) -> list[str]:
 
 
 def reroute_command(check, job: list[str]) -> list[str]:
-    return [str(ROOT / "run" / "t2hx"), "campaign", "reroute", "--system",
+    return [cli(), "campaign", "reroute", "--system",
             check.extras["conf_file"], "--plane", check.topology, "--routing", check.routing,
             "--mode", check.mode, "--out", "routing", *job]
 

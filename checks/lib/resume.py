@@ -13,7 +13,7 @@ import os
 from functools import lru_cache
 
 from t2hx.post.perflog import read_perflog
-from t2hx.reframe_site import log_root
+from t2hx.paths import log_root
 
 KEY = ("benchmark", "combo", "num_nodes", "repetition")
 

@@ -19,8 +19,9 @@ from pathlib import Path
 
 from t2hx import ROOT
 from t2hx.errors import T2hxError
-from t2hx.fabric.netfile import atomic_write
-from t2hx.reframe_site import CAMPAIGN_ENV, NAME_RE, load_systems, log_root, usable_nodes
+from t2hx.atomic import atomic_write
+from t2hx.paths import log_root, work_root
+from t2hx.reframe_site import CAMPAIGN_ENV, NAME_RE, load_systems, usable_nodes
 from t2hx.study import PROFILE_ENV, load_study
 
 
@@ -75,6 +76,9 @@ def _env(args: argparse.Namespace) -> dict:
 
 def _reframe_cmd(args: argparse.Namespace, action: str) -> list[str]:
     extra = [a for a in args.reframe_args if a != "--"]
+    if action == "-r":      # the session report belongs to the campaign's records
+        report = log_root() / args.campaign / "reframe" / "report-{sessionid}.json"
+        extra.insert(0, f"--report-file={report}")
     return [str(Path(sys.executable).parent / "reframe"), "-C", str(ROOT / "conf" / "reframe.py"),
             "-c", str(ROOT / "checks"), "--system", args.system, action, *extra]
 
@@ -138,57 +142,28 @@ def status(args: argparse.Namespace) -> int:
     return 0
 
 
-def _jobs(args: argparse.Namespace) -> list[tuple[str, str, str]]:
-    """(job id, benchmark, hostfile) of every job to route for."""
+def _jobs(args: argparse.Namespace) -> list:
+    """The jobs to route for: the capacity check's jobs, or one per --hostfile."""
+    from t2hx.routing.reroute import JobSpec
+
     if args.jobs_json:
         data = json.loads(Path(args.jobs_json).read_text())
-        return [(app, job["benchmark"], str(Path(job["hostfile"]).resolve()))
+        return [JobSpec(app, job["benchmark"], Path(job["hostfile"]).resolve())
                 for app, job in data.items()]
     if len(args.hostfile) != len(args.benchmark) or not args.hostfile:
         raise T2hxError("give one --benchmark per --hostfile", field="--hostfile",
                         fix="e.g. --hostfile hostfiles/t2hx/linear/7.txt --benchmark hpl")
-    return [(f"job{i}", b, str(Path(h).resolve()))
+    return [JobSpec(f"job{i}", b, Path(h).resolve())
             for i, (b, h) in enumerate(zip(args.benchmark, args.hostfile))]
 
 
-def _profile(benchmark: str, hostfile: str) -> str | None:
-    ranks = len(Path(hostfile).read_text().split())
-    folder = ROOT / "conf" / "profiles" / benchmark / str(ranks)
-    files = sorted(folder.glob("*")) if folder.is_dir() else []
-    if not files:
-        return None
-    return str(folder / files[0].name.split(".")[0])
-
-
 def cmd_reroute(args: argparse.Namespace) -> int:
-    t2hx = [str(ROOT / "run" / "t2hx")]
-    out = Path(args.out).resolve()     # the steps run from the project root, not from here
-    out.mkdir(parents=True, exist_ok=True)
-    where = ["--system", args.system, "--plane", args.plane]
-    jobs = _jobs(args)
-    if args.routing == "sar":
-        spec = [a for job, _, hosts in jobs for a in ("--job", job, hosts)]
-        routefile = ["--jobs", str(out / "jobs.txt")]
-        steps = [t2hx + ["demand", "jobs", *spec, "--out", str(out / "jobs.txt"), *where]]
-    else:
-        spec = []
-        for _, bench, hosts in jobs:
-            prefix = _profile(bench, hosts)
-            if prefix:
-                spec += ["--job", prefix, hosts]
-        if not spec:
-            print(f"reroute: no communication profile for {', '.join(b for _, b, _ in jobs)} "
-                  "in conf/profiles/: parx keeps its demand-free routing", file=sys.stderr)
-            out.rmdir() if not any(out.iterdir()) else None
-            return 0
-        routefile = ["--demand", str(out / "demand.txt")]
-        steps = [t2hx + ["demand", "build", *spec, "--out", str(out / "demand.txt"), *where]]
-    steps.append(t2hx + ["reroute", *where, "--routing", args.routing, *routefile,
-                         *(["--real"] if args.mode == "real" else ["--out", str(out)])])
-    for cmd in steps:
-        done = subprocess.run(cmd, cwd=ROOT)
-        if done.returncode:
-            return done.returncode
+    from t2hx.conf import load_system, system_path
+    from t2hx.routing.reroute import reroute_for_jobs
+
+    system = load_system(system_path(args.system))
+    reroute_for_jobs(system, args.plane, args.routing, _jobs(args), real=args.mode == "real",
+                     out=Path(args.out).resolve(), quiet=args.quiet or None)
     return 0
 
 
@@ -210,7 +185,7 @@ def register_capacity(verbs: argparse._SubParsersAction) -> None:
     c.add_argument("--routing", required=True)
     c.add_argument("--capacity", required=True, help="capacity.json")
     c.add_argument("--window", type=float, required=True, help="simulated seconds")
-    c.add_argument("--work", default=str(ROOT / "work"), help="routing cache (work/)")
+    c.add_argument("--work", default=str(work_root()), help="routing cache (work/)")
     c.add_argument("--routing-dir", help="OpenSM dumps from a re-route")
     c.add_argument("--seed", type=int, default=0, help="unused; kept for the check's CLI")
     c.add_argument("--lmc", type=int, help="LMC (default: the plane's conf; parx needs 2)")

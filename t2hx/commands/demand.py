@@ -12,11 +12,12 @@ import tempfile
 from pathlib import Path
 
 from t2hx import ROOT
-from t2hx import demand as dm
+from t2hx.paths import work_root
+from t2hx.routing import demand as dm
 from t2hx.errors import T2hxError
 from t2hx.conf import load_system, system_path
 from t2hx.fabric.build import build_plane
-from t2hx.fabric.netfile import atomic_write
+from t2hx.atomic import atomic_write
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -69,7 +70,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     m.add_argument("--benchmark", required=True, help="app skeleton (t2hx.flowsim.apps)")
     m.add_argument("--np", type=int, required=True, help="ranks")
     m.add_argument("--iterations", type=int, help="solver iterations (default: skeleton's)")
-    m.add_argument("--out", default=str(ROOT / "work" / "profiles-modelled"),
+    m.add_argument("--out", default=str(work_root() / "profiles-modelled"),
                    help="folder; files land in <out>/<benchmark>/<np>/modelled.<rank>.prof")
     m.set_defaults(func=cmd_model)
 

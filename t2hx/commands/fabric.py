@@ -6,19 +6,20 @@ import argparse
 import csv
 import io
 import json
-import shutil
 import subprocess
 from pathlib import Path
 
-from t2hx import analysis
-from t2hx.parx import engine_args
+from t2hx.routing import analysis
+from t2hx.routing.parx import engine_args
 from t2hx.conf import load_system, system_path
 from t2hx.errors import RoutingError, T2hxError
 from t2hx.fabric.build import build_plane
-from t2hx.fabric.lft import load_tables
-from t2hx.fabric.netfile import atomic_write, write_netfile
-from t2hx.fabric.opensm import route
+from t2hx.routing.lft import load_tables
+from t2hx.atomic import atomic_write
+from t2hx.fabric.netfile import write_netfile
+from t2hx.routing.opensm import route
 from t2hx.progress import Progress
+from t2hx.atomic import atomic_copy, staged_file
 
 DUMP_FILES = ("opensm-lfts.dump", "opensm-subnet.lst", "guid2lid")
 
@@ -112,19 +113,19 @@ def cmd_import(args: argparse.Namespace) -> int:
 def _fetch(source: str, name: str, out: Path) -> None:
     local = Path(source)
     if ":" in source and not local.exists():
-        result = subprocess.run(["scp", "-q", "-o", "BatchMode=yes", f"{source}/{name}",
-                                 str(out / f".{name}.tmp")], capture_output=True, text=True)
-        if result.returncode != 0:
-            raise RoutingError(f"cannot copy {name}: {result.stderr.strip() or 'scp failed'}",
-                               field="--from", fix="check the host, path and ssh keys")
-        (out / f".{name}.tmp").replace(out / name)
+        with staged_file(out / name) as tmp:
+            result = subprocess.run(["scp", "-q", "-o", "BatchMode=yes", f"{source}/{name}",
+                                     str(tmp)], capture_output=True, text=True)
+            if result.returncode != 0:
+                raise RoutingError(f"cannot copy {name}: "
+                                   f"{result.stderr.strip() or 'scp failed'}",
+                                   field="--from", fix="check the host, path and ssh keys")
         return
     if not (local / name).exists():
         raise RoutingError(f"{name} missing", file=local, field="--from",
                            fix="point at OpenSM's dump_files_dir (guid2lid is in its cache "
                            "dir, usually /var/cache/opensm)")
-    shutil.copyfile(local / name, out / f".{name}.tmp")
-    (out / f".{name}.tmp").replace(out / name)
+    atomic_copy(local / name, out / name)
 
 
 def cmd_analyze(args: argparse.Namespace) -> int:

@@ -32,7 +32,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 def cmd_reproduce(args: argparse.Namespace) -> int:
     from t2hx.conf import load_system, system_path
     from t2hx.errors import T2hxError
-    from t2hx.reframe_site import NAME_RE, log_root, work_root
+    from t2hx.paths import log_root, work_root
+    from t2hx.reframe_site import NAME_RE
     from t2hx.reproduce import Options, reproduce
 
     if not NAME_RE.match(args.campaign):

@@ -4,13 +4,12 @@ output in the upstream benchmark's own format (first line ``# t2hx-simulated: â€
 from __future__ import annotations
 
 import argparse
-import os
 import sys
-from pathlib import Path
 
-from t2hx import ROOT
+from t2hx.paths import work_root
+from t2hx.atomic import atomic_write
 from t2hx.errors import WorkloadError
-from t2hx.parx import DEFAULT_THRESHOLD
+from t2hx.routing.parx import DEFAULT_THRESHOLD
 
 BENCHMARKS = ("mpigraph", "ebb", "imb", "barrier", "bcast", "gather", "scatter", "reduce",
               "allreduce", "alltoall", "ring-allreduce", "mupp", "emdl")
@@ -37,7 +36,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--parx-threshold", type=int, default=DEFAULT_THRESHOLD,
                    help="parx: messages of fewer bytes use Table 1a, others 1b "
                    f"(default {DEFAULT_THRESHOLD})")
-    p.add_argument("--work", default=str(ROOT / "work"),
+    p.add_argument("--work", default=str(work_root()),
                    help="work dir; routing runs are cached in <work>/routing/")
     p.add_argument("--size", type=int, default=1 << 20, help="message bytes (mpiGraph, eBB)")
     p.add_argument("--times", type=int, default=10, help="mpiGraph iterations")
@@ -65,11 +64,7 @@ def run(args: argparse.Namespace) -> int:
                        demand=args.demand, jobs=args.jobs, parx_threshold=args.parx_threshold)
     text = render(net, args)
     if args.output:
-        path = Path(args.output)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text(text)
-        os.replace(tmp, path)
+        atomic_write(args.output, text)
     else:
         sys.stdout.write(text)
     return 0

@@ -8,13 +8,12 @@ ibsim's running counter.
 
 from __future__ import annotations
 
-import os
 import re
-import tempfile
 from pathlib import Path
 
 from t2hx.errors import ConfError
 from t2hx.fabric.graph import Cable, Fabric, Node
+from t2hx.atomic import atomic_write
 
 
 def node_description(fabric: Fabric, node: Node) -> str:
@@ -57,20 +56,6 @@ def render(fabric: Fabric, lids: dict[int, int] | None = None, lmc: int = 0) -> 
 def write_netfile(fabric: Fabric, path: str | Path, lids: dict[int, int] | None = None,
                   lmc: int = 0) -> Path:
     return atomic_write(Path(path), render(fabric, lids, lmc))
-
-
-def atomic_write(path: Path, text: str) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w") as fh:
-            fh.write(text)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
 
 
 HEADER = re.compile(r'^(Switch|Hca|Ca)\s+(\d+)\s+"([^"]+)"(?:.*?#\s*"([^"]*)")?')

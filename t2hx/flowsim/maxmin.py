@@ -1,7 +1,7 @@
 """Max-min fair rates over directed links by progressive filling, vectorised with numpy.
 
 Flows are rows of a padded path array (``(flows, hops)`` directed link ids, ``-1`` = no
-link), as :meth:`t2hx.fabric.lft.Tables.paths` returns them. Capacities are bytes/s per link.
+link), as :meth:`t2hx.routing.lft.Tables.paths` returns them. Capacities are bytes/s per link.
 
 Algorithm (exact max-min, parallel progressive filling). Each round, every link with
 unfrozen flows offers the fair share ``share = remaining capacity / unfrozen flows``. A link

@@ -6,7 +6,7 @@ Two sources, one shape, so two-opt never cares where a cost came from:
   ``graph_hops`` (BFS hop counts) and ``minimal_paths`` (one shortest path per pair,
   destination-based like an InfiniBand LFT; ties go to the lowest-numbered next switch);
 - *the actual routing*: ``routed_hops`` and ``routed_paths`` read OpenSM's tables
-  (``t2hx.fabric.lft.Tables``).
+  (``t2hx.routing.lft.Tables``).
 
 Hops are switch-to-switch links (the papers' hop count). Every message also crosses its
 injection and ejection link; that constant +2 per message changes no two-opt decision, so it
@@ -22,7 +22,7 @@ from scipy.sparse.csgraph import shortest_path
 
 from t2hx.errors import RoutingError
 from t2hx.fabric.graph import Fabric
-from t2hx.fabric.lft import Tables
+from t2hx.routing.lft import Tables
 
 
 def switch_graph(fabric: Fabric) -> tuple[list[int], dict[int, int], np.ndarray]:
@@ -73,7 +73,7 @@ def routed_paths(tables: Tables) -> np.ndarray:
 
 
 def minimal_paths(fabric: Fabric) -> np.ndarray:
-    """(H, H, L) directed link ids (numbered as ``t2hx.fabric.lft``: cable ``c`` is links
+    """(H, H, L) directed link ids (numbered as ``t2hx.routing.lft``: cable ``c`` is links
     ``2c`` a→b and ``2c+1`` b→a) of one shortest path per host pair, -1 padded."""
     sw, pos, dist = switch_graph(fabric)
     s = len(sw)

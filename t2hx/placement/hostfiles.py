@@ -20,8 +20,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import shutil
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -36,6 +34,7 @@ from t2hx.placement.collectives import messages
 from t2hx.placement.nodes import PlacementError, check_count, ladder_counts, usable_nodes
 from t2hx.placement.seeding import rng_for
 from t2hx.placement.twoopt import ContentionObjective, HopObjective, two_opt
+from t2hx.atomic import staged_dir
 
 STUDY = ("linear", "clustered", "random")
 PLACEMENTS = ("linear", "clustered", "random", "two-opt", "hierarchical", "ring", "circulant")
@@ -167,8 +166,8 @@ def _engine(system: System, opts: Options) -> str:
 def routed(system: System, opts: Options, with_paths: bool = False) -> dict:
     """Host×host switch hops (and, if asked, paths and the link count) under the plane's
     real OpenSM routing; the plane is routed once per run."""
-    from t2hx.fabric.lft import load_tables
-    from t2hx.fabric.opensm import route
+    from t2hx.routing.lft import load_tables
+    from t2hx.routing.opensm import route
     from t2hx.placement.costs import routed_hops, routed_paths
     plane_name = _plane_name(system, opts)
     engine = _engine(system, opts)
@@ -241,22 +240,7 @@ def _manifest(system: System, placement: str, nodes: list[str], counts: list[int
 
 def _swap_in(target: Path, files: dict[str, str], manifest: dict) -> None:
     """Build the directory beside ``target`` and rename it into place."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fresh = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp"))
-    try:
+    with staged_dir(target) as fresh:
         for name, text in files.items():
             (fresh / name).write_text(text)
         (fresh / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
-        for path in fresh.iterdir():
-            os.chmod(path, 0o644)
-        os.chmod(fresh, 0o755)
-        old = None
-        if target.exists():
-            old = target.parent / f".{target.name}.old-{os.getpid()}"
-            os.replace(target, old)
-        os.replace(fresh, target)
-        if old is not None:
-            shutil.rmtree(old)
-    except BaseException:
-        shutil.rmtree(fresh, ignore_errors=True)
-        raise

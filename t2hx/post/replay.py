@@ -24,7 +24,7 @@ from t2hx.errors import T2hxError
 from t2hx.post import figures as F
 from t2hx.post import reference, report, routing
 from t2hx.post.gain import choose_baseline, gains
-from t2hx.post.ingest import COLUMNS, MATRIX_COLUMNS, ingest
+from t2hx.post.ingest import MATRIX_COLUMNS, ingest
 from t2hx.post.stats import summarize
 from t2hx.post.store import canonical, write_json, write_table
 from t2hx.progress import Progress

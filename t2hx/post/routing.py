@@ -1,4 +1,4 @@
-"""Routing-analysis figures from what the fabric engine (t2hx.analysis) writes.
+"""Routing-analysis figures from what the fabric engine (t2hx.routing.analysis) writes.
 
 Inputs, in ``<logdir>/analysis/`` (the file stem labels the routing, e.g. ``hyperx-dfsssp``):
 

@@ -7,26 +7,17 @@ are written to a temp name in the same directory and renamed (never half-written
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from pathlib import Path
 
 import pandas as pd
 import pyarrow as pa
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
+from t2hx.atomic import atomic_with
 
 
 def _atomic(path: Path, write) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    os.close(fd)
-    try:
-        write(tmp)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    atomic_with(path, lambda tmp: write(str(tmp)))
 
 
 def canonical(df: pd.DataFrame, columns: list[str]) -> pd.DataFrame:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from t2hx.errors import T2hxError
-from t2hx.fabric.lft import Tables
+from t2hx.routing.lft import Tables
 
 
 @dataclass

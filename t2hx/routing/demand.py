@@ -23,16 +23,16 @@ import os
 import re
 import shutil
 import subprocess
-import tempfile
 from pathlib import Path
 from typing import Callable
 
 import numpy as np
 
-from t2hx import parx
+from t2hx.routing import parx
 from t2hx.errors import T2hxError
 from t2hx.fabric.graph import Fabric
-from t2hx.fabric.netfile import atomic_write
+from t2hx.atomic import atomic_write
+from t2hx.atomic import staged_dir
 
 Demand = dict[str, dict[str, int]]
 PROF = re.compile(r"^([EI])\s+(\d+)\s+(\d+)\s+(\d+) bytes", re.M)
@@ -260,16 +260,9 @@ def record_profile(command: list[str], ranks: int, dest: Path, prefix: str,
     if len(profile_files(out / prefix)) != ranks or not matrix.any():
         raise DemandError(f"pml_monitoring wrote no traffic for {ranks} ranks", file=out,
                           fix="check that Open MPI has the monitoring pml (ompi_info)")
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    staged = Path(tempfile.mkdtemp(prefix=f".{dest.name}-", dir=dest.parent))
-    staged.chmod(0o755)
-    for f in profile_files(out / prefix):
-        shutil.copyfile(f, staged / f.name)
-    old = dest.with_name(f".{dest.name}-old")
-    if dest.exists():
-        os.replace(dest, old)
-    os.replace(staged, dest)
-    shutil.rmtree(old, ignore_errors=True)
+    with staged_dir(dest) as staged:
+        for f in profile_files(out / prefix):
+            shutil.copyfile(f, staged / f.name)
     return {"command": cmd, "ranks": ranks, "prefix": prefix, "mpi": mpirun_version(),
             "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
             "bytes_total": int(matrix.sum()), **extra}

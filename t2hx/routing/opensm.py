@@ -23,7 +23,8 @@ from pathlib import Path
 
 from t2hx.errors import RoutingError
 from t2hx.fabric.graph import Fabric
-from t2hx.fabric.netfile import atomic_write, write_netfile
+from t2hx.atomic import atomic_write
+from t2hx.fabric.netfile import write_netfile
 
 UMAD2SIM = Path("/usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so")
 #: Our routing engines, registered by the event plugin parx/libparx.so.

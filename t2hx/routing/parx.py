@@ -214,7 +214,7 @@ def guid2lid_file(fabric: Fabric, lids: dict[int, int]) -> str:
 def routing_args(fabric: Fabric, engine: str, demand: str | None = None,
                  jobs: str | None = None, max_vls: int | None = None,
                  fallback: bool = False, source: object = None) -> dict:
-    """Keyword arguments for ``t2hx.fabric.opensm.route`` that run our plugin engines:
+    """Keyword arguments for ``t2hx.routing.opensm.route`` that run our plugin engines:
     LMC 2 and the quadrant LIDs for parx, ``qos TRUE`` so OpenSM programs the SL2VL maps
     the engines ask for, the input files as plugin options, and no silent fallback."""
     options = []
@@ -241,7 +241,7 @@ def engine_args(fabric: Fabric, engine: str, opensm: dict, source: object,
     LID policy and options (:func:`routing_args`) over the plane's OpenSM options (``lmc``
     does not apply to them); stock engines take the plane's options and its LMC unless
     ``lmc`` overrides it."""
-    from t2hx.fabric.opensm import PLUGIN_ENGINES
+    from t2hx.routing.opensm import PLUGIN_ENGINES
 
     if engine in PLUGIN_ENGINES:
         args = routing_args(fabric, engine, demand=demand, jobs=jobs, source=source)

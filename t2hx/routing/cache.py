@@ -1,0 +1,113 @@
+"""The routing cache: a plane routed by the real OpenSM under ibsim, once per input.
+
+Every engine is routed with the arguments ``t2hx reproduce`` uses (:func:`t2hx.routing.parx.
+engine_args`: our plugin engines with their LMC, LID policy, QoS and no fallback). Runs are
+cached under ``<work>/routing/<sys>/<plane>/<engine>-lmc<N>[-<inputs>]/`` (the suffix names
+the content of a demand or job file) and reused while the system conf's sha256, the
+generated fabric's netfile sha256 and the digest of the routing arguments (input files by
+content, our plugin library) - all stored in ``t2hx-conf.sha256`` next to the dumps - match.
+Concurrent users of one entry serialise on a lock file beside it; a run killed mid-routing
+leaves no stamp, so the next user routes again. See docs/routing.md.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+from pathlib import Path
+
+from t2hx.atomic import atomic_write
+from t2hx.conf import System
+from t2hx.errors import RoutingError, WorkloadError
+from t2hx.fabric.graph import Fabric
+from t2hx.fabric.netfile import render
+from t2hx.routing import parx
+
+STAMP = "t2hx-conf.sha256"
+
+
+def routing_dir(work: Path, system: System, plane: str, engine: str, lmc: int,
+                tag: str = "") -> Path:
+    return work / "routing" / system.name / plane / \
+        (f"{engine}-lmc{lmc}-{tag}" if tag else f"{engine}-lmc{lmc}")
+
+
+def ensure_routing(system: System, plane: str, engine: str, lmc: int | None, work: Path,
+                   fabric: Fabric, quiet: bool = True, demand: str | None = None,
+                   jobs: str | None = None) -> Path:
+    """Route with real OpenSM unless a cached run for this exact conf and input exists."""
+    args = parx.engine_args(fabric, engine, system.plane(plane).opensm, system.path, lmc,
+                            demand=demand, jobs=jobs)
+    if lmc is not None and lmc != args["lmc"]:     # our engines' LID policy fixes the LMC
+        raise WorkloadError(f"{engine} routes with LMC {args['lmc']}, not {lmc}", field="lmc",
+                            fix=f"drop --lmc or pass --lmc {args['lmc']}")
+    out = routing_dir(work, system, plane, engine, args["lmc"], inputs_tag(args))
+    out.mkdir(parents=True, exist_ok=True)
+    # Simulated jobs may start side by side: one routes, the others wait and reuse.
+    with open(out.parent / f".{out.name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return _route_locked(system, plane, engine, args, out, fabric, quiet)
+
+
+def _route_locked(system: System, plane: str, engine: str, args: dict, out: Path,
+                  fabric: Fabric, quiet: bool) -> Path:
+    from t2hx.routing.opensm import route
+    from t2hx.progress import Progress
+
+    stamp = out / STAMP
+    # The conf, the generated fabric (GUIDs, cabling: generator code can change while the
+    # conf does not) and the routing inputs (demand/job file, plugin build) must all match.
+    want = " ".join((system.sha256, hashlib.sha256(render(fabric).encode()).hexdigest(),
+                     args_digest(args, engine)))
+    if stamp.exists() and stamp.read_text().strip() == want \
+            and (out / "opensm-lfts.dump").exists() and (out / "guid2lid").exists():
+        return out
+    stamp.unlink(missing_ok=True)            # a failed re-route must not look cached
+    with Progress(f"routing {system.name}/{plane} {engine}", quiet=quiet) as prog:
+        prog.say("running ibsim + OpenSM")
+        run = route(fabric, out, engine, timeout=system.plane(plane).opensm["timeout"], **args)
+    if run.summary.get("fallback") or run.summary.get("engine_used") != engine:
+        raise RoutingError(f"OpenSM fell back from {engine} to {run.summary['engine_used']}",
+                           file=run.log, fix="read the ERR lines; the engine cannot route "
+                           "this plane")
+    atomic_write(stamp, want + "\n")
+    return out
+
+
+def _plugin_options(args: dict) -> list[tuple[str, str]]:
+    opts = str(args.get("extra_conf", {}).get("event_plugin_options", ""))
+    return [(item.partition("=")[0], item.partition("=")[2])
+            for item in opts.replace(",", " ").split()]
+
+
+def _content(value: str) -> str:
+    """A plugin option's value as the run sees it: a file by its content's sha256."""
+    path = Path(value)
+    return hashlib.sha256(path.read_bytes()).hexdigest() if value and path.is_file() else value
+
+
+def args_digest(args: dict, engine: str) -> str:
+    """sha256 of everything a routing run with ``args`` depends on besides the fabric: the
+    arguments (input files by content, not by path) and, for our engines, the plugin."""
+    from t2hx import ROOT
+    from t2hx.routing.opensm import PLUGIN_ENGINES
+
+    conf = {k: v for k, v in args.get("extra_conf", {}).items() if k != "event_plugin_options"}
+    doc = {"engine": engine, "lmc": args.get("lmc"), "conf": conf,
+           "options": [(k, _content(v)) for k, v in _plugin_options(args)],
+           "guid2lid": sorted((args.get("guid2lid") or {}).items())}
+    h = hashlib.sha256(json.dumps(doc, sort_keys=True, default=str).encode())
+    lib = ROOT / "parx" / "libparx.so"
+    if engine in PLUGIN_ENGINES and lib.is_file():
+        h.update(lib.read_bytes())
+    return h.hexdigest()
+
+
+def inputs_tag(args: dict) -> str:
+    """A short name for the input files of a routing run ('' without any): runs of one
+    engine with different demand/job files must not share (and overwrite) one directory."""
+    files = [(k, _content(v)) for k, v in _plugin_options(args) if v and Path(v).is_file()]
+    if not files:
+        return ""
+    return hashlib.sha256(json.dumps(sorted(files)).encode()).hexdigest()[:12]

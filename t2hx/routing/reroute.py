@@ -1,0 +1,115 @@
+"""Re-route a plane before a PARX or SAR job (docs/routing.md, "Re-routing").
+
+sar routes from a job file (the hostfiles of the jobs that run together); parx from a demand
+file built from the job's communication profile, ``conf/profiles/<benchmark>/<ranks>/``
+(Open MPI pml_monitoring files, ``t2hx demand record``). Without a profile parx keeps its
+demand-free routing. Simulated: real OpenSM under ibsim into a directory the job reads.
+Real cluster: the file goes to the plane's OpenSM host (:mod:`t2hx.routing.remote`).
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from t2hx.paths import profiles_root, work_root
+from t2hx.atomic import atomic_write
+from t2hx.conf import System
+from t2hx.errors import RoutingError, T2hxError
+from t2hx.fabric.build import build_plane
+from t2hx.fabric.graph import Fabric
+from t2hx.progress import Progress
+from t2hx.routing import demand as dm, parx
+from t2hx.routing.opensm import route
+from t2hx.routing.remote import reroute_remote
+
+
+
+@dataclass(frozen=True)
+class JobSpec:
+    """One job to route for: an id, its benchmark (for the profile) and its hostfile."""
+    job: str
+    benchmark: str
+    hostfile: Path
+
+
+def validated_input(routing: str, fabric: Fabric, demand: str | None,
+                    jobs: str | None) -> str:
+    """One clear line for any file the engine would refuse, before OpenSM starts."""
+    if routing == "parx":
+        if not demand:
+            raise T2hxError("parx reroutes from a demand file", field="--demand",
+                            fix="pass --demand FILE (t2hx demand build)")
+        dm.validate_demand(dm.read_demand(demand), fabric, demand)
+        return demand
+    if not jobs:
+        raise T2hxError("sar reroutes from a job file", field="--jobs",
+                        fix="pass --jobs FILE (t2hx demand jobs)")
+    dm.validate_jobs(dm.read_jobs(jobs), fabric, jobs)
+    return jobs
+
+
+def reroute(system: System, plane: str, routing: str, *, demand: str | None = None,
+            jobs: str | None = None, real: bool = False, out: Path | None = None,
+            timeout: float | None = None, quiet: bool | None = None) -> dict:
+    """Route ``plane`` with ``routing`` from a demand or job file; the routing summary
+    (simulated) or ``{"host": ...}`` (real). Raises RoutingError when the engine fails."""
+    if plane not in system.planes:
+        raise T2hxError(f"no plane '{plane}'", file=system.path, field="planes",
+                        fix=f"pick one of {', '.join(system.planes)}")
+    spec = system.planes[plane]
+    fabric = build_plane(system, plane)
+    path = validated_input(routing, fabric, demand, jobs)
+    timeout = timeout or float(spec.opensm.get("timeout", 600.0))
+    if real:
+        reroute_remote(spec, routing, Path(path), timeout, quiet)
+        return {"host": spec.opensm.get("host", "localhost"), "engine": routing}
+    out = out or work_root() / system.name / plane / f"reroute-{routing}"
+    kw = parx.routing_args(fabric, routing, demand=demand, jobs=jobs, source=system.path)
+    with Progress("reroute", quiet=quiet) as prog:
+        prog.say(f"routing {fabric.name} with {routing} (ibsim + OpenSM)")
+        run = route(fabric, out, routing, timeout=timeout, **kw)
+    if run.summary["fallback"] or run.summary["engine_used"] != routing:
+        raise RoutingError(f"{routing} did not route the fabric "
+                           f"({'; '.join(run.summary['errors'][:1]) or 'see the log'})",
+                           file=run.log, fix="read the ERR lines in that log")
+    return run.summary
+
+
+def job_profile(benchmark: str, hostfile: Path, profiles: Path | None = None) -> str | None:
+    """The pml_monitoring prefix recorded for ``benchmark`` at the hostfile's rank count."""
+    ranks = len(dm.read_hostfile(hostfile))
+    folder = (profiles or profiles_root()) / benchmark / str(ranks)
+    files = sorted(folder.glob("*")) if folder.is_dir() else []
+    if not files:
+        return None
+    return str(folder / files[0].name.split(".")[0])
+
+
+def reroute_for_jobs(system: System, plane: str, routing: str, jobs: list[JobSpec], *,
+                     real: bool, out: Path, quiet: bool | None = None) -> dict | None:
+    """The checks' pre-run step: the demand or job file of ``jobs``, written into ``out``,
+    then :func:`reroute`. None when parx has no profile for any of the jobs."""
+    fabric = build_plane(system, plane)
+    out.mkdir(parents=True, exist_ok=True)
+    if routing == "sar":
+        table = {j.job: list(dict.fromkeys(dm.read_hostfile(j.hostfile))) for j in jobs}
+        dm.validate_jobs(table, fabric, out / "jobs.txt")
+        atomic_write(out / "jobs.txt", dm.render_jobs(table))
+        return reroute(system, plane, routing, jobs=str(out / "jobs.txt"), real=real,
+                       out=out, quiet=quiet)
+    demands = []
+    for j in jobs:
+        prefix = job_profile(j.benchmark, j.hostfile)
+        if prefix:
+            matrix = dm.read_monitoring(prefix)
+            demands.append(dm.node_demand(matrix, dm.read_hostfile(j.hostfile), prefix))
+    if not demands:
+        print(f"reroute: no communication profile for {', '.join(j.benchmark for j in jobs)}"
+              " in conf/profiles/: parx keeps its demand-free routing", file=sys.stderr)
+        if not any(out.iterdir()):
+            out.rmdir()
+        return None
+    path = dm.write_demand(dm.combine(demands), out / "demand.txt", fabric)
+    return reroute(system, plane, routing, demand=str(path), real=real, out=out, quiet=quiet)
