@@ -157,6 +157,15 @@ class Study:
         capacity = len(self.combos) * self.capacity["repetitions"]
         return sum(self.cases(b, max_nodes) for b in self.benchmarks) + capacity
 
+    def node_counts(self, limit: int | None = None) -> list[int]:
+        """Every node count of every ladder (hostfiles exist for these), up to ``limit``."""
+        return sorted({n for ladder in self.ladders.values() for n in ladder
+                       if limit is None or n <= limit})
+
+    def placements(self) -> list[str]:
+        """The placements the combos use, in combo order."""
+        return list(dict.fromkeys(c.placement for c in self.combos))
+
     def capacity_nodes(self) -> int:
         return sum(self.capacity["apps"].values())
 

@@ -26,7 +26,7 @@ def test_format_has_every_field_once_and_matches_reframe_header() -> None:
                   "repetition", "msg_size", "campaign", "git_hash", "simulated"):
         assert f"%(check_{param})s" in PERFLOG_FORMAT
     h = reframe_handler("log/x")
-    assert h["format"] == PERFLOG_FORMAT and h["prefix"].startswith("log/x/perflogs/")
+    assert h["format"] == PERFLOG_FORMAT and h["basedir"] == "log/x/perflogs"
 
 
 def test_reader_header_order_and_bad_lines(tmp_path: Path) -> None:

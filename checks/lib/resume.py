@@ -12,29 +12,14 @@ from __future__ import annotations
 import os
 from functools import lru_cache
 
-from t2hx.post.perflog import read_perflog
+from t2hx.post.perflog import recorded_cases
 from t2hx.paths import log_root
-
-KEY = ("benchmark", "combo", "num_nodes", "repetition")
 
 
 @lru_cache(maxsize=None)
 def recorded(campaign: str, system: str, partition: str) -> frozenset:
     """Keys of the cases with a passing record (read once per ReFrame session)."""
-    keys = set()
-    folder = log_root() / campaign / "perflogs" / system / partition
-    if not folder.is_dir():
-        return frozenset()
-    for path in sorted(folder.glob("*.log*")):
-        for frame in read_perflog(path).frames:   # complete lines only (t2hx.post.perflog)
-            if any(k not in frame for k in KEY):
-                continue
-            good = frame["perf_value"].notna()
-            if "result" in frame:
-                good &= frame["result"].fillna("").str.strip() == "pass"
-            for row in frame.loc[good, list(KEY)].itertuples(index=False):
-                keys.add(tuple(str(v).strip() for v in row))
-    return frozenset(keys)
+    return recorded_cases(log_root() / campaign / "perflogs" / system / partition)
 
 
 def case_key(check) -> tuple:

@@ -74,11 +74,18 @@ def _env(args: argparse.Namespace) -> dict:
     return env
 
 
+def dry_run_dir(campaign: str) -> Path:
+    """Where a dry run's job scripts' perflog records go (never log/<campaign>/)."""
+    return work_root() / "reframe" / campaign / "dry-run" / "perflogs"
+
+
 def _reframe_cmd(args: argparse.Namespace, action: str) -> list[str]:
     extra = [a for a in args.reframe_args if a != "--"]
     if action == "-r":      # the session report belongs to the campaign's records
         report = log_root() / args.campaign / "reframe" / "report-{sessionid}.json"
         extra.insert(0, f"--report-file={report}")
+    else:                   # ReFrame logs a valueless record per dry-run case: not ours
+        extra.insert(0, f"--perflogdir={dry_run_dir(args.campaign)}")
     return [str(Path(sys.executable).parent / "reframe"), "-C", str(ROOT / "conf" / "reframe.py"),
             "-c", str(ROOT / "checks"), "--system", args.system, action, *extra]
 
@@ -118,17 +125,11 @@ def write_provenance(args: argparse.Namespace, cmd: list[str]) -> None:
 
 
 def status(args: argparse.Namespace) -> int:
-    from t2hx.post.perflog import read_perflog
+    from t2hx.post.perflog import CASE_KEY, recorded_cases
 
     study = load_study(profile=args.profile)
     folder = log_root() / args.campaign / "perflogs" / args.system
-    keys = set()
-    for path in sorted(folder.rglob("*.log*")) if folder.is_dir() else []:
-        for frame in read_perflog(path).frames:
-            cols = ["partition", "benchmark", "combo", "num_nodes", "repetition"]
-            if all(c in frame for c in cols):
-                ok = frame["perf_value"].notna()
-                keys |= set(frame.loc[ok, cols].astype(str).itertuples(index=False))
+    keys = recorded_cases(folder, ("partition", *CASE_KEY))
     if args.system == "local":      # which checks have a local binary is the checks' business
         print(f"campaign {args.campaign} on local: {len(keys)} cases recorded")
         return 0

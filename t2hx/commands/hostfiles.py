@@ -5,13 +5,13 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from t2hx import ROOT
+from t2hx.paths import hostfiles_root
 from t2hx.conf import load_system, system_path
 from t2hx.errors import T2hxError
 from t2hx.placement.collectives import COLLECTIVES
-from t2hx.placement.hostfiles import (DEFAULT_SEED, OBJECTIVES, PLACEMENTS, STUDY, Options,
-                                     generate)
+from t2hx.placement.hostfiles import DEFAULT_SEED, OBJECTIVES, PLACEMENTS, Options, generate
 from t2hx.progress import Progress
+from t2hx.study import load_study
 
 EPILOG = """\
 Writes DIR/<system>/<placement>/<n>.txt (one hostname per line, line i = rank i) and a
@@ -25,15 +25,17 @@ Nodes in the conf's nodes.down are never used."""
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("hostfiles", help="write seeded hostfiles (linear, clustered, random, "
                        "two-opt …) for every node count of the study ladders",
-                       description="Rank placements as hostfiles for the node-count ladders "
-                       "7…672 and 4…512 (counts above the usable nodes are left out).",
+                       description="Rank placements as hostfiles for every node count of the "
+                       "study's ladders (conf/study.yaml, or $T2HX_STUDY; counts above the "
+                       "usable nodes are left out).",
                        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--system", required=True, metavar="FILE",
                    help="conf/systems/<sys>.yaml (or just the system name)")
-    p.add_argument("--out", type=Path, default=ROOT / "hostfiles", metavar="DIR",
+    p.add_argument("--out", type=Path, default=hostfiles_root(), metavar="DIR",
                    help="output root (default: the checkout's hostfiles/)")
-    p.add_argument("--placements", default=",".join(STUDY), metavar="LIST",
-                   help=f"comma list of {', '.join(PLACEMENTS)} (default: {','.join(STUDY)})")
+    p.add_argument("--placements", default=None, metavar="LIST",
+                   help=f"comma list of {', '.join(PLACEMENTS)} (default: the placements of "
+                   "the study's combos)")
     p.add_argument("--counts", default=None, metavar="LIST",
                    help="comma list of node counts instead of the ladders")
     p.add_argument("--nodes", default=None, metavar="LIST|@FILE",
@@ -80,7 +82,8 @@ def _nodes(text: str | None) -> list[str] | None:
 
 def run(args: argparse.Namespace) -> int:
     system = load_system(system_path(args.system))
-    placements = [x.strip() for x in args.placements.split(",") if x.strip()]
+    placements = (load_study(profile="full").placements() if args.placements is None else
+                  [x.strip() for x in args.placements.split(",") if x.strip()])
     opts = Options(seed=args.seed, p=args.p, plane=args.plane, engine=args.engine,
                    collective=args.collective, objective=args.objective,
                    iterations=args.iterations,

@@ -63,7 +63,7 @@ def choose(name: str, n: int, m: int) -> str:
     name = canonical(name)
     if n < 1:
         raise WorkloadError("zero ranks", field="ranks", fix="run on at least one node")
-    return globals()[f"_choose_{name.lower()}"](n, m)
+    return CHOOSERS[name](n, m)
 
 
 def _choose_barrier(n: int, m: int) -> str:
@@ -143,6 +143,11 @@ def _choose_gather(n: int, m: int) -> str:
 
 
 _choose_scatter = _choose_gather
+
+#: Open MPI 4.1 coll/tuned's fixed decision rule per collective.
+CHOOSERS = {"Barrier": _choose_barrier, "Bcast": _choose_bcast, "Gather": _choose_gather,
+            "Scatter": _choose_scatter, "Reduce": _choose_reduce,
+            "Allreduce": _choose_allreduce, "Alltoall": _choose_alltoall}
 
 
 # -- algorithms: each returns the list of phases ----------------------------------------------

@@ -15,10 +15,10 @@ A placement is an ordered list of distinct nodes: rank ``i`` runs on entry ``i``
 
 from t2hx.placement.basic import clustered, linear, random_order
 from t2hx.placement.collectives import COLLECTIVES, messages
-from t2hx.placement.nodes import LADDERS, PlacementError, ladder_counts, usable_nodes
+from t2hx.placement.nodes import PlacementError, usable_nodes
 from t2hx.placement.seeding import rng_for
 from t2hx.placement.twoopt import ContentionObjective, HopObjective, two_opt
 
-__all__ = ["COLLECTIVES", "ContentionObjective", "HopObjective", "LADDERS", "PlacementError",
-           "clustered", "ladder_counts", "linear", "messages", "random_order", "rng_for",
+__all__ = ["COLLECTIVES", "ContentionObjective", "HopObjective", "PlacementError",
+           "clustered", "linear", "messages", "random_order", "rng_for",
            "two_opt", "usable_nodes"]

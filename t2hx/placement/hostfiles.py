@@ -29,14 +29,14 @@ import numpy as np
 
 from t2hx import __version__
 from t2hx.conf import System
+from t2hx.study import load_study
 from t2hx.placement import basic, mappings
 from t2hx.placement.collectives import messages
-from t2hx.placement.nodes import PlacementError, check_count, ladder_counts, usable_nodes
+from t2hx.placement.nodes import PlacementError, check_count, usable_nodes
 from t2hx.placement.seeding import rng_for
 from t2hx.placement.twoopt import ContentionObjective, HopObjective, two_opt
 from t2hx.atomic import staged_dir
 
-STUDY = ("linear", "clustered", "random")
 PLACEMENTS = ("linear", "clustered", "random", "two-opt", "hierarchical", "ring", "circulant")
 DEFAULT_SEED = 2019
 OBJECTIVES = {"hops": "total switch hops",
@@ -74,12 +74,13 @@ def counts_for(placement: str, usable: int, opts: Options, where: object) -> lis
         for n in opts.counts:
             check_count(n, usable, where)
         return sorted(set(opts.counts))
-    counts = ladder_counts(usable)
+    counts = load_study(profile="full").node_counts(usable)
     if placement == "circulant":       # Algorithm 4.1 needs a stride N/n
         counts = [n for n in counts if usable % n == 0]
     if not counts:
-        raise PlacementError(f"no ladder count fits into {usable} usable nodes", file=where,
-                             field="nodes", fix="repair down nodes or pass --counts")
+        raise PlacementError(f"no node count of the study's ladders fits into {usable} usable "
+                             "nodes", file=where, field="nodes",
+                             fix="repair down nodes, add a rung to the study or pass --counts")
     return counts
 
 

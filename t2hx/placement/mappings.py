@@ -28,9 +28,6 @@ from t2hx.fabric.graph import Fabric
 from t2hx.placement.costs import host_switches, switch_graph
 from t2hx.placement.nodes import PlacementError, check_count
 
-MAPPINGS = ("random", "hierarchical", "ring", "circulant")
-
-
 def _usable(total: int, usable: np.ndarray | None) -> np.ndarray:
     return np.ones(total, dtype=bool) if usable is None else np.asarray(usable, dtype=bool)
 

@@ -1,4 +1,5 @@
-"""The usable node list of a system and the study's node-count ladders (DESIGN §5)."""
+"""The usable node list of a system and node-count checks (the counts come from the study:
+:meth:`t2hx.study.Study.node_counts`)."""
 
 from __future__ import annotations
 
@@ -7,21 +8,8 @@ from collections.abc import Iterable
 from t2hx.conf import System
 from t2hx.errors import T2hxError
 
-#: Capability ladders of the study: multiples of 7 (one HyperX switch holds 7 nodes) and
-#: powers of two for codes that need them (DESIGN §5).
-LADDERS: dict[str, tuple[int, ...]] = {
-    "sevens": (7, 14, 28, 56, 112, 224, 448, 672),
-    "powers": (4, 8, 16, 32, 64, 128, 256, 512),
-}
-
-
 class PlacementError(T2hxError):
     """A placement request cannot be met."""
-
-
-def ladder_counts(limit: int) -> list[int]:
-    """Every ladder count that fits into ``limit`` usable nodes, ascending."""
-    return sorted({n for ladder in LADDERS.values() for n in ladder if n <= limit})
 
 
 def usable_nodes(system: System, nodes: Iterable[str] | None = None) -> list[str]:

@@ -60,8 +60,11 @@ REQUIRED = ("benchmark", "perf_var", "perf_value")
 
 def reframe_handler(basedir: str) -> dict:
     """The ``logging.handlers_perflog`` entry for ReFrame's config (files under basedir)."""
-    return {"type": "filelog", "prefix": f"{basedir}/perflogs/%(check_system)s/"
-            "%(check_partition)s", "level": "info", "format": PERFLOG_FORMAT, "append": True}
+    # basedir, not an absolute prefix: ReFrame's --perflogdir (RFM_PERFLOG_DIR) replaces it,
+    # which is how a dry run keeps its (valueless) records out of the campaign.
+    return {"type": "filelog", "basedir": f"{basedir}/perflogs",
+            "prefix": "%(check_system)s/%(check_partition)s", "level": "info",
+            "format": PERFLOG_FORMAT, "append": True}
 
 
 @dataclass
@@ -143,3 +146,24 @@ def read_perflog(path: Path) -> PerflogRead:
     flush()
     out.skipped.sort()
     return out
+
+
+#: What identifies a capability case in a campaign (ReFrame's test parameters).
+CASE_KEY: tuple[str, ...] = ("benchmark", "combo", "num_nodes", "repetition")
+
+
+def recorded_cases(folder: Path, key: tuple[str, ...] = CASE_KEY) -> frozenset[tuple[str, ...]]:
+    """The cases under ``folder`` that are *recorded*: a complete perflog line with a value
+    and, when ReFrame logged one, result ``pass``. Resume skips exactly these, and
+    ``t2hx campaign status`` counts them."""
+    keys: set[tuple[str, ...]] = set()
+    for path in sorted(folder.rglob("*.log*")) if folder.is_dir() else []:
+        for frame in read_perflog(path).frames:   # complete lines only
+            if any(k not in frame for k in key):
+                continue
+            good = frame["perf_value"].notna()
+            if "result" in frame:
+                good &= frame["result"].fillna("").str.strip() == "pass"
+            for row in frame.loc[good, list(key)].itertuples(index=False):
+                keys.add(tuple(str(v).strip() for v in row))
+    return frozenset(keys)

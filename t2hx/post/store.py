@@ -37,10 +37,6 @@ def write_table(df: pd.DataFrame, stem: Path) -> None:
     _atomic(stem.with_suffix(".csv"), lambda p: pacsv.write_csv(table, p))
 
 
-def read_table(stem: Path) -> pd.DataFrame:
-    return pd.read_parquet(stem.with_suffix(".parquet"))
-
-
 def write_text(path: Path, text: str) -> None:
     def write(p: str) -> None:
         with open(p, "w", encoding="utf-8", newline="\n") as fh:
