@@ -20,7 +20,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -153,12 +152,16 @@ def print_routing(rows: list[dict]) -> None:
 
 # -- 2. campaign ---------------------------------------------------------------------------------
 def run_campaign(opts: Options) -> int:
-    cmd = [str(ROOT / "run" / "t2hx"), *(["--quiet"] if opts.quiet else []), "campaign", "run",
-           "--system", "sim", "--campaign", opts.campaign, "--profile", opts.profile]
-    if opts.reframe_args:
-        cmd += ["--", *opts.reframe_args]
-    env = {**os.environ, "T2HX_LOG_ROOT": str(opts.logs), "T2HX_WORK_ROOT": str(opts.work)}
-    return subprocess.run(cmd, cwd=ROOT, env=env).returncode
+    import argparse
+
+    from t2hx.commands.campaign import cmd_campaign
+
+    # The campaign reads its roots from the environment (ReFrame runs in another process).
+    os.environ.update(T2HX_LOG_ROOT=str(opts.logs), T2HX_WORK_ROOT=str(opts.work))
+    args = argparse.Namespace(verb="run", system="sim", campaign=opts.campaign,
+                              profile=opts.profile, reframe_args=list(opts.reframe_args),
+                              quiet=opts.quiet)
+    return cmd_campaign(args)
 
 
 # -- 3. figures ----------------------------------------------------------------------------------
