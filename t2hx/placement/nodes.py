@@ -1,4 +1,4 @@
-"""The usable node list of a system and the study's node-count ladders (DESIGN §5)."""
+"""The usable nodes of a system and the study's node-count ladders (docs/modelling.md#the-study)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from t2hx.conf import System
 from t2hx.errors import T2hxError
 
 #: Capability ladders of the study: multiples of 7 (one HyperX switch holds 7 nodes) and
-#: powers of two for codes that need them (DESIGN §5).
+#: powers of two for codes that need them (seed 000 §4.4.1).
 LADDERS: dict[str, tuple[int, ...]] = {
     "sevens": (7, 14, 28, 56, 112, 224, 448, 672),
     "powers": (4, 8, 16, 32, 64, 128, 256, 512),
