@@ -25,6 +25,6 @@ class NetgaugeEBB(T2hxCheck):
 
     def command(self):
         inp = self.input
-        # Options after `-x ebb` belong to the eBB pattern (PACKAGES.md).
+        # Options after `-x ebb` go to the eBB pattern (docs/formats.md#benchmark-output-formats).
         return "netgauge", ["-s", str(inp["size"]), "-m", "mpi", "-x", "ebb",
                             "-r", str(inp["rounds"])]

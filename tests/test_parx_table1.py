@@ -1,5 +1,5 @@
 """Table 1, the rules R1-R4 and the quadrant geometry: the C source (parx/table1.c, via
-ctypes), the Python twin (t2hx.routing.parx) and DESIGN §3's table must all agree."""
+ctypes), the Python twin (t2hx.routing.parx) and docs/routing.md#table-1 must all agree."""
 
 from __future__ import annotations
 
@@ -14,18 +14,18 @@ from t2hx.routing import parx
 from t2hx.fabric.graph import Fabric
 from t2hx.fabric.hyperx import hyperx
 
-# DESIGN §3 Table 1, verbatim: rows d=Q0..Q3, columns s=Q0..Q3.
-DESIGN_SMALL = """1|3 1 0|2 3
+# Seed 000 §3.2.1 Table 1 (a: small, b: large): rows d=Q0..Q3, columns s=Q0..Q3.
+PUBLISHED_SMALL = """1|3 1 0|2 3
                   1 1|2 2 0|3
                   1|3 2 0|2 0
                   3 1|2 0 0|3"""
-DESIGN_LARGE = """0|2 0 0|2 2
+PUBLISHED_LARGE = """0|2 0 0|2 2
                   0 0|3 3 0|3
                   1|3 3 1|3 1
                   2 1|2 1 1|2"""
 
 
-def design(text: str) -> dict[tuple[int, int], tuple[int, ...]]:
+def published(text: str) -> dict[tuple[int, int], tuple[int, ...]]:
     out = {}
     for d, row in enumerate(text.splitlines()):
         for s, cell in enumerate(row.split()):
@@ -51,11 +51,30 @@ def c_choices(lib: ctypes.CDLL, s: int, d: int, large: bool) -> tuple[int, ...]:
     return tuple(out[:n])
 
 
-@pytest.mark.parametrize("large,text", [(False, DESIGN_SMALL), (True, DESIGN_LARGE)])
-def test_c_and_python_tables_equal_design(lib, large, text) -> None:
-    for (s, d), want in design(text).items():
+@pytest.mark.parametrize("large,text", [(False, PUBLISHED_SMALL), (True, PUBLISHED_LARGE)])
+def test_c_and_python_tables_equal_published(lib, large, text) -> None:
+    for (s, d), want in published(text).items():
         assert c_choices(lib, s, d, large) == want, (s, d, large)
         assert parx.choices(s, d, large) == want, (s, d, large)
+
+
+def docs_table(which: str) -> str:
+    """The ``| small |`` or ``| large |`` table of docs/routing.md#table-1 as row text."""
+    rows, inside = [], False
+    for line in (ROOT / "docs" / "routing.md").read_text().splitlines():
+        if line.startswith(f"| {which} |"):
+            inside = True
+        elif inside and line.startswith("| d=Q"):
+            rows.append(" ".join(c.strip().replace("\\|", "|") for c in line.split(" | ")[1:])
+                        .rstrip(" |"))
+        elif inside and not line.startswith("|"):
+            break
+    return "\n".join(rows)
+
+
+@pytest.mark.parametrize("which,text", [("small", PUBLISHED_SMALL), ("large", PUBLISHED_LARGE)])
+def test_docs_table_equals_published(which, text) -> None:
+    assert published(docs_table(which)) == published(text)
 
 
 def test_select_threshold_and_coin_agree(lib) -> None:
@@ -68,7 +87,7 @@ def test_select_threshold_and_coin_agree(lib) -> None:
                         py = parx.select(s, d, size, threshold, coin)
                         assert c == py
                         assert c in parx.choices(s, d, size >= threshold)
-    # the paper's threshold: 511 B is small, 512 B large (DESIGN: "small (< 512 B)")
+    # the paper's threshold: 511 B is small, 512 B large (seed 000 §3.2.4: small is < 512 B)
     assert parx.select(0, 0, 511, coin=0) == 1 and parx.select(0, 0, 512, coin=0) == 0
     assert lib.parx_table1_select(9, 0, 1, 512, 0) == -1
 

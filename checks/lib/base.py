@@ -291,7 +291,7 @@ class T2hxCheck(rfm.RunOnlyRegressionTest):
 
 
 def sim_lmc(routing: str) -> list[str]:
-    """PARX routes with LMC=2 (4 LIDs per HCA, DESIGN §3) whatever the plane's LMC."""
+    """PARX routes with LMC=2 whatever the plane's LMC (docs/routing.md#lmc-and-lid-policy)."""
     return ["--lmc", str(ENGINE_LMC[routing])] if routing in ENGINE_LMC else []
 
 

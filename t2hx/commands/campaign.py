@@ -56,7 +56,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     register_capacity(verbs)
 
 
-REROUTE_DOC = """Re-route a plane before a job (DESIGN §3). sar: the job file from the jobs'
+REROUTE_DOC = """Re-route a plane (docs/routing.md#re-routing). sar: the job file from the jobs'
 hostfiles (t2hx demand jobs). parx: the demand file from the benchmark's communication profile
 conf/profiles/<benchmark>/<ranks>/<prefix files> (Open MPI pml_monitoring, t2hx demand build);
 without a profile PARX keeps its demand-free routing and nothing is re-routed (said on stderr).

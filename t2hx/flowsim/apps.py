@@ -8,7 +8,7 @@ allreduces, broadcasts, HPL panel broadcasts along process rows, BFS frontier ex
 Collectives expand into Open MPI 4.1's default algorithms (:mod:`t2hx.flowsim.collectives`).
 
 The per-iteration volumes and compute times below are *skeleton defaults* derived from the
-inputs in DESIGN §5 (problem size per process, message sizes those inputs imply); they are
+inputs of seed 000 §4.2–4.3 (problem size per process, message sizes they imply); they are
 not calibrated against runs, so absolute times are indicative; the comparisons between
 fabrics, routings and placements are what the skeletons are for.
 """

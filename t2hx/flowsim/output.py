@@ -1,5 +1,5 @@
-"""Simulated results printed in the upstream benchmarks' own text formats (see
-../shared/fixtures/), preceded by ONE line ``# t2hx-simulated: key=value …`` so the same
+"""Simulated results printed in the upstream benchmarks' own text formats
+(docs/formats.md#simulated-output), preceded by ONE line ``# t2hx-simulated: k=v …`` so the same
 parsers (t2hx.post.parsers) read real and simulated logs."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Rank placement: which node each MPI rank runs on (DESIGN §4; seeds 000 §3.1, 001 §3–4).
+"""Rank placement (docs/modelling.md#placements; seeds 000 §3.1, 001 §3–4): rank → node.
 
 A placement is an ordered list of distinct nodes: rank ``i`` runs on entry ``i``.
 

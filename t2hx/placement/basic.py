@@ -1,4 +1,4 @@
-"""The study's placements (seed 000 §3.1, DESIGN §4) on an ordered list of usable nodes.
+"""The study's placements (docs/modelling.md#placements) on an ordered list of usable nodes.
 
 Every function returns indices into that list, rank order: entry ``i`` hosts rank ``i``.
 All draws for a list of ``N`` nodes are made up front and independently of ``n``, so the

@@ -1,7 +1,7 @@
 """Hostfiles for every node count of the study ladders: ``<out>/<sys>/<placement>/<n>.txt``.
 
 Format: one hostname per line, rank order (line ``i`` hosts rank ``i``) — accepted by both
-launchers (DESIGN §4):
+launchers (docs/formats.md#hostfiles):
 
 - Open MPI: ``mpirun --hostfile F -np N --map-by node …`` (a hostfile line without
   ``slots=`` gets as many slots as the node has cores, so map one rank per node explicitly;
@@ -190,7 +190,7 @@ def routed(system: System, opts: Options, with_paths: bool = False) -> dict:
 def _two_opt(system: System, n: int, nodes: list[str], opts: Options) -> list[str]:
     """Start linear (rank i on the i-th usable node), re-place ranks by two-opt on the
     total hops (or the link contention) of ``opts.collective`` under the plane's routing
-    (DESIGN §4)."""
+    (docs/modelling.md#placements)."""
     if opts.objective not in OBJECTIVES:
         raise PlacementError(f"unknown two-opt objective '{opts.objective}'",
                              field="--objective", fix=f"use one of: {', '.join(OBJECTIVES)}")

@@ -1,4 +1,4 @@
-"""Relative gain vs the baseline combo, exactly as DESIGN §6 (seed 000 §5).
+"""Relative gain vs the baseline combo, exactly as docs/modelling.md#relative-gain (seed 000 §5).
 
 * lower-is-better metrics: ``gain = t_base / t − 1``
 * higher-is-better metrics: ``gain = x / x_base − 1``
@@ -18,7 +18,7 @@ import pandas as pd
 from t2hx.post.stats import CELL
 
 MATCH = [c for c in CELL if c != "combo"]
-# DESIGN §5: combo (1) FT/ftree/linear is the baseline.
+# docs/modelling.md#the-study: combo (1) FT/ftree/linear is the baseline.
 DEFAULT_BASELINE = ("fattree", "ftree", "linear")
 
 

@@ -13,7 +13,7 @@ Log directory layout (``log/<campaign>/``)::
 Rules (documented here because the tables' meaning depends on them):
 
 * One row per measured value; columns :data:`COLUMNS`. ``nodes`` falls back to the ranks a
-  raw output reports (one rank per node, DESIGN §2).
+  raw output reports (one rank per node, docs/modelling.md#reference-system).
 * Within one run, several values of the same (benchmark, metric, msg_size) — HPL's N/NB
   sweep, Graph500's per-root lines, repeated walltime lines — collapse to the run's best.
 * A value both in a perflog and in a raw output of the same key is taken from the perflog.

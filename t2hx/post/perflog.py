@@ -1,7 +1,7 @@
 """The ReFrame perflog format of t2hx, and its reader.
 
 Every test parameter is its own ``|``-separated field, so a perflog line is a complete,
-self-describing measurement (STYLE.md: "every parameter is its own column"). The ReFrame
+self-describing measurement (docs/formats.md#perflogs). The ReFrame
 configuration generator (issue 7) imports :data:`PERFLOG_FORMAT` and
 :func:`reframe_handler` instead of writing its own format string, and must set
 ``perflog_multiline: True`` (:data:`LOGGING_OPTIONS`) so ReFrame writes one line per

@@ -1,4 +1,4 @@
-"""The seeds' reference numbers (DESIGN §8) and how to read ours from the tidy tables.
+"""The seeds' reference numbers (docs/modelling.md#reference-numbers) and ours from the tidy tables.
 
 Shown beside our numbers in the report of a simulated campaign. They are targets to compare
 against, never test constants.

@@ -11,7 +11,7 @@ import numpy as np
 
 from t2hx.post.perflog import DELIM, HEADER, PERFLOG_FIELDS
 
-# DESIGN §5: the five combos; (1) is the baseline.
+# The five combos (docs/modelling.md#the-study); (1) is the baseline.
 COMBOS = [("ft-ftree-linear", "fattree", "ftree", "linear"),
           ("ft-sssp-clustered", "fattree", "sssp", "clustered"),
           ("hx-dfsssp-linear", "hyperx", "dfsssp", "linear"),

@@ -1,6 +1,6 @@
 """Communication demand for PARX and job files for SAR.
 
-Pipeline (seed 000 §3.2.2–3.2.3, DESIGN §3): Open MPI ``pml_monitoring`` profiles
+Pipeline (seed 000 §3.2.2–3.2.3; docs/formats.md#demand-files): ``pml_monitoring`` profiles
 (``<prefix>.<rank>.prof``, one per rank; run with ``--mca pml_monitoring_enable 1
 --mca pml_monitoring_enable_output 3 --mca pml_monitoring_filename <prefix>``) → rank × rank
 byte matrix → node × node bytes through the hostfile (rank i runs on the i-th slot) →

@@ -4,7 +4,7 @@ LID chooser) and the OpenSM arguments that run our plugin engines.
 
 The C twin is ``parx/table1.c`` (plugin, Open MPI patch); tests check both agree. Geometry:
 x = dimension 0, y = dimension 1, left = x < D0/2, top = y < D1/2;
-Q0 = top-left, Q1 = bottom-left, Q2 = bottom-right, Q3 = top-right (DESIGN §3).
+Q0 = top-left, Q1 = bottom-left, Q2 = bottom-right, Q3 = top-right (docs/routing.md#quadrants).
 """
 
 from __future__ import annotations

@@ -1,0 +1,157 @@
+"""The documentation is self-contained: code and docs cite docs/ pages (or the seeds by title
+and section), never design notes outside the repository, and every docs link resolves.
+
+* No tracked source, doc, conf or script (log/ and paper/ outputs aside) names the external
+  design notes or a path into the shared directory next to the repository.
+* Every ``docs/<page>.md[#anchor]`` cited anywhere names an existing page and, with an
+  anchor, a heading of that page (GitHub's heading slugs).
+* Every relative link inside ``docs/*.md`` resolves, anchors included.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from functools import lru_cache
+from pathlib import Path
+
+import pytest
+
+from t2hx import ROOT
+
+DOCS = ROOT / "docs"
+SUFFIXES = {".py", ".md", ".c", ".h", ".yaml", ".yml", ".toml", ".cfg", ".txt"}
+SCRIPT_DIRS = ("run", ".ci")
+SKIP_DIRS = ("log/", "paper/", ".venv/", "work/")
+# Built from pieces so this file does not match itself.
+FORBIDDEN = ("DES" + "IGN", "STY" + "LE.md", "PACK" + "AGES.md", "../" + "shared",
+             "/work/" + "shared")
+CITATION = re.compile(r"docs/([A-Za-z0-9_./-]+?\.md)(?:#([A-Za-z0-9_-]+))?")
+MD_LINK = re.compile(r"\]\(([^)\s]+)\)")
+HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
+
+
+def tracked_files() -> list[Path]:
+    """Tracked files (git), or every file when this is not a git checkout."""
+    try:
+        out = subprocess.run(["git", "-C", str(ROOT), "ls-files", "-z"], capture_output=True,
+                             check=True).stdout.decode()
+        names = [n for n in out.split("\0") if n]
+    except (OSError, subprocess.CalledProcessError):
+        names = [p.relative_to(ROOT).as_posix() for p in ROOT.rglob("*") if p.is_file()]
+    files = []
+    for name in names:
+        if name.startswith(SKIP_DIRS) or "/.venv/" in name:
+            continue
+        path = ROOT / name
+        if path.suffix in SUFFIXES or path.name == "Makefile" or \
+                name.split("/", 1)[0] in SCRIPT_DIRS:
+            if path.is_file():
+                files.append(path)
+    return files
+
+
+def slug(heading: str) -> str:
+    """GitHub's anchor for a heading: markup dropped, lower case, punctuation removed,
+    spaces to hyphens."""
+    text = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", heading)    # [text](link) -> text
+    text = text.replace("`", "").replace("*", "").strip().lower()
+    text = re.sub(r"[^\w\- ]", "", text)
+    return text.replace(" ", "-")
+
+
+@lru_cache(maxsize=None)
+def anchors(page: Path) -> frozenset[str]:
+    seen: dict[str, int] = {}
+    out = set()
+    fenced = False
+    for line in page.read_text(encoding="utf-8").splitlines():
+        if line.lstrip().startswith("```"):
+            fenced = not fenced
+            continue
+        m = None if fenced else HEADING.match(line)
+        if not m:
+            continue
+        base = slug(m.group(2))
+        n = seen.get(base, 0)
+        seen[base] = n + 1
+        out.add(base if n == 0 else f"{base}-{n}")
+    return frozenset(out)
+
+
+def problem(page: Path, anchor: str | None) -> str | None:
+    if not page.is_file():
+        return f"no page {page.relative_to(ROOT) if page.is_relative_to(ROOT) else page}"
+    if anchor and anchor not in anchors(page):
+        return f"no heading '#{anchor}' in {page.relative_to(ROOT)}"
+    return None
+
+
+def test_docs_pages_exist() -> None:
+    for name in ("README.md", "architecture.md", "formats.md", "routing.md", "modelling.md"):
+        assert (DOCS / name).is_file(), name
+
+
+def test_no_citation_outside_the_repository() -> None:
+    bad = []
+    for path in tracked_files():
+        text = path.read_text(encoding="utf-8", errors="replace")
+        for no, line in enumerate(text.splitlines(), 1):
+            for word in FORBIDDEN:
+                if word in line:
+                    bad.append(f"{path.relative_to(ROOT)}:{no}: '{word}' "
+                               "(cite docs/<page>.md#<heading> or a seed by title and section)")
+    assert not bad, "\n".join(bad)
+
+
+def test_every_docs_citation_resolves() -> None:
+    bad = []
+    for path in tracked_files():
+        text = path.read_text(encoding="utf-8", errors="replace")
+        for no, line in enumerate(text.splitlines(), 1):
+            for m in CITATION.finditer(line):
+                why = problem(DOCS / m.group(1), m.group(2))
+                if why:
+                    bad.append(f"{path.relative_to(ROOT)}:{no}: {m.group(0)}: {why}")
+    assert not bad, "\n".join(bad)
+
+
+@pytest.mark.parametrize("page", sorted(DOCS.glob("*.md")), ids=lambda p: p.name)
+def test_links_inside_docs_resolve(page: Path) -> None:
+    bad = []
+    fenced = False
+    for no, line in enumerate(page.read_text(encoding="utf-8").splitlines(), 1):
+        if line.lstrip().startswith("```"):
+            fenced = not fenced
+        if fenced:
+            continue
+        for target in MD_LINK.findall(line):
+            if re.match(r"[a-z]+:", target):              # http:, https:, mailto:
+                continue
+            where, _, anchor = target.partition("#")
+            dest = (page.parent / where).resolve() if where else page
+            if not dest.is_relative_to(ROOT):
+                bad.append(f"{page.name}:{no}: {target} points outside the repository")
+            elif dest.suffix == ".md" or not where:
+                why = problem(dest, anchor or None)
+                if why:
+                    bad.append(f"{page.name}:{no}: {target}: {why}")
+            elif not dest.exists():
+                bad.append(f"{page.name}:{no}: {target}: no such file")
+    assert not bad, "\n".join(bad)
+
+
+def test_architecture_names_every_package() -> None:
+    text = (DOCS / "architecture.md").read_text(encoding="utf-8")
+    packages = [p.parent.name for p in (ROOT / "t2hx").glob("*/__init__.py")]
+    assert packages
+    missing = [p for p in packages if f"t2hx/{p}/" not in text]
+    assert not missing, f"docs/architecture.md does not describe t2hx/{missing}"
+    assert "t2hx/benchmarks.py" in text       # the benchmark registry: one module
+
+
+def test_slug_rules() -> None:
+    assert slug("Table 1") == "table-1"
+    assert slug("Rules R1 to R4") == "rules-r1-to-r4"
+    assert slug("LMC and LID policy") == "lmc-and-lid-policy"
+    assert slug("`t2hx.routing` & friends") == "t2hxrouting--friends"
