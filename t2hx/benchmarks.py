@@ -76,6 +76,7 @@ REGISTRY: tuple[Benchmark, ...] = (
               "bandwidth", "MiB/s", "ebb", "netgauge", (r"size: \d+ num: \d+ average: ",),
               aliases=("netgauge",)),
     Benchmark("ring-allreduce", "Baidu DeepBench ring allreduce (CPU)", "RingAllreduce",
+              # baidu-allreduce: spack-env/repo overlay (CPU-only patch)
               "baidu", "t_avg", "s", "ring-allreduce", "baidu-allreduce",
               (r"Verified allreduce for size",), sized=True,
               aliases=("baidu", "allreduce-ring", "ring_allreduce", "baidu-allreduce")),
@@ -145,7 +146,3 @@ def resolve(name: str, field: str = "benchmark") -> tuple[Benchmark, str | None]
 def get(name: str, field: str = "benchmark") -> Benchmark:
     return resolve(name, field)[0]
 
-
-def capacity_entry(app: str) -> Benchmark:
-    """A capacity app's entry; it must have a skeleton or a job builder (workloads)."""
-    return get(app, field=f"capacity.apps.{app}")
