@@ -7,6 +7,11 @@ consecutive chunks of the apps' sizes in study order. Record format, one line pe
 run, printed by the driver script (real) or ``t2hx campaign simulate-capacity`` (sim):
 ``T2HX capacity finished: app=<app> run=<k> start=<s> end=<s>``; the window's end is
 ``T2HX capacity window closed``.
+
+Each app is a benchmark of the registry (t2hx/benchmarks.py): the driver runs the command
+line and input files of the app's own check (``command``/``input_files`` of a Launch with
+nodes x ranks_per_node ranks) and loads its Spack spec; the flow model runs the fluid job of
+its workload (t2hx/flowsim/workloads.py).
 """
 
 import json

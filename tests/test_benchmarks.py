@@ -216,3 +216,45 @@ def test_every_check_class_takes_its_identity_from_an_entry(tmp_path) -> None:
     # Perflog names stay what logs and resume already hold.
     assert {"imb-bcast", "imb-barrier", "hpl", "qball", "ring-allreduce"} <= names
     assert len(names) == len(_sim_names())
+
+
+CAPACITY_PROBE = """
+import json, sys
+sys.path.insert(0, "checks")
+import reframe.core.config as config, reframe.core.runtime as rt
+cfg = config.load_config("conf/reframe.py"); cfg.select_subconfig("sim"); rt.init_runtime(cfg)
+import capacity, x500
+from lib.base import STUDY
+hpl = x500.HPL(variant_num=[i for i in range(x500.HPL.num_variants)
+               if x500.HPL.get_variant_info(i)["params"]["num_nodes"] == 56
+               and x500.HPL.get_variant_info(i)["params"]["combo"] != "local"][0])
+print(json.dumps({
+    "check": hpl.input_files(hpl.launch_spec())["HPL.dat"],
+    "capacity": x500.HPL.input_files(capacity.app_launch("hpl", 56))["HPL.dat"],
+    "mupp": capacity.app_command("mupp", 56), "ranks": capacity.app_launch("amg", 56).ranks,
+    "amg": capacity.app_command("amg", 56)}))
+"""
+
+
+def test_capacity_jobs_use_the_checks_commands_with_ranks_per_node(tmp_path) -> None:
+    """With two ranks per node the capacity job's HPL.dat, IMB -npmin and AMG grid cover
+    nodes x 2 ranks, the same input the HPL check writes for the same nodes."""
+    study = tmp_path / "study.yaml"
+    study.write_text((ROOT / "conf" / "study.yaml").read_text()
+                     .replace("ranks_per_node: 1 ", "ranks_per_node: 2 "))
+    env = {k: v for k, v in os.environ.items() if not k.startswith("T2HX_")}
+    env.update(T2HX_LOG_ROOT=str(tmp_path / "log"), T2HX_WORK_ROOT=str(tmp_path / "work"),
+               T2HX_STUDY=str(study))
+    run = subprocess.run([sys.executable, "-c", CAPACITY_PROBE], cwd=ROOT, env=env,
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr[-3000:]
+    got = json.loads(run.stdout.splitlines()[-1])
+    assert got["ranks"] == 112
+    body = [line for line in got["capacity"].splitlines() if not line.startswith("case ")]
+    assert body == [line for line in got["check"].splitlines() if not line.startswith("case ")]
+    grid = {line.split()[1]: int(line.split()[0]) for line in body if line.split()[1:2]
+            in (["Ps"], ["Qs"])}
+    assert grid["Ps"] * grid["Qs"] == 112 and grid["Ps"] <= grid["Qs"]
+    assert got["mupp"][1][got["mupp"][1].index("-npmin") + 1] == "112"
+    p = got["amg"][1][got["amg"][1].index("-P") + 1:]
+    assert int(p[0]) * int(p[1]) * int(p[2]) == 112
