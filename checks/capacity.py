@@ -7,6 +7,11 @@ consecutive chunks of the apps' sizes in study order. Record format, one line pe
 run, printed by the driver script (real) or ``t2hx campaign simulate-capacity`` (sim):
 ``T2HX capacity finished: app=<app> run=<k> start=<s> end=<s>``; the window's end is
 ``T2HX capacity window closed``.
+
+Each app is a benchmark of the registry (t2hx/benchmarks.py): the driver runs the command
+line and input files of the app's own check (``command``/``input_files`` of a Launch with
+nodes x ranks_per_node ranks) and loads its Spack spec; the flow model runs the fluid job of
+its workload (t2hx/flowsim/workloads.py).
 """
 
 import json
@@ -26,61 +31,61 @@ from reframe.core.backends import getlauncher                     # noqa: E402
 from reframe.core.builtins import (parameter, run_after, run_before,  # noqa: E402
                                    sanity_function, variable)
 
-import apps                                                        # noqa: E402
-import imb                                                         # noqa: E402
-import x500                                                        # noqa: E402
-from lib.base import STUDY, T2hxCheck, reroute_command, sim_lmc    # noqa: E402
+# The check modules whose classes capacity apps launch (registry ``check`` field).
+import apps                                                        # noqa: E402,F401
+import imb                                                         # noqa: E402,F401
+import x500                                                        # noqa: E402,F401
+from lib.base import (STUDY, Launch, T2hxCheck, check_class,       # noqa: E402
+                      reroute_command, sim_lmc, write_inputs)
 from lib import resume                                             # noqa: E402
-from t2hx.paths import cli, log_root, work_root                  # noqa: E402
+from t2hx import benchmarks                                        # noqa: E402
+from t2hx.paths import cli, log_root, work_root                    # noqa: E402
 from t2hx.study import seconds                                     # noqa: E402
 
 FINISHED = "T2HX capacity finished:"
 CLOSED = "T2HX capacity window closed"
 FINISHED_RE = re.compile(r"^T2HX capacity finished: app=(\S+) run=(\d+) ", re.M)
-CLASSES = {"amg": apps.AMG, "comd": apps.CoMD, "minife": apps.MiniFE, "swfft": apps.SWFFT,
-           "ffvc": apps.FFVC, "mvmc": apps.MVMC, "ntchem": apps.NTChem, "milc": apps.MILC,
-           "qball": apps.Qball, "hpl": x500.HPL, "hpcg": x500.HPCG, "graph500": x500.Graph500,
-           "mupp": imb.IMBMultiPingPong, "emdl": imb.IMBEmDL}
 
 
-class _Job:
-    """The attributes an app's command() reads, for one capacity job."""
+def app_launch(app: str, nodes: int) -> Launch:
+    """One capacity app as a Launch: the study's input at that size, ranks_per_node each."""
+    return Launch(f"capacity-{app}", nodes, STUDY.ranks_per_node, STUDY.input(app, nodes))
 
-    def __init__(self, app: str, nodes: int):
-        self.num_nodes = nodes
-        self.num_tasks = nodes * STUDY.ranks_per_node
-        self.input = STUDY.input(app, nodes)
-        self.unique_name = f"capacity-{app}"
 
-    def imb_args(self, name):
-        return imb._IMB.imb_args(self, name)
+def app_check(app: str) -> type[T2hxCheck]:
+    return check_class(benchmarks.get(app, field=f"capacity.apps.{app}").check)
 
 
 def app_command(app: str, nodes: int) -> tuple[str, list[str]]:
-    return CLASSES[app].command(_Job(app, nodes))
+    """The app's check's own command line (checks/*.py), for the capacity job."""
+    return app_check(app).command(app_launch(app, nodes))
 
 
 @rfm.simple_test
 class Capacity(T2hxCheck):
-    benchmark = "capacity"
-    family = "imb"                   # unused: capacity records are parsed here
+    benchmark = "capacity"           # not a registry benchmark: the mix of capacity apps
     combo = parameter([c.name for c in STUDY.combos], type=str)
     repetition = parameter(range(STUDY.capacity["repetitions"]), type=int)
     num_nodes = variable(int, value=STUDY.capacity_nodes())   # a variable: in the perflog
     metric = "runs"
     unit = "runs"
 
-    @property
-    def study_name(self) -> str:
-        return next(iter(STUDY.capacity["apps"]))
-
     @run_after("init")
-    def set_window(self):
+    def set_case(self):
+        """Replaces T2hxCheck.set_case: no registry entry (the finished-run records are
+        parsed here, by ``_finished``) and one case per combo and repetition."""
         self.descr = "capacity: all apps at once for the window"
         self.window = seconds(STUDY.capacity["window"])
         # The window plus time for the last runs to be cut and the records written.
         self.time_limit = f"{int(self.window + 600)}s"
-        self.valid_systems = [f"%plane={STUDY.combo(self.combo).plane}"]
+        combo = STUDY.combo(self.combo)
+        self.topology, self.routing, self.placement = combo.plane, combo.routing, \
+            combo.placement
+        self.valid_systems = [f"%plane={combo.plane}"]
+
+    @run_before("run")
+    def stage_inputs(self):
+        """Replaces T2hxCheck.stage_inputs: write_driver writes each app's inputs."""
 
     @property
     def hostfile(self) -> str:
@@ -123,7 +128,7 @@ class Capacity(T2hxCheck):
                 "campaign", "simulate-capacity", "--system", self.extras["conf_file"],
                 "--plane", self.topology, "--routing", self.routing,
                 "--capacity", str(stage / "capacity.json"),
-                "--window", str(int(self.window)), "--seed", str(self.repetition),
+                "--window", str(int(self.window)),
                 "--work", str(work_root()), *sim_lmc(self.routing)]
             if self.routing in STUDY.reroute_engines:
                 self.executable_opts.append("$([ -d routing ] && echo --routing-dir routing)")
@@ -139,7 +144,7 @@ class Capacity(T2hxCheck):
         lines = ["#!/bin/bash", "# t2hx capacity driver (checks/capacity.py)", "set -u",
                  f"end=$(( $(date +%s) + {int(self.window)} ))"]
         if env:
-            for spec in dict.fromkeys(CLASSES[app].spack_spec for app in sets):
+            for spec in dict.fromkeys(benchmarks.get(app).spack_spec for app in sets):
                 lines.append(f"eval $(spack -e {shlex.quote(env)} load --sh --first {spec})")
         lines += ["loop() {  # app hostfile ranks command...",
                   "  local app=$1 hosts=$2 np=$3 k=0; shift 3; mkdir -p \"$app\"",
@@ -147,24 +152,18 @@ class Capacity(T2hxCheck):
                   "    local t0; t0=$(date +%s)",
                   "    if (cd \"$app\" && timeout $(( end - t0 )) mpirun "
                   + " ".join(shlex.quote(o) for o in opts)
-                  + " --hostfile \"../$hosts\" -np \"$np\" --map-by ppr:1:node \"$@\" "
+                  + " --hostfile \"../$hosts\" -np \"$np\" "
+                  f"--map-by ppr:{STUDY.ranks_per_node}:node \"$@\" "
                   "> \"run_$k.out\" 2>&1); then",
                   f"      echo \"{FINISHED} app=$app run=$k start=$t0 end=$(date +%s)\"",
                   "    fi", "    k=$((k + 1))", "  done", "}"]
         for app, hosts in sets.items():
-            exe, args = app_command(app, len(hosts))
+            launch = app_launch(app, len(hosts))
+            exe, args = app_check(app).command(launch)
             cmd = " ".join(shlex.quote(a) for a in [exe, *args])
-            lines.append(f"loop {app} {app}.hosts {len(hosts)} {cmd} &")
-            if app == "hpl":
-                stage = Path(self.stagedir) / app
-                stage.mkdir(exist_ok=True)
-                ranks = len(hosts) * STUDY.ranks_per_node
-                p, q = x500.hpl_grid(ranks)
-                inp = STUDY.input(app, len(hosts))
-                nb = int(inp.get("nb", 192))
-                (stage / "HPL.dat").write_text(x500.HPL_DAT.format(
-                    n=x500.hpl_n(float(inp["gib_per_rank"]), ranks, nb), nb=nb, p=p, q=q,
-                    case="capacity"))
+            lines.append(f"loop {app} {app}.hosts {launch.ranks} {cmd} &")
+            # Each app runs in <stage>/<app>/: its inputs (HPL.dat) go there.
+            write_inputs(app_check(app), launch, Path(self.stagedir) / app)
         lines += ["wait", f"echo \"{CLOSED}\""]
         (Path(self.stagedir) / "capacity.sh").write_text("\n".join(lines) + "\n")
 

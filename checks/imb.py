@@ -9,27 +9,21 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import reframe as rfm                                              # noqa: E402
 from reframe.core.builtins import parameter                       # noqa: E402
 
-from lib.base import STUDY, T2hxCheck, study_parameters           # noqa: E402
+from lib.base import STUDY, Launch, T2hxCheck, study_parameters   # noqa: E402
+from t2hx import benchmarks                                        # noqa: E402
 
-IMB_SPEC = "intel-mpi-benchmarks"
-FINALIZE = r"# All processes entering MPI_Finalize"
+
+def imb_args(launch: Launch, name: str) -> list[str]:
+    inp = launch.input
+    args = [name, "-npmin", str(launch.ranks), "-msglog", str(inp.get("msglog", "0:22"))]
+    if "iter_policy" in inp:
+        args += ["-iter_policy", str(inp["iter_policy"])]
+    if "time" in inp:
+        args += ["-time", str(inp["time"])]
+    return args
 
 
 class _IMB(T2hxCheck):
-    family = "imb"
-    spack_spec = IMB_SPEC
-    markers = [FINALIZE]
-    sized = True
-
-    def imb_args(self, name: str) -> list[str]:
-        inp = self.input
-        args = [name, "-npmin", str(self.num_tasks), "-msglog", str(inp.get("msglog", "0:22"))]
-        if "iter_policy" in inp:
-            args += ["-iter_policy", str(inp["iter_policy"])]
-        if "time" in inp:
-            args += ["-time", str(inp["time"])]
-        return args
-
     def sim_options(self):
         return ["--msglog", str(self.input.get("msglog", "0:22"))]
 
@@ -40,21 +34,13 @@ class IMBCollective(_IMB):
     collective = parameter(STUDY.variants("imb") if "imb" in STUDY.benchmarks else
                            STUDY.variants("imb")[:1], type=str)
     combo, num_nodes, repetition = study_parameters("imb")
-    metric = "t_min"
-    unit = "us"
 
     def init_benchmark(self):
-        self.benchmark = f"imb-{self.collective.lower()}"
-        self.sim_name = self.collective.lower()
-        self.metric_benchmark = self.benchmark
-        self.sized = self.collective != "Barrier"
+        self.benchmark = benchmarks.get("imb").name(self.collective)   # imb-bcast
 
-    @property
-    def study_name(self) -> str:
-        return "imb"
-
-    def command(self):
-        return "IMB-MPI1", self.imb_args(self.collective)
+    @staticmethod
+    def command(launch):
+        return "IMB-MPI1", imb_args(launch, launch.variant)
 
 
 @rfm.simple_test
@@ -62,12 +48,10 @@ class IMBMultiPingPong(_IMB):
     """MuPP: every rank pair ping-pongs at once (IMB -multi 0 PingPong)."""
     benchmark = "mupp"
     combo, num_nodes, repetition = study_parameters("mupp")
-    metric = "bandwidth"
-    unit = "MB/s"
-    sim_name = "mupp"
 
-    def command(self):
-        return "IMB-MPI1", ["-multi", "0"] + self.imb_args("PingPong")
+    @staticmethod
+    def command(launch):
+        return "IMB-MPI1", ["-multi", "0"] + imb_args(launch, "PingPong")
 
 
 @rfm.simple_test
@@ -76,9 +60,7 @@ class IMBEmDL(_IMB):
     SleepyAllreduce), mimicking data-parallel deep learning."""
     benchmark = "emdl"
     combo, num_nodes, repetition = study_parameters("emdl")
-    metric = "t_min"
-    unit = "us"
-    sim_name = "emdl"
 
-    def command(self):
-        return "IMB-MPI1", self.imb_args("SleepyAllreduce")
+    @staticmethod
+    def command(launch):
+        return "IMB-MPI1", imb_args(launch, "SleepyAllreduce")

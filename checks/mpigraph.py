@@ -13,18 +13,14 @@ from lib.base import T2hxCheck, study_parameters                  # noqa: E402
 @rfm.simple_test
 class MpiGraph(T2hxCheck):
     benchmark = "mpigraph"
-    family = "mpigraph"
     combo, num_nodes, repetition = study_parameters("mpigraph")
-    metric = "send_avg"
-    unit = "MiB/s"
-    spack_spec = "mpigraph"
-    markers = [r"END mpiGraph"]
 
     def sim_options(self):
         inp = self.input
         return ["--size", str(inp["size"]), "--times", str(inp["iters"]),
                 "--window", str(inp["window"])]
 
-    def command(self):
-        inp = self.input
+    @staticmethod
+    def command(launch):
+        inp = launch.input
         return "mpiGraph", [str(inp["size"]), str(inp["iters"]), str(inp["window"])]

@@ -13,18 +13,14 @@ from lib.base import T2hxCheck, study_parameters                  # noqa: E402
 @rfm.simple_test
 class NetgaugeEBB(T2hxCheck):
     benchmark = "ebb"
-    family = "netgauge"
     combo, num_nodes, repetition = study_parameters("ebb")
-    metric = "bandwidth"
-    unit = "MiB/s"
-    spack_spec = "netgauge"
-    markers = [r"size: \d+ num: \d+ average: "]
 
     def sim_options(self):
         return ["--size", str(self.input["size"]), "--rounds", str(self.input["rounds"])]
 
-    def command(self):
-        inp = self.input
-        # Options after `-x ebb` go to the eBB pattern (docs/formats.md#benchmark-output-formats).
+    @staticmethod
+    def command(launch):
+        inp = launch.input
+        # Options after `-x ebb` belong to the eBB pattern (docs/formats.md#benchmark-output-formats).
         return "netgauge", ["-s", str(inp["size"]), "-m", "mpi", "-x", "ebb",
                             "-r", str(inp["rounds"])]

@@ -13,13 +13,8 @@ from lib.base import T2hxCheck, study_parameters                  # noqa: E402
 @rfm.simple_test
 class RingAllreduce(T2hxCheck):
     benchmark = "ring-allreduce"
-    family = "baidu"
     combo, num_nodes, repetition = study_parameters("ring-allreduce")
-    metric = "t_avg"
-    unit = "s"
-    sized = True
-    spack_spec = "baidu-allreduce"         # spack-env/repo overlay (CPU-only patch)
-    markers = [r"Verified allreduce for size"]
 
-    def command(self):
+    @staticmethod
+    def command(launch):
         return "allreduce-mpi", ["cpu"]

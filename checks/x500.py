@@ -12,7 +12,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import reframe as rfm                                              # noqa: E402
 from reframe.core.builtins import run_before                      # noqa: E402
 
-from lib.base import T2hxCheck, hpl_grid, study_parameters        # noqa: E402
+from lib.base import Launch, T2hxCheck, study_parameters          # noqa: E402
 
 HPCC_EXAMPLE = Path("/usr/share/doc/hpcc/examples/_hpccinf.txt")
 
@@ -58,27 +58,35 @@ def hpl_n(gib_per_rank: float, ranks: int, nb: int) -> int:
     return max(nb, n - n % nb)
 
 
+def hpl_grid(ranks: int) -> tuple[int, int]:
+    """The most square P x Q = ranks with P <= Q (HPL's preferred shape)."""
+    p = int(math.isqrt(ranks))
+    while ranks % p:
+        p -= 1
+    return p, ranks // p
+
+
+def hpl_values(launch: Launch) -> dict:
+    """N, NB and P x Q for all of the job's ranks (nodes x ranks_per_node)."""
+    inp, ranks = launch.input, launch.ranks
+    nb = int(inp.get("nb", 192))
+    n = int(inp["n"]) if "n" in inp else hpl_n(float(inp["gib_per_rank"]), ranks, nb)
+    p, q = hpl_grid(ranks)
+    return {"n": n, "nb": nb, "p": p, "q": q, "case": launch.name}
+
+
 @rfm.simple_test
 class HPL(T2hxCheck):
     benchmark = "hpl"
-    family = "hpl"
     combo, num_nodes, repetition = study_parameters("hpl", local=True)
-    metric = "gflops"
-    unit = "Gflop/s"
-    spack_spec = "hpl"
-    local_binary = "/usr/bin/hpcc"
-    markers = [r"End of Tests\."]
-    sim_markers = []           # the flow model prints the result rows only
 
-    def hpl_values(self) -> dict:
-        inp, ranks = self.input, self.num_tasks
-        nb = int(inp.get("nb", 192))
-        n = int(inp["n"]) if "n" in inp else hpl_n(float(inp["gib_per_rank"]), ranks, nb)
-        p, q = hpl_grid(ranks)
-        return {"n": n, "nb": nb, "p": p, "q": q, "case": self.unique_name}
-
-    def command(self):
+    @staticmethod
+    def command(launch):
         return "xhpl", []
+
+    @staticmethod
+    def input_files(launch):
+        return {"HPL.dat": HPL_DAT.format(**hpl_values(launch))}
 
     def local_command(self):
         self.output_file = "hpccoutf.txt"
@@ -86,51 +94,39 @@ class HPL(T2hxCheck):
         return self.local_binary, []
 
     @run_before("run")
-    def write_input(self):
-        if self.mode == "sim":
+    def write_hpcc_input(self):
+        """HPCC on `local`: the HPL lines of HPL.dat, then HPCC's own, from Debian's
+        example."""
+        if self.mode != "local":
             return
-        values = self.hpl_values()
-        stage = Path(self.stagedir)
-        if self.mode == "local":
-            # HPCC: the HPL lines of HPL.dat, then HPCC's own lines, from Debian's example.
-            lines = HPCC_EXAMPLE.read_text().splitlines()
-            for no, value in ((5, values["n"]), (7, values["nb"]), (10, values["p"]),
-                              (11, values["q"])):
-                lines[no] = f"{value:<12} {lines[no].split(None, 1)[1]}"
-            (stage / "hpccinf.txt").write_text("\n".join(lines) + "\n")
-        else:
-            (stage / "HPL.dat").write_text(HPL_DAT.format(**values))
+        values = hpl_values(self.launch_spec())
+        lines = HPCC_EXAMPLE.read_text().splitlines()
+        for no, value in ((5, values["n"]), (7, values["nb"]), (10, values["p"]),
+                          (11, values["q"])):
+            lines[no] = f"{value:<12} {lines[no].split(None, 1)[1]}"
+        (Path(self.stagedir) / "hpccinf.txt").write_text("\n".join(lines) + "\n")
 
 
 @rfm.simple_test
 class HPCG(T2hxCheck):
     benchmark = "hpcg"
-    family = "hpcg"
     combo, num_nodes, repetition = study_parameters("hpcg")
-    metric = "gflops"
-    unit = "GFLOP/s"
-    spack_spec = "hpcg"
-    output_file = "HPCG-Benchmark*.txt"
-    markers = [r"HPCG result is VALID"]
 
-    def command(self):
-        inp = self.input
+    @staticmethod
+    def command(launch):
+        inp = launch.input
         return "xhpcg", [str(inp["nx"]), str(inp["ny"]), str(inp["nz"]), str(inp["seconds"])]
 
 
 @rfm.simple_test
 class Graph500(T2hxCheck):
     benchmark = "graph500"
-    family = "graph500"
     combo, num_nodes, repetition = study_parameters("graph500")
-    metric = "bfs_harmonic_mean_teps"
-    unit = "TEPS"
-    spack_spec = "graph500"
-    markers = [r"harmonic_mean_TEPS"]
 
-    def command(self):
-        inp = self.input
+    @staticmethod
+    def command(launch):
+        inp = launch.input
         # SCALE: 2^SCALE vertices x edgefactor edges x 16 B per edge ~ gib_per_rank per rank.
-        edges = inp["gib_per_rank"] * 2**30 * self.num_tasks / 16
+        edges = inp["gib_per_rank"] * 2**30 * launch.ranks / 16
         scale = max(1, int(math.log2(edges / inp["edgefactor"])))
         return "graph500_reference_bfs", [str(scale), str(inp["edgefactor"])]

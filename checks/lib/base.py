@@ -9,18 +9,23 @@ machine comes from the partition's ``extras`` (t2hx.reframe_site). The three run
   prints the benchmark's upstream-format output;
 * ``local`` (system ``local``): a Debian binary under real Open MPI on this machine.
 
+A check's identity (parser family, metric, unit, markers, Spack spec, simulated workload)
+comes from its ``benchmark``'s entry in the registry, t2hx/benchmarks.py. Its command line
+and input files are static functions of a :class:`Launch` (nodes, ranks, input), so the
+capacity driver (checks/capacity.py) launches the very same commands.
+
 A case that already has a passing perflog record in the campaign is skipped (resume).
 """
 
 from __future__ import annotations
 
 import json
-import math
 import os
 import shlex
 import shutil
 import subprocess
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
 import reframe as rfm
@@ -28,7 +33,7 @@ import reframe.utility.sanity as sn
 from reframe.core.builtins import (parameter, run_after, run_before, sanity_function,
                                    variable)
 
-from t2hx import ROOT
+from t2hx import ROOT, benchmarks
 from t2hx.post import parsers
 from t2hx.post.ingest import RUN_META
 from t2hx.post.records import better_for
@@ -70,17 +75,25 @@ def study_parameters(bench: str, local: bool = False):
             parameter(range(reps), type=int))
 
 
-def hpl_grid(ranks: int) -> tuple[int, int]:
-    """The most square P x Q = ranks with P <= Q (HPL's preferred shape)."""
-    p = int(math.isqrt(ranks))
-    while ranks % p:
-        p -= 1
-    return p, ranks // p
+@dataclass(frozen=True)
+class Launch:
+    """What a benchmark's command line and input files depend on: one MPI job of the study
+    (a check's case, or one app of the capacity mix)."""
+    name: str                 # the job's name (HPL.dat's case line)
+    nodes: int
+    ranks_per_node: int
+    input: dict
+    variant: str | None = None   # the registry variant (IMB collective)
+
+    @property
+    def ranks(self) -> int:
+        return self.nodes * self.ranks_per_node
 
 
 class T2hxCheck(rfm.RunOnlyRegressionTest):
-    """Subclasses set ``benchmark`` and the parameters (``study_parameters``), and implement
-    ``command()`` (real binary + args), optionally ``local_command()`` and ``prepare()``."""
+    """Subclasses set ``benchmark`` (a t2hx/benchmarks.py name) and the parameters
+    (``study_parameters``), and implement the static ``command(launch)`` (real binary +
+    args), optionally ``input_files(launch)`` and ``local_command()``."""
 
     # --- what the perflog records (t2hx.post.perflog fields) -----------------------------
     benchmark = variable(str)
@@ -93,7 +106,7 @@ class T2hxCheck(rfm.RunOnlyRegressionTest):
     git_hash = variable(str, value=GIT_HASH)
     simulated = variable(bool, value=False)
 
-    # --- how it is measured ---------------------------------------------------------------
+    # --- how it is measured: filled from the registry entry (identify) -------------------
     metric = variable(str)                 # the Table 2 metric (parser's metric name)
     unit = variable(str)
     metric_benchmark = variable(str, type(None), value=None)   # parser benchmark filter
@@ -103,7 +116,6 @@ class T2hxCheck(rfm.RunOnlyRegressionTest):
     sim_markers = variable(list, type(None), value=None)   # on sim, if they differ
     spack_spec = variable(str, value="")
     local_binary = variable(str, value="")
-    sim_name = variable(str, value="")     # benchmark name for `t2hx simulate`
 
     valid_prog_environs = ["*"]
     tags = {"t2hx"}
@@ -113,12 +125,30 @@ class T2hxCheck(rfm.RunOnlyRegressionTest):
     def init_benchmark(self) -> None:
         """Hook for checks whose benchmark name depends on a parameter (IMB collectives)."""
 
+    @property
+    def entry(self) -> benchmarks.Benchmark:
+        return benchmarks.get(self.benchmark)
+
+    @property
+    def variant(self) -> str | None:
+        return benchmarks.resolve(self.benchmark)[1]
+
+    def identify(self) -> None:
+        """Everything the registry knows about ``benchmark``: one place per benchmark."""
+        self.init_benchmark()
+        entry = self.entry
+        self.family, self.metric, self.unit = entry.parser, entry.metric, entry.unit
+        self.metric_benchmark = entry.metric_benchmark(self.variant)
+        self.sized = entry.is_sized(self.variant)
+        self.output_file, self.markers = entry.output_file, list(entry.markers)
+        self.sim_markers = None if entry.sim_markers is None else list(entry.sim_markers)
+        self.spack_spec, self.local_binary = entry.spack_spec, entry.local_binary
+        self.descr = STUDY.catalog.get(entry.key, {}).get("title") or entry.title
+
     @run_after("init")
     def set_case(self):
-        self.init_benchmark()
-        self.descr = STUDY.catalog[self.study_name].get("title") or self.benchmark
+        self.identify()
         self.time_limit = STUDY.walltime
-        self.sim_name = self.sim_name or self.benchmark
         if self.combo == LOCAL:
             ok = (self.local_binary and self.num_nodes in STUDY.local["nodes"]
                   and self.repetition < STUDY.local["repetitions"])
@@ -135,8 +165,7 @@ class T2hxCheck(rfm.RunOnlyRegressionTest):
 
     @property
     def study_name(self) -> str:
-        return self.benchmark if self.benchmark in STUDY.catalog else \
-            self.benchmark.split("-")[0]
+        return self.entry.key
 
     @property
     def input(self) -> dict:
@@ -182,10 +211,10 @@ class T2hxCheck(rfm.RunOnlyRegressionTest):
             self.executable = cli()
             self.executable_opts = self.sim_command()
             return
-        self.num_tasks = self.num_nodes * STUDY.ranks_per_node
+        self.num_tasks = self.launch_spec().ranks
         self.num_tasks_per_node = STUDY.ranks_per_node
         self.num_cpus_per_task = cores
-        self.executable, self.executable_opts = self.command()
+        self.executable, self.executable_opts = self.command(self.launch_spec())
         env = self.extras.get("spack_env")
         if self.spack_spec and env:
             # Build (a no-op once installed) and load the benchmark from the Spack env.
@@ -212,10 +241,20 @@ class T2hxCheck(rfm.RunOnlyRegressionTest):
             self.prerun_cmds.append(" ".join(shlex.quote(a) for a in reroute_command(
                 self, ["--hostfile", self.hostfile, "--benchmark", self.benchmark])))
 
+    def launch_spec(self) -> Launch:
+        """This case as a Launch: on `local` one rank per node (real Open MPI here)."""
+        rpn = 1 if self.combo == LOCAL else STUDY.ranks_per_node
+        return Launch(self.unique_name, self.num_nodes, rpn, self.input, self.variant)
+
+    @run_before("run")
+    def stage_inputs(self):
+        if self.mode == "real":
+            write_inputs(type(self), self.launch_spec(), Path(self.stagedir))
+
     def sim_command(self) -> list[str]:
         opts = ["simulate", "--system", self.extras["conf_file"], "--plane", self.topology,
                 "--routing", self.routing, "--hostfile", self.hostfile,
-                "--benchmark", self.sim_name, "--seed", str(self.repetition),
+                "--benchmark", self.benchmark, "--seed", str(self.repetition),
                 "--work", str(work_root())]
         opts += sim_lmc(self.routing)
         if self.routing in STUDY.reroute_engines:
@@ -227,10 +266,16 @@ class T2hxCheck(rfm.RunOnlyRegressionTest):
         """Inputs of the benchmark as `t2hx simulate` options (none by default)."""
         return []
 
-    def command(self) -> tuple[str, list[str]]:
+    @staticmethod
+    def command(launch: Launch) -> tuple[str, list[str]]:
         """The real binary and its arguments; every benchmark check defines it."""
-        raise TypeError(f"{type(self).__name__} must define command() "
+        raise TypeError("a t2hx check must define command(launch) "
                         "(fix: return (executable, [args]) for the real binary)")
+
+    @staticmethod
+    def input_files(launch: Launch) -> dict[str, str]:
+        """Input files the real binary reads from its working directory: name -> text."""
+        return {}
 
     def local_command(self) -> tuple[str, list[str]]:
         """The binary on the `local` system; only checks with a Debian binary define it."""
@@ -288,6 +333,27 @@ class T2hxCheck(rfm.RunOnlyRegressionTest):
             os.replace(final, old)
         os.replace(tmp, final)
         shutil.rmtree(old, ignore_errors=True)
+
+
+def write_inputs(check: type[T2hxCheck], launch: Launch, folder: Path) -> None:
+    """A check's input files for ``launch`` into ``folder`` (a stage dir, a capacity app's
+    working dir)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, text in check.input_files(launch).items():
+        (folder / name).write_text(text)
+
+
+def check_class(name: str) -> type[T2hxCheck]:
+    """The loaded check class a registry entry names (its ``check`` field)."""
+    todo, seen = [T2hxCheck], {}
+    while todo:
+        cls = todo.pop()
+        seen.setdefault(cls.__name__, cls)
+        todo += cls.__subclasses__()
+    if name not in seen:
+        raise TypeError(f"no check class {name!r} is loaded (fix: import its checks/ module "
+                        "or correct the entry's check in t2hx/benchmarks.py)")
+    return seen[name]
 
 
 def sim_lmc(routing: str) -> list[str]:

@@ -188,19 +188,22 @@ def register_capacity(verbs: argparse._SubParsersAction) -> None:
     c.add_argument("--window", type=float, required=True, help="simulated seconds")
     c.add_argument("--work", default=str(work_root()), help="routing cache (work/)")
     c.add_argument("--routing-dir", help="OpenSM dumps from a re-route")
-    c.add_argument("--seed", type=int, default=0, help="unused; kept for the check's CLI")
     c.add_argument("--lmc", type=int, help="LMC (default: the plane's conf; parx needs 2)")
     c.set_defaults(func=cmd_simulate_capacity)
 
 
 def cmd_simulate_capacity(args: argparse.Namespace) -> int:
+    """Each app's fluid job comes from its registry entry's workload (t2hx/benchmarks.py,
+    t2hx/flowsim/workloads.py), so a new capacity app needs no change here."""
     import numpy as np
 
-    from t2hx.flowsim.apps import app_job, benchmark_job
+    from t2hx import benchmarks
+    from t2hx.flowsim import workloads
     from t2hx.flowsim.fluid import run_jobs
     from t2hx.flowsim.network import open_network
 
     jobs_in = json.loads(Path(args.capacity).read_text())
+    entries = {app: benchmarks.get(app, field=f"{args.capacity}: {app}") for app in jobs_in}
     hosts, spans = [], {}
     for app, job in jobs_in.items():
         mine = Path(job["hostfile"]).read_text().split()
@@ -208,13 +211,7 @@ def cmd_simulate_capacity(args: argparse.Namespace) -> int:
         hosts += mine
     net = open_network(args.system, args.plane, args.routing, hosts=hosts, work=args.work,
                        routing=args.routing_dir, lmc=args.lmc)
-    jobs = []
-    for app, ranks in spans.items():
-        name = {"qball": "qbox"}.get(app, app)
-        if app in ("mupp", "emdl"):
-            jobs.append(benchmark_job(net, name, ranks, repeat=REPEATS))
-        else:
-            jobs.append(app_job(net, name, ranks, repeat=REPEATS))
+    jobs = [workloads.job(net, entries[app], ranks, REPEATS) for app, ranks in spans.items()]
     run_jobs(net, jobs, until=args.window)
     print(f"# t2hx-simulated: capacity system={args.system} plane={args.plane} "
           f"routing={args.routing} window={args.window:g}")

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from t2hx import benchmarks
 from t2hx.errors import WorkloadError
 from t2hx.flowsim import bulk, collectives
 from t2hx.flowsim.bulk import Phase
@@ -31,10 +32,10 @@ class Skeleton:
     compute_s: float              # per iteration on the reference node
     iterations: int
     comm: tuple                   # (kind, bytes) steps per iteration
-    metric: str = "walltime"      # walltime | hpl | hpcg | graph500
 
 
 K, M = 1024, 1024 * 1024
+# Keyed by the registry's ``skeleton`` field (t2hx/benchmarks.py), which is the study key.
 SKELETONS: dict[str, Skeleton] = {
     "amg": Skeleton(0.020, 50, (("halo", 64 * K), ("allreduce", 8), ("allreduce", 8))),
     "comd": Skeleton(0.050, 100, (("halo", 512 * K), ("allreduce", 16))),
@@ -44,23 +45,22 @@ SKELETONS: dict[str, Skeleton] = {
     "mvmc": Skeleton(0.200, 20, (("allreduce", 4 * M), ("bcast", 64 * K))),
     "ntchem": Skeleton(0.300, 20, (("allreduce", 16 * M), ("bcast", 1 * M))),
     "milc": Skeleton(0.030, 200, (("halo", 96 * K), ("halo", 96 * K), ("allreduce", 8))),
-    "qbox": Skeleton(0.500, 10, (("alltoall_total", 512 * M), ("allreduce", 8 * M),
-                                 ("bcast", 1 * M))),
-    "hpl": Skeleton(0.050, 100, (("panel", 8 * M), ("swap", 1 * M)), "hpl"),
-    "hpcg": Skeleton(0.080, 50, (("halo", 144 * K), ("allreduce", 8), ("allreduce", 8)),
-                     "hpcg"),
-    "graph500": Skeleton(0.040, 16 * 8, (("alltoall_total", 64 * M), ("allreduce", 8)),
-                         "graph500"),
+    "qball": Skeleton(0.500, 10, (("alltoall_total", 512 * M), ("allreduce", 8 * M),
+                                  ("bcast", 1 * M))),
+    "hpl": Skeleton(0.050, 100, (("panel", 8 * M), ("swap", 1 * M))),
+    "hpcg": Skeleton(0.080, 50, (("halo", 144 * K), ("allreduce", 8), ("allreduce", 8))),
+    "graph500": Skeleton(0.040, 16 * 8, (("alltoall_total", 64 * M), ("allreduce", 8))),
 }
 APPS = tuple(SKELETONS)
 
 
 def skeleton(name: str) -> Skeleton:
-    key = name.lower().replace("-", "").replace("qb@ll", "qbox").replace("qball", "qbox")
-    if key not in SKELETONS:
+    """The skeleton of a benchmark name or alias (``qb@ll`` → qball), via the registry."""
+    hit = benchmarks.find(name)
+    if hit is None or hit[0].skeleton not in SKELETONS:
         raise WorkloadError(f"unknown application '{name}'", field="benchmark",
                             fix=f"use one of: {', '.join(APPS)}")
-    return SKELETONS[key]
+    return SKELETONS[hit[0].skeleton]
 
 
 def grid3d(n: int) -> tuple[int, int, int]:
@@ -154,60 +154,66 @@ def app_job(net: Network, name: str, ranks: np.ndarray, scale: float = 1.0,
             repeat: int = 1) -> Job:
     """The skeleton as a fluid-mode job on ``ranks`` (capacity runs, interference)."""
     ranks = np.asarray(ranks, dtype=np.int64)
-    sk = skeleton(name)
+    phases = iteration_phases(name, len(ranks), scale, net.loggp.reduce_rate)
+    return Job(name, _steps(ranks, phases) * skeleton(name).iterations, repeat)
+
+
+def _steps(ranks: np.ndarray, phases: list[Phase]) -> list:
+    """Bulk phases on local ranks 0..n-1 as fluid steps on the job's global ``ranks``."""
     steps: list = []
-    for ph in iteration_phases(name, len(ranks), scale, net.loggp.reduce_rate):
+    for ph in phases:
         if ph.src.size:
             steps.append(Comm(ranks[ph.src], ranks[ph.dst], ph.size))
         if ph.compute > 0:
             steps.append(Compute(ph.compute))
-    return Job(name, steps * sk.iterations, repeat)
+    return steps
 
 
-def benchmark_job(net: Network, name: str, ranks: np.ndarray, size: int = 1 << 20,
-                  repeat: int = 1) -> Job:
-    """The two capacity-run benchmarks as fluid jobs: ``mupp`` (IMB Multi-PingPong, pairs
-    i and i+n/2 ping-pong ``size`` bytes) and ``emdl`` (an allreduce of ``size`` bytes,
-    then a 0.1 s usleep)."""
+def mupp_job(net: Network, name: str, ranks: np.ndarray, size: int = 1 << 20,
+             repeat: int = 1) -> Job:
+    """IMB Multi-PingPong as a fluid job: pairs i and i+n/2 ping-pong ``size`` bytes."""
     ranks = np.asarray(ranks, dtype=np.int64)
-    n = len(ranks)
-    if name == "mupp":
-        half = n // 2
-        a, b = ranks[:half], ranks[half:2 * half]
-        return Job(name, [Comm(a, b, size), Comm(b, a, size)], repeat)
-    if name == "emdl":
-        steps: list = []
-        for ph in collectives.phases("Allreduce", n, size, net.loggp.reduce_rate)[1]:
-            if ph.src.size:
-                steps.append(Comm(ranks[ph.src], ranks[ph.dst], ph.size))
-            if ph.compute > 0:
-                steps.append(Compute(ph.compute))
-        return Job(name, steps + [Compute(0.1)], repeat)
-    return app_job(net, name, ranks, repeat=repeat)
+    half = len(ranks) // 2
+    a, b = ranks[:half], ranks[half:2 * half]
+    return Job(name, [Comm(a, b, size), Comm(b, a, size)], repeat)
 
 
-def text(result: AppResult, ranks: int) -> str:
-    """The line(s) the real code (with our walltime patch) prints."""
+def emdl_job(net: Network, name: str, ranks: np.ndarray, size: int = 1 << 20,
+             repeat: int = 1) -> Job:
+    """EmDL as a fluid job: an allreduce of ``size`` bytes, then a 0.1 s usleep."""
+    ranks = np.asarray(ranks, dtype=np.int64)
+    phases = collectives.phases("Allreduce", len(ranks), size, net.loggp.reduce_rate)[1]
+    return Job(name, _steps(ranks, phases) + [Compute(0.1)], repeat)
+
+
+# --- the text the real codes print (our walltime patch, HPL, HPCG, Graph500) ----------------
+
+def walltime_text(result: AppResult, ranks: int) -> str:
     from t2hx.post.records import WALLTIME_FORMAT
 
-    sk = skeleton(result.name)
-    if sk.metric == "hpl":
-        n = int(np.sqrt(ranks * (1 << 30) / 8))       # ≈1 GiB of A per process
-        p, q = grid2d(ranks)
-        gflops = 2 / 3 * n ** 3 / result.seconds / 1e9
-        return ("T/V                N    NB     P     Q               Time                 Gflops\n"
-                "--------------------------------------------------------------------------------\n"
-                f"WR11C2R4 {n:>11d} {192:>5d} {p:>5d} {q:>5d} {result.seconds:>18.2f} "
-                f"{gflops:>22.4e}\n")
-    if sk.metric == "hpcg":
-        flops = 192 ** 3 * 27 * 2 * ranks * sk.iterations
-        return (f"Final Summary::HPCG result is VALID with a GFLOP/s rating of="
-                f"{flops / result.seconds / 1e9:.5g}\n")
-    if sk.metric == "graph500":
-        edges = 16 * (1 << 26) * ranks / 8
-        teps = edges / (result.seconds / 16)
-        return (f"SCALE:                          {26 + int(np.log2(max(ranks, 1)))}\n"
-                f"edgefactor:                     16\nNBFS:                           16\n"
-                f"num_mpi_processes:              {ranks}\n"
-                f"bfs  harmonic_mean_TEPS:     !  {teps:.5g}\n")
     return WALLTIME_FORMAT.format(seconds=result.seconds) + "\n"
+
+
+def hpl_text(result: AppResult, ranks: int) -> str:
+    n = int(np.sqrt(ranks * (1 << 30) / 8))       # ≈1 GiB of A per process
+    p, q = grid2d(ranks)
+    gflops = 2 / 3 * n ** 3 / result.seconds / 1e9
+    return ("T/V                N    NB     P     Q               Time                 Gflops\n"
+            "--------------------------------------------------------------------------------\n"
+            f"WR11C2R4 {n:>11d} {192:>5d} {p:>5d} {q:>5d} {result.seconds:>18.2f} "
+            f"{gflops:>22.4e}\n")
+
+
+def hpcg_text(result: AppResult, ranks: int) -> str:
+    flops = 192 ** 3 * 27 * 2 * ranks * skeleton(result.name).iterations
+    return (f"Final Summary::HPCG result is VALID with a GFLOP/s rating of="
+            f"{flops / result.seconds / 1e9:.5g}\n")
+
+
+def graph500_text(result: AppResult, ranks: int) -> str:
+    edges = 16 * (1 << 26) * ranks / 8
+    teps = edges / (result.seconds / 16)
+    return (f"SCALE:                          {26 + int(np.log2(max(ranks, 1)))}\n"
+            f"edgefactor:                     16\nNBFS:                           16\n"
+            f"num_mpi_processes:              {ranks}\n"
+            f"bfs  harmonic_mean_TEPS:     !  {teps:.5g}\n")

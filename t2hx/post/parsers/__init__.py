@@ -1,4 +1,5 @@
-"""One parser module per benchmark family; this registry maps names (and aliases) to them.
+"""One parser module per benchmark family; names map to them through the benchmark
+registry (t2hx/benchmarks.py: an entry's ``parser`` field names the module here).
 
 Every module exposes ``parse(text) -> list[Record]`` and raises
 :class:`t2hx.post.records.ParseError` when the text holds no result. :func:`parse_text` adds
@@ -11,29 +12,27 @@ import importlib
 from pathlib import Path
 from types import ModuleType
 
+from t2hx import benchmarks
 from t2hx.post.records import ParseError, Record, split_simulated
 
-FAMILIES = ("imb", "mpigraph", "netgauge", "hpl", "hpcg", "graph500", "minife", "comd", "amg",
-            "swfft", "milc", "qbox", "ffvc", "mvmc", "ntchem", "baidu", "walltime")
-
-# Names used by checks, the study conf and the paper for the same family.
-ALIASES = {"ebb": "netgauge", "hpcc": "hpl", "qball": "qbox", "qb@ll": "qbox",
-           "ring-allreduce": "baidu", "allreduce-ring": "baidu", "ring_allreduce": "baidu",
-           "baidu-allreduce": "baidu", "mupp": "imb", "emdl": "imb", "imb-mpi1": "imb",
-           "graph500-bfs": "graph500", "mini-fe": "minife"}
+# The registry's parser modules, plus ``walltime``: only the agreed solver line of any app.
+FAMILIES = tuple(dict.fromkeys([b.parser for b in benchmarks.REGISTRY] + ["walltime"]))
 
 
 def family(name: str) -> str | None:
-    """Canonical family for a benchmark name (``IMB-Allreduce`` → ``imb``), or None."""
+    """The parser module for a family or benchmark name (``IMB-Allreduce`` → ``imb``), or
+    None. Names the registry does not know fall back to their first ``-`` part, so a run of
+    a benchmark variant not in the registry (``imb-pingpong``) still parses."""
     key = name.strip().lower()
     if key in FAMILIES:
         return key
-    if key in ALIASES:
-        return ALIASES[key]
-    head = key.replace("_", "-").split("-")[0]
-    if head in FAMILIES:
-        return head
-    return ALIASES.get(head)
+    for cand in (key, key.replace("_", "-").split("-")[0]):
+        hit = benchmarks.find(cand)
+        if hit is not None:
+            return hit[0].parser
+        if cand in FAMILIES:
+            return cand
+    return None
 
 
 def module(name: str) -> ModuleType:

@@ -1,0 +1,148 @@
+"""The benchmark registry: one entry per benchmark, the only place its identity lives.
+
+An entry binds the study key (``conf/study.yaml`` ``benchmarks:``/``capacity.apps:``), the
+ReFrame check class (``checks/``), the parser module (``t2hx/post/parsers/<parser>.py``) and
+the Table-2 metric it reads, the completion markers, the Spack spec, the flow-model workload
+(``t2hx.flowsim.workloads.WORKLOADS[<workload>]``: text for ``t2hx simulate``, a fluid job
+for ``campaign simulate-capacity``) and the app skeleton (``t2hx.flowsim.apps.SKELETONS``).
+``t2hx simulate``, the capacity model, post's parser dispatch and the checks all look names
+up here, so adding a benchmark is one entry here + its parser + its workload.
+
+Names: a key, an alias, or for benchmarks with variants (IMB's collectives) ``<key>-<variant>``
+or the bare variant (``imb-bcast``, ``bcast``). This module imports nothing heavy (no numpy,
+no flowsim) so checks and the CLI can read it cheaply.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from t2hx.errors import WorkloadError
+
+WALLTIME = r"^T2HX solver walltime: "     # the line our app patches print (post.records)
+IMB_FINALIZE = r"# All processes entering MPI_Finalize"
+
+
+@dataclass(frozen=True)
+class Benchmark:
+    key: str                       # study.yaml key; the check's perflog ``benchmark``
+    title: str
+    check: str                     # check class name in checks/
+    parser: str                    # module in t2hx/post/parsers
+    metric: str                    # Table-2 metric, as the parser names it
+    unit: str
+    workload: str                  # t2hx.flowsim.workloads.WORKLOADS key
+    spack_spec: str
+    markers: tuple[str, ...]       # regexes a finished real run's output contains
+    sim_markers: tuple[str, ...] | None = None   # on the flow model, when they differ
+    metric_filter: str | None = None   # parser ``benchmark`` to keep; {variant} = lower name
+    sized: bool = False            # a message-size sweep: the largest size is the metric
+    unsized_variants: tuple[str, ...] = ()       # variants without a size (IMB Barrier)
+    variants: tuple[str, ...] = ()  # e.g. IMB's collectives, as the binary spells them
+    output_file: str = ""          # raw output file of the real binary ('' = stdout)
+    local_binary: str = ""         # a Debian binary that runs it on the `local` system
+    skeleton: str | None = None    # t2hx.flowsim.apps.SKELETONS key (apps, capacity)
+    aliases: tuple[str, ...] = ()
+
+    def name(self, variant: str | None = None) -> str:
+        """The perflog/check name: ``imb-bcast`` for a variant, else the key."""
+        return f"{self.key}-{variant.lower()}" if variant else self.key
+
+    def metric_benchmark(self, variant: str | None = None) -> str | None:
+        if self.metric_filter is None:
+            return None
+        return self.metric_filter.format(variant=(variant or "").lower())
+
+    def is_sized(self, variant: str | None = None) -> bool:
+        return self.sized and variant not in self.unsized_variants
+
+
+def _app(key: str, title: str, check: str, spec: str, parser: str | None = None,
+         markers: tuple[str, ...] = (), **kw) -> Benchmark:
+    """A proxy app: its walltime line is the metric, on real runs and the flow model."""
+    return Benchmark(key, title, check, parser or key, "solver_walltime", "s", "app", spec,
+                     (WALLTIME, *markers), sim_markers=(WALLTIME,), skeleton=key, **kw)
+
+
+IMB_COLLECTIVES = ("Barrier", "Bcast", "Gather", "Scatter", "Reduce", "Allreduce", "Alltoall")
+
+REGISTRY: tuple[Benchmark, ...] = (
+    # --- pure MPI / network --------------------------------------------------------------
+    Benchmark("imb", "IMB MPI-1 collectives", "IMBCollective", "imb", "t_min", "us", "imb",
+              "intel-mpi-benchmarks", (IMB_FINALIZE,), metric_filter="imb-{variant}",
+              sized=True, unsized_variants=("Barrier",), variants=IMB_COLLECTIVES,
+              aliases=("imb-mpi1",)),
+    Benchmark("ebb", "Netgauge effective bisection bandwidth", "NetgaugeEBB", "netgauge",
+              "bandwidth", "MiB/s", "ebb", "netgauge", (r"size: \d+ num: \d+ average: ",),
+              aliases=("netgauge",)),
+    Benchmark("ring-allreduce", "Baidu DeepBench ring allreduce (CPU)", "RingAllreduce",
+              # baidu-allreduce: spack-env/repo overlay (CPU-only patch)
+              "baidu", "t_avg", "s", "ring-allreduce", "baidu-allreduce",
+              (r"Verified allreduce for size",), sized=True,
+              aliases=("baidu", "allreduce-ring", "ring_allreduce", "baidu-allreduce")),
+    Benchmark("mpigraph", "mpiGraph", "MpiGraph", "mpigraph", "send_avg", "MiB/s",
+              "mpigraph", "mpigraph", (r"END mpiGraph",)),
+    Benchmark("mupp", "IMB Multi-PingPong", "IMBMultiPingPong", "imb", "bandwidth", "MB/s",
+              "mupp", "intel-mpi-benchmarks", (IMB_FINALIZE,), sized=True),
+    Benchmark("emdl", "EmDL (IMB Allreduce alternating with 0.1 s usleep)", "IMBEmDL", "imb",
+              "t_min", "us", "emdl", "intel-mpi-benchmarks", (IMB_FINALIZE,), sized=True),
+    # --- proxy applications --------------------------------------------------------------
+    _app("amg", "AMG2013", "AMG", "amg2013", aliases=("amg2013",)),
+    _app("comd", "CoMD", "CoMD", "comd"),
+    _app("minife", "miniFE", "MiniFE", "minife", aliases=("mini-fe",)),
+    _app("swfft", "SWFFT", "SWFFT", "swfft"),
+    _app("ffvc", "FFVC cavity flow", "FFVC", "ffvc-mini", output_file="history_base.txt"),
+    _app("mvmc", "mVMC", "MVMC", "mvmc-mini"),
+    _app("ntchem", "NTChem RI-MP2", "NTChem", "ntchem-mini"),
+    _app("milc", "MILC (Trinity)", "MILC", "milc-trinity", markers=(r"RUNNING COMPLETED",)),
+    _app("qball", "qb@ll", "Qball", "qball", parser="qbox", aliases=("qb@ll", "qbox")),
+    # --- x500 ----------------------------------------------------------------------------
+    Benchmark("hpl", "HPL", "HPL", "hpl", "gflops", "Gflop/s", "hpl", "hpl",
+              (r"End of Tests\.",), sim_markers=(), local_binary="/usr/bin/hpcc",
+              skeleton="hpl", aliases=("hpcc",)),
+    Benchmark("hpcg", "HPCG", "HPCG", "hpcg", "gflops", "GFLOP/s", "hpcg", "hpcg",
+              (r"HPCG result is VALID",), output_file="HPCG-Benchmark*.txt", skeleton="hpcg"),
+    Benchmark("graph500", "Graph500 BFS", "Graph500", "graph500", "bfs_harmonic_mean_teps",
+              "TEPS", "graph500", "graph500", (r"harmonic_mean_TEPS",), skeleton="graph500",
+              aliases=("graph500-bfs",)),
+)
+
+
+def _index() -> dict[str, tuple[Benchmark, str | None]]:
+    names: dict[str, tuple[Benchmark, str | None]] = {}
+
+    def add(name: str, bench: Benchmark, variant: str | None) -> None:
+        if name in names and names[name][0] is not bench:
+            raise RuntimeError(f"benchmark name {name!r} is bound twice in t2hx/benchmarks.py")
+        names[name] = (bench, variant)
+
+    for b in REGISTRY:
+        for name in (b.key, *b.aliases):
+            add(name, b, None)
+        for v in b.variants:
+            add(b.name(v), b, v)
+            add(v.lower(), b, v)
+    return names
+
+
+NAMES = _index()
+BY_KEY = {b.key: b for b in REGISTRY}
+
+
+def find(name: str) -> tuple[Benchmark, str | None] | None:
+    """(entry, variant) for a key, alias, ``<key>-<variant>`` or bare variant; else None."""
+    return NAMES.get(name.strip().lower())
+
+
+def resolve(name: str, field: str = "benchmark") -> tuple[Benchmark, str | None]:
+    """Like :func:`find`, but an unknown name is one line naming ``field`` and the keys."""
+    hit = find(name)
+    if hit is None:
+        raise WorkloadError(f"unknown benchmark '{name}'", field=field,
+                            fix="use one of: " + ", ".join(BY_KEY))
+    return hit
+
+
+def get(name: str, field: str = "benchmark") -> Benchmark:
+    return resolve(name, field)[0]
+
