@@ -232,7 +232,9 @@ def needs(comp: dict[str, Any]) -> str:
         specs = list(comp["combos"])
     elif comp["kind"] != "value":
         specs.append(comp.get("base", BASE_SPEC))
-    text = (f"{','.join(_listed(comp['benchmark']))} {comp.get('metric', '*')}"
+    metric = comp.get("metric", "*")
+    text = (f"{','.join(_listed(comp['benchmark']))} "
+            f"{'(all metrics)' if metric == '*' else metric}"
             f" for {' + '.join(dict.fromkeys(label(s) for s in specs))}")
     text += f", nodes {_want(comp['nodes'])}" if comp.get("nodes") is not None else \
         ", any node count"
@@ -407,7 +409,14 @@ def judge(pub: dict[str, Any], ours: Ours, settings: dict[str, Any]) -> str:
     return "same direction" if _dir(o, dead) == _dir(g, dead) else "contradicts"
 
 
-def published_text(pub: dict[str, Any]) -> str:
+def published_text(pub: dict[str, Any], comp: dict[str, Any] | None = None) -> str:
+    kind = (comp or {}).get("kind")
+    if kind == "trend":
+        return (f"gain {'rises' if pub.get('sign', 1) > 0 else 'falls'} with "
+                f"{comp.get('along', 'msg_size')}")
+    if kind == "spread":
+        return "less run-to-run spread than base" if pub.get("sign", 1) > 0 else \
+            "more run-to-run spread than base"
     if "ratio" in pub:
         return f"{pub['ratio']:g}×"
     if "gain" in pub:
@@ -472,11 +481,13 @@ def score(results: pd.DataFrame, claims: list[dict[str, Any]] | None = None,
             if ours.value is None or not math.isfinite(ours.value):
                 raise NotRun("no finite value")
             note = check_requires(c["compute"], ctx)
-            out.append(Verdict(c["id"], c["source"], c["statement"], published_text(pub),
+            out.append(Verdict(c["id"], c["source"], c["statement"],
+                               published_text(pub, c["compute"]),
                                ours_text(pub, c["compute"], ours), judge(pub, ours, settings),
                                note))
         except NotRun as why:
-            out.append(Verdict(c["id"], c["source"], c["statement"], published_text(pub), "–",
+            out.append(Verdict(c["id"], c["source"], c["statement"],
+                               published_text(pub, c["compute"]), "–",
                                "not run", f"{why}; needs {needs(c['compute'])}"
                                if c["compute"]["kind"] != "unmeasured" else str(why)))
     return out
