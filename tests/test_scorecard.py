@@ -248,3 +248,33 @@ def test_reference_campaign():
     committed = json.loads((ROOT / "bench" / "results" / "scorecard.json").read_text())
     assert committed == json.loads(json.dumps(contract(list(verdicts.values())),
                                               ensure_ascii=False))
+
+
+def test_fig1_linear_28_is_one_rack():
+    """The Fig 1 claims select linear placement at 28 nodes as "the same 28 nodes of one rack"
+    (hostfiles depend on system, placement and node count only, so both planes use them)."""
+    hosts = (ROOT / "hostfiles" / "t2hx" / "linear" / "28.txt").read_text().split()
+    assert hosts == [f"r01n{i:02d}" for i in range(1, 29)]
+    _, claims = load_claims()
+    for c in claims:
+        if c["id"].startswith("fig1-") and c["compute"]["kind"] != "unmeasured":
+            comp = c["compute"]
+            assert comp["nodes"] == [28] and comp["msg_size"] == [1048576]
+            for spec in [comp["subject"], comp.get("base", FT)]:
+                assert spec["placement"] == "linear"
+
+
+def test_reproduce_writes_the_contract(tmp_path):
+    from t2hx.post.ingest import ingest
+    from t2hx.reproduce import SCORECARD, Options, scorecard as reproduce_scorecard
+
+    log = fig1_log(tmp_path)
+    out = tmp_path / "bench" / "scorecard.json"
+    line = reproduce_scorecard(ingest(log).results, log, out)
+    data = json.loads(out.read_text())
+    assert line.startswith(f"scorecard: {len(data['claims'])} claims: ")
+    assert f"{data['counts']['agrees']} agrees" in line
+    assert not list(out.parent.glob(".*"))                      # atomic: no temp file left
+    assert Options(system=None).scorecard == SCORECARD           # reference campaign
+    assert Options(system=None, campaign="x", logs=tmp_path).scorecard == \
+        tmp_path / "x" / "scorecard.json"
