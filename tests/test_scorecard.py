@@ -278,3 +278,25 @@ def test_reproduce_writes_the_contract(tmp_path):
     assert Options(system=None).scorecard == SCORECARD           # reference campaign
     assert Options(system=None, campaign="x", logs=tmp_path).scorecard == \
         tmp_path / "x" / "scorecard.json"
+
+
+def test_report_reference_rows_like_for_like():
+    """The report's seed rows: Fig 1 on the rack's linear nodes only (a random-placement
+    DFSSSP or clustered PARX run is not Fig 1), and seed 004's dark fiber as SAR's drop."""
+    from t2hx.post.reference import comparison
+
+    dfr = {"topology": "hyperx", "routing": "dfsssp", "placement": "random"}
+    t = pd.concat([rack(3072.0, 1024.0), table(
+        (dfr, "mpigraph", "send_avg", 28, 1048576, [3500.0]),
+        (PARX_CL, "mpigraph", "send_avg", 28, 1048576, [1800.0]))], ignore_index=True)
+    dark = pd.DataFrame({"routing": ["hyperx-dfsssp", "hyperx-sar", "fattree-ftree"],
+                         "dark_fiber_percent": [20.0, 12.0, 30.0]})
+    rows = dict(zip(*comparison(t, None, dark)[["reference", "ours"]].to_dict("list").values()))
+    got = {k.split(", ")[-1] if "mpiGraph avg" in k else k: v for k, v in rows.items()}
+    assert got["FT/ftree [GiB/s]"] == "3.00" and got["HX/DFSSSP [GiB/s]"] == "1.00"
+    assert got["HX/PARX [GiB/s]"] == "not run"
+    assert rows["000 Fig 1: HX/DFSSSP vs FT/ftree on the same rack"] == "0.33×"
+    assert rows["000 Fig 1: HX/PARX vs HX/DFSSSP on the same rack"] == "not run"
+    drop = next(v for k, v in rows.items() if "dark-fiber share vs DFSSSP" in k)
+    assert drop == "8.0"                                   # 20 − 12 points, SAR lowers it
+    assert next(v for k, v in rows.items() if "vs fat-tree" in k) == "not run"  # no SAR there
