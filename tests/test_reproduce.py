@@ -52,26 +52,41 @@ def test_complete_campaign_restarts_incomplete_resumes(tmp_path):
     assert start(log) == previous                          # interrupted again: same baseline
 
 
-def _fig1(ft: float, dfsssp: float, parx: float) -> pd.DataFrame:
-    rows = [{"benchmark": "mpigraph", "nodes": FIG1["nodes"], "metric": "send_avg",
-             "unit": "MiB/s", "combo": FIG1[k], "value": v, "msg_size": None}
-            for k, v in (("ft", ft), ("dfsssp", dfsssp), ("parx", parx)) for _ in range(2)]
+def _fig1(ft: float, dfsssp: float, parx: float, placement: str = "linear",
+          nodes: int = FIG1["nodes"]) -> pd.DataFrame:
+    rows = [{"benchmark": "mpigraph", "nodes": nodes, "metric": "send_avg", "unit": "MiB/s",
+             "better": "higher", "topology": FIG1[k][0], "routing": FIG1[k][1],
+             "placement": placement if k == "parx" else "linear",
+             "combo": "-".join(FIG1[k]), "value": v * (1 - 0.1 * rep), "msg_size": 1048576}
+            for k, v in (("ft", ft), ("dfsssp", dfsssp), ("parx", parx)) for rep in range(2)]
     return pd.DataFrame(rows)
 
 
 def test_fig1_verdicts():
     ok = fig1_verdicts(_fig1(3000.0, 1100.0, 1800.0))
-    assert [v[:4] for v in ok] == ["ok  ", "ok  "] and "+64%" in ok[1]
+    assert [v[:4] for v in ok] == ["ok  ", "ok  "] and "+64%" in ok[1]    # best of N: max
     bad = fig1_verdicts(_fig1(1000.0, 1100.0, 900.0))
     assert [v[:4] for v in bad] == ["FAIL", "FAIL"]
-    missing = fig1_verdicts(_fig1(1.0, 1.0, 1.0).query("combo != @FIG1['parx']"))
-    assert missing[0].startswith("FAIL") and "parx missing" in missing[0]
+    missing = fig1_verdicts(_fig1(1.0, 1.0, 1.0).query("routing != 'dfsssp'"))
+    assert all(m.startswith("FAIL") and "hyperx/dfsssp/linear" in m for m in missing)
+
+
+def test_fig1_compares_like_with_like():
+    """PARX on other nodes (clustered placement) or at another node count is not Fig 1: the
+    PARX verdict is "not run", never a comparison of unlike data, and not a failure."""
+    for other in (_fig1(3000.0, 1100.0, 1800.0, placement="clustered"),
+                  pd.concat([_fig1(3000.0, 1100.0, 1800.0).query("routing != 'parx'"),
+                             _fig1(3000.0, 1100.0, 1800.0, nodes=112).query(
+                                 "routing == 'parx'")])):
+        out = fig1_verdicts(other)
+        assert out[0].startswith("ok  ")
+        assert out[1].startswith("not run") and "hyperx/parx/linear" in out[1]
 
 
 def test_compare_reports_largest_difference(tmp_path):
     old = _fig1(3000.0, 1000.0, 1500.0)
     old.to_parquet(tmp_path / "old.parquet")
     new = old.copy()
-    new.loc[new["combo"] == FIG1["parx"], "value"] = 1650.0
+    new.loc[new["routing"] == "parx", "value"] *= 1.1
     text = compare(new, tmp_path / "old.parquet")
-    assert "3 cases" in text and "10.00%" in text and FIG1["parx"] in text
+    assert "3 cases" in text and "10.00%" in text and "hyperx-parx" in text

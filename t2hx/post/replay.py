@@ -22,6 +22,7 @@ import pandas as pd
 
 from t2hx.errors import T2hxError
 from t2hx.post import figures as F
+from t2hx import scorecard
 from t2hx.post import reference, report, routing
 from t2hx.post.gain import choose_baseline, gains
 from t2hx.post.ingest import MATRIX_COLUMNS, ingest
@@ -80,11 +81,16 @@ def replay(logdir: Path, out: Path | None = None, quiet: bool | None = None) -> 
             efi = next((f.table for f in figs if f.name == "routing-efi-histogram"), None)
             dark = next((f.table for f in figs if f.name == "routing-dark-fiber"), None)
             ref = reference.comparison(results, efi, dark)
+        try:
+            sc = scorecard.frame(scorecard.score(results, logdir=logdir))
+        except T2hxError as err:
+            summary.skip("scorecard", "conf/claims", err.message)
+            sc = None
         summ = summary.as_dict()
         write_json(data_dir / "summary.json", summ)
         campaign = str(ing.provenance.get("campaign") or
                        (results["campaign"].iloc[0] if len(results) else logdir.resolve().name))
-        bl = report.blocks(campaign, ing.provenance, summ, baseline, figs, sim, ref, out)
+        bl = report.blocks(campaign, ing.provenance, summ, baseline, figs, sim, ref, out, sc)
         report.write_report(out, bl, f"t2hx report — {campaign}")
         prog.say(f"{len(figs)} figures, {len(summ['skipped'])} skipped input(s); report in {out}")
     return ReplayResult(out, figs, summ)

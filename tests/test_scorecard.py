@@ -1,0 +1,302 @@
+"""The scorecard (t2hx.scorecard): verdict rules on small hand-made tidy tables (every verdict
+reachable), like-for-like selection, the CLI and its contract file, and the committed
+reference campaign."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from t2hx import ROOT
+from t2hx.cli import main
+from t2hx.post.ingest import typed
+from t2hx.post.perflog import HEADER
+from t2hx.post.synth import perflog_line
+from t2hx.scorecard import CLAIMS, VERDICTS, contract, load_claims, score, scorecard
+
+FT = {"topology": "fattree", "routing": "ftree", "placement": "linear"}
+DFL = {"topology": "hyperx", "routing": "dfsssp", "placement": "linear"}
+PARX_RACK = {"topology": "hyperx", "routing": "parx", "placement": "linear"}
+PARX_CL = {"topology": "hyperx", "routing": "parx", "placement": "clustered"}
+DEFAULTS = {"dead_band": 0.01, "tolerance": {"abs": 0.05, "rel": 0.25},
+            "value_tolerance": 0.10, "par_band": 0.05}
+UNITS = {"send_avg": "MiB/s", "t_min": "us", "runs": "runs"}
+
+
+def table(*cases: tuple) -> pd.DataFrame:
+    """cases: (spec, benchmark, metric, nodes, msg_size, [values per repetition])."""
+    rows = []
+    for spec, bench, metric, nodes, size, values in cases:
+        for rep, v in enumerate(values):
+            rows.append({**spec, "combo": "-".join(spec.values()), "benchmark": bench,
+                         "metric": metric, "unit": UNITS.get(metric, "runs"), "nodes": nodes,
+                         "msg_size": size, "repetition": rep, "value": v, "simulated": True})
+    return typed(pd.DataFrame(rows))
+
+
+def claim(published: dict, **compute) -> dict:
+    return {"id": "c", "source": "§x", "statement": "s", "published": published,
+            "compute": {"kind": "gain", "benchmark": "mpigraph", "metric": "send_avg",
+                        **compute}}
+
+
+def verdict(results: pd.DataFrame, published: dict, **compute) -> str:
+    return score(results, [claim(published, **compute)], DEFAULTS)[0].verdict
+
+
+def rack(ft: float, dfsssp: float, parx: float | None = None) -> pd.DataFrame:
+    cases = [(FT, "mpigraph", "send_avg", 28, 1048576, [ft, ft * 0.9]),
+             (DFL, "mpigraph", "send_avg", 28, 1048576, [dfsssp * 0.8, dfsssp])]
+    if parx is not None:
+        cases.append((PARX_RACK, "mpigraph", "send_avg", 28, 1048576, [parx]))
+    return table(*cases)
+
+
+def test_gain_verdicts_each_reachable():
+    pub = {"gain": 0.66}
+    sel = dict(nodes=[28], msg_size=[1048576], subject=PARX_RACK, base=DFL)
+    # ours +60 %: within max(0.05, 0.25*0.66) of +66 %
+    assert verdict(rack(3000, 1000, 1600), pub, **sel) == "agrees"
+    # ours +20 %: right sign, far off
+    assert verdict(rack(3000, 1000, 1200), pub, **sel) == "same direction"
+    # ours −20 %: opposite sign
+    assert verdict(rack(3000, 1000, 800), pub, **sel) == "contradicts"
+    # ours +0.5 %: no effect where the paper reports one
+    assert verdict(rack(3000, 1000, 1005), pub, **sel) == "contradicts"
+    # no PARX on the rack: nothing to compare
+    assert verdict(rack(3000, 1000), pub, **sel) == "not run"
+
+
+def test_best_of_n_per_direction():
+    # higher is better: the best DFSSSP run is 1000 (not 800), FT's is 3000 → ratio 1/3
+    v = score(rack(3000, 1000), [claim({"ratio": 0.333}, nodes=[28], msg_size=[1048576],
+                                       subject=DFL)], DEFAULTS)[0]
+    assert v.verdict == "agrees" and v.ours.startswith("0.333×")
+    # lower is better: best = min; base 10 µs, subject 20 µs → gain 10/20 − 1 = −0.5
+    t = table((FT, "imb-bcast", "t_min", 7, 8, [10.0, 14.0]),
+              (DFL, "imb-bcast", "t_min", 7, 8, [25.0, 20.0]))
+    v = score(t, [claim({"gain": -0.5}, benchmark="imb-bcast", metric="t_min", subject=DFL)],
+              DEFAULTS)[0]
+    assert v.verdict == "agrees" and v.ours.startswith("-50.0 %")
+
+
+def test_like_for_like_selection():
+    """A claim about 28 nodes of one rack (linear) ignores other node counts, placements and
+    message sizes, however favourable."""
+    t = pd.concat([rack(3000, 1000), table(
+        (PARX_CL, "mpigraph", "send_avg", 28, 1048576, [1660]),       # other nodes (clustered)
+        (PARX_RACK, "mpigraph", "send_avg", 112, 1048576, [1660]),    # other node count
+        (DFL, "mpigraph", "send_avg", 112, 1048576, [1000]),
+        (PARX_RACK, "mpigraph", "send_avg", 28, 65536, [1660]),       # other message size
+        (DFL, "mpigraph", "send_avg", 28, 65536, [1000]))], ignore_index=True)
+    sel = dict(nodes=[28], msg_size=[1048576], subject=PARX_RACK, base=DFL)
+    v = score(t, [claim({"gain": 0.66}, **sel)], DEFAULTS)[0]
+    assert v.verdict == "not run" and "hyperx/parx/linear" in v.note and "nodes 28" in v.note
+    # with the like-for-like case present, only it counts: +10 %, not the +66 % elsewhere
+    t2 = pd.concat([t, table((PARX_RACK, "mpigraph", "send_avg", 28, 1048576, [1100]))],
+                   ignore_index=True)
+    v = score(t2, [claim({"gain": 0.66}, **sel)], DEFAULTS)[0]
+    assert v.verdict == "same direction" and v.ours.startswith("+10.0 %") and "n=28" in v.ours
+    # rows without a message size (perflog duplicates) never stand in for a named size
+    t3 = pd.concat([rack(3000, 1000), table((PARX_RACK, "mpigraph", "send_avg", 28, None,
+                                             [1660]))], ignore_index=True)
+    assert verdict(t3, {"gain": 0.66}, **sel) == "not run"
+
+
+def test_other_published_forms():
+    t = table((FT, "imb-bcast", "t_min", 7, 8, [10.0]), (DFL, "imb-bcast", "t_min", 7, 8, [10.3]),
+              (FT, "imb-bcast", "t_min", 14, 8, [10.0]),
+              (DFL, "imb-bcast", "t_min", 14, 8, [10.0]),
+              (PARX_CL, "imb-bcast", "t_min", 7, 8, [40.0]),
+              (PARX_CL, "imb-bcast", "t_min", 14, 8, [20.0]))
+    kw = dict(benchmark="imb-bcast", metric="t_min")
+    assert verdict(t, {"par": True}, subject=DFL, **kw) == "agrees"
+    assert verdict(t, {"par": True}, subject=PARX_CL, **kw) == "contradicts"
+    assert verdict(t, {"sign": -1}, subject=PARX_CL, **kw) == "agrees"
+    assert verdict(t, {"sign": 1}, subject=PARX_CL, **kw) == "contradicts"
+    # PARX gains −0.75 (7 nodes) and −0.5 (14 nodes)
+    assert verdict(t, {"range": [-0.8, -0.45]}, subject=PARX_CL, **kw) == "agrees"
+    assert verdict(t, {"range": [-0.3, -0.2]}, subject=PARX_CL, **kw) == "same direction"
+    assert verdict(t, {"range": [0.02, 0.06]}, subject=PARX_CL, **kw) == "contradicts"
+    assert verdict(t, {"at_least": -0.01}, subject=DFL, nodes=[14], **kw) == "agrees"
+    assert verdict(t, {"at_least": -0.01}, subject=DFL, nodes=[7], **kw) == "contradicts"
+    combos = [FT, DFL, PARX_CL]
+    assert verdict(t, {"rank": -1}, kind="rank", subject=PARX_CL, combos=combos, **kw) == \
+        "agrees"
+    assert verdict(t, {"rank": 1}, kind="rank", subject=PARX_CL, combos=combos, **kw) == \
+        "contradicts"
+    assert verdict(t, {"rank": 1}, kind="rank", subject=PARX_RACK, combos=combos + [PARX_RACK],
+                   **kw) == "not run"
+    mb = 1 / 1024
+    assert verdict(rack(2300, 1000), {"value": 2.26}, kind="value", subject=FT, scale=mb,
+                   nodes=[28], msg_size=[1048576]) == "agrees"
+    assert verdict(rack(3686, 1000), {"value": 2.26}, kind="value", subject=FT, scale=mb,
+                   nodes=[28], msg_size=[1048576]) == "contradicts"
+    assert verdict(t, {"sign": 1}, kind="unmeasured", needs="x") == "not run"
+
+
+def test_spread_needs_varying_repetitions():
+    same = table((FT, "milc", "t", 4, None, [10.0, 10.0]), (DFL, "milc", "t", 4, None, [9, 9]))
+    kw = dict(kind="spread", benchmark="milc", metric="t", subject=DFL)
+    v = score(same, [claim({"sign": 1}, **kw)], DEFAULTS)[0]
+    assert v.verdict == "not run" and "identical" in v.note
+    varied = table((FT, "milc", "t", 4, None, [10.0, 12.0]), (DFL, "milc", "t", 4, None, [9, 9.1]))
+    assert verdict(varied, {"sign": 1}, **kw) == "agrees"
+    assert verdict(varied, {"sign": -1}, **kw) == "contradicts"
+
+
+def capacity_log(tmp_path: Path, window: float) -> Path:
+    log = tmp_path / f"cap{window:g}"
+    lines = [HEADER]
+    for spec, runs in ((FT, 100), (DFL, 113)):
+        combo = "-".join(spec.values())
+        for app, n in (("milc", runs // 10), ("mupp", runs)):
+            lines.append(perflog_line(benchmark="capacity", perf_var=app, perf_value=n,
+                                      perf_unit="runs", num_nodes=664, repetition=0,
+                                      combo=combo, system="sim", **spec))
+        out = log / "capacity" / combo / "rfm_job.out"
+        out.parent.mkdir(parents=True)
+        out.write_text(f"# t2hx-simulated: capacity system=x plane=p routing=r window={window:g}\n")
+    (log / "perflogs").mkdir(parents=True)
+    (log / "perflogs" / "cap.log").write_text("\n".join(lines) + "\n")
+    return log
+
+
+def test_capacity_claims_need_the_capacity_window(tmp_path):
+    defaults, claims = load_claims()
+    mine = [c for c in claims if c["id"] == "fig7-dfsssp-linear-vs-ft"]
+    short = scorecard_of(capacity_log(tmp_path, 10), mine, defaults)
+    assert short.verdict == "not run" and "10 s" in short.note
+    full = scorecard_of(capacity_log(tmp_path, 10800), mine, defaults)
+    # all apps' runs added up: (113 + 11) / (100 + 10) − 1 = +12.7 %
+    assert full.verdict == "agrees" and full.ours.startswith("+12.7 %")
+
+
+def scorecard_of(log: Path, claims: list[dict], defaults: dict):
+    from t2hx.post.ingest import ingest
+
+    return score(ingest(log).results, claims, defaults, logdir=log)[0]
+
+
+def fig1_log(tmp_path: Path) -> Path:
+    log = tmp_path / "fig1"
+    lines = [HEADER]
+    for spec, v in ((FT, 3000.0), (DFL, 1100.0), (PARX_RACK, 1800.0)):
+        for rep in range(2):
+            lines.append(perflog_line(benchmark="mpigraph", perf_var="send_avg",
+                                      perf_value=v - rep, perf_unit="MiB/s", num_nodes=28,
+                                      msg_size=1048576, repetition=rep, system="sim",
+                                      combo="-".join(spec.values()), **spec))
+    (log / "perflogs").mkdir(parents=True)
+    (log / "perflogs" / "fig1.log").write_text("\n".join(lines) + "\n")
+    return log
+
+
+def test_cli_table_and_contract(tmp_path, capsys):
+    log = fig1_log(tmp_path)
+    out = tmp_path / "sc" / "scorecard.json"
+    assert main(["scorecard", str(log), "--json", str(out)]) == 0
+    text = capsys.readouterr().out
+    head = text.splitlines()[0].split()
+    assert head == ["claim", "published", "ours", "verdict"]
+    line = next(x for x in text.splitlines() if x.startswith("fig1-parx-vs-dfsssp "))
+    assert "+66.0 %" in line and "+63.6 %" in line and line.endswith("agrees")
+    data = json.loads(out.read_text())
+    assert set(data) == {"claims", "counts"}
+    assert list(data["counts"]) == list(VERDICTS)
+    _, claims = load_claims()
+    assert [c["id"] for c in data["claims"]] == [c["id"] for c in claims]
+    for c in data["claims"]:
+        assert {"id", "source", "published", "ours", "verdict"} <= set(c)
+        assert c["verdict"] in VERDICTS
+    assert sum(data["counts"].values()) == len(claims)
+    assert data["counts"]["agrees"] >= 3 and f"{len(claims)} claims" in text
+    by = {c["id"]: c for c in data["claims"]}
+    assert by["fig4a-bcast-dfsssp-linear-par"]["verdict"] == "not run"
+
+
+def test_claims_file_is_complete():
+    defaults, claims = load_claims(CLAIMS)
+    assert set(defaults) >= {"dead_band", "tolerance", "value_tolerance", "par_band"}
+    sources = " ".join(c["source"] for c in claims)
+    for fig in ("Fig 1", "§5.1", "Fig 4", "Fig 5a", "Fig 5b", "Fig 5c", "Fig 6", "Fig 7"):
+        assert fig in sources
+    benches = {b for c in claims for b in
+               (c["compute"].get("benchmark") if isinstance(c["compute"].get("benchmark"), list)
+                else [c["compute"].get("benchmark")])}
+    for b in ("imb-bcast", "imb-gather", "imb-scatter", "imb-reduce", "imb-allreduce",
+              "imb-alltoall", "imb-barrier", "ebb", "ring-allreduce", "mpigraph", "hpl", "hpcg",
+              "graph500", "capacity"):
+        assert b in benches
+
+
+@pytest.mark.skipif(not (ROOT / "log" / "reference" / "perflogs").is_dir(),
+                    reason="no committed reference campaign")
+def test_reference_campaign():
+    verdicts = {v.id: v for v in scorecard(ROOT / "log" / "reference")}
+    # Fig 1 like for like: FT and DFSSSP on the rack's linear nodes; no PARX case there
+    assert verdicts["fig1-dfsssp-vs-ft"].verdict != "not run"
+    assert "n=28" in verdicts["fig1-dfsssp-vs-ft"].ours
+    for k in ("fig1-parx-avg", "fig1-parx-vs-dfsssp", "fig1-parx-vs-ft"):
+        assert verdicts[k].verdict == "not run" and "hyperx/parx/linear" in verdicts[k].note
+    # the quick profile's 10 s capacity window is not seed 000's 3 h
+    assert all(v.verdict == "not run" for k, v in verdicts.items() if k.startswith("fig7"))
+    # the committed contract file is this campaign's scorecard
+    committed = json.loads((ROOT / "bench" / "results" / "scorecard.json").read_text())
+    assert committed == json.loads(json.dumps(contract(list(verdicts.values())),
+                                              ensure_ascii=False))
+
+
+def test_fig1_linear_28_is_one_rack():
+    """The Fig 1 claims select linear placement at 28 nodes as "the same 28 nodes of one rack"
+    (hostfiles depend on system, placement and node count only, so both planes use them)."""
+    hosts = (ROOT / "hostfiles" / "t2hx" / "linear" / "28.txt").read_text().split()
+    assert hosts == [f"r01n{i:02d}" for i in range(1, 29)]
+    _, claims = load_claims()
+    for c in claims:
+        if c["id"].startswith("fig1-") and c["compute"]["kind"] != "unmeasured":
+            comp = c["compute"]
+            assert comp["nodes"] == [28] and comp["msg_size"] == [1048576]
+            for spec in [comp["subject"], comp.get("base", FT)]:
+                assert spec["placement"] == "linear"
+
+
+def test_reproduce_writes_the_contract(tmp_path):
+    from t2hx.post.ingest import ingest
+    from t2hx.reproduce import SCORECARD, Options, scorecard as reproduce_scorecard
+
+    log = fig1_log(tmp_path)
+    out = tmp_path / "bench" / "scorecard.json"
+    line = reproduce_scorecard(ingest(log).results, log, out)
+    data = json.loads(out.read_text())
+    assert line.startswith(f"scorecard: {len(data['claims'])} claims: ")
+    assert f"{data['counts']['agrees']} agrees" in line
+    assert not list(out.parent.glob(".*"))                      # atomic: no temp file left
+    assert Options(system=None).scorecard == SCORECARD           # reference campaign
+    assert Options(system=None, campaign="x", logs=tmp_path).scorecard == \
+        tmp_path / "x" / "scorecard.json"
+
+
+def test_report_reference_rows_like_for_like():
+    """The report's seed rows: Fig 1 on the rack's linear nodes only (a random-placement
+    DFSSSP or clustered PARX run is not Fig 1), and seed 004's dark fiber as SAR's drop."""
+    from t2hx.post.reference import comparison
+
+    dfr = {"topology": "hyperx", "routing": "dfsssp", "placement": "random"}
+    t = pd.concat([rack(3072.0, 1024.0), table(
+        (dfr, "mpigraph", "send_avg", 28, 1048576, [3500.0]),
+        (PARX_CL, "mpigraph", "send_avg", 28, 1048576, [1800.0]))], ignore_index=True)
+    dark = pd.DataFrame({"routing": ["hyperx-dfsssp", "hyperx-sar", "fattree-ftree"],
+                         "dark_fiber_percent": [20.0, 12.0, 30.0]})
+    rows = dict(zip(*comparison(t, None, dark)[["reference", "ours"]].to_dict("list").values()))
+    got = {k.split(", ")[-1] if "mpiGraph avg" in k else k: v for k, v in rows.items()}
+    assert got["FT/ftree [GiB/s]"] == "3.00" and got["HX/DFSSSP [GiB/s]"] == "1.00"
+    assert got["HX/PARX [GiB/s]"] == "not run"
+    assert rows["000 Fig 1: HX/DFSSSP vs FT/ftree on the same rack"] == "0.33×"
+    assert rows["000 Fig 1: HX/PARX vs HX/DFSSSP on the same rack"] == "not run"
+    drop = next(v for k, v in rows.items() if "dark-fiber share vs DFSSSP" in k)
+    assert drop == "8.0"                                   # 20 − 12 points, SAR lowers it
+    assert next(v for k, v in rows.items() if "vs fat-tree" in k) == "not run"  # no SAR there
