@@ -27,6 +27,7 @@ IMB_FINALIZE = r"# All processes entering MPI_Finalize"
 class Benchmark:
     key: str                       # study.yaml key; the check's perflog ``benchmark``
     title: str
+    group: str                     # seed 000 §4: network (4.1) | app (4.2) | x500 (4.3)
     check: str                     # check class name in checks/
     parser: str                    # module in t2hx/post/parsers
     metric: str                    # Table-2 metric, as the parser names it
@@ -57,36 +58,43 @@ class Benchmark:
         return self.sized and variant not in self.unsized_variants
 
 
-def _app(key: str, title: str, check: str, spec: str, parser: str | None = None,
-         markers: tuple[str, ...] = (), **kw) -> Benchmark:
+def _app(key: str, title: str, check: str, spec: str, **kw) -> Benchmark:
     """A proxy app: its walltime line is the metric, on real runs and the flow model."""
-    return Benchmark(key, title, check, parser or key, "solver_walltime", "s", "app", spec,
-                     (WALLTIME, *markers), sim_markers=(WALLTIME,), skeleton=key, **kw)
+    kw.setdefault("parser", key)
+    markers = (WALLTIME, *kw.pop("markers", ()))
+    return Benchmark(key, title, "app", check, metric="solver_walltime", unit="s",
+                     workload="app", spack_spec=spec, markers=markers,
+                     sim_markers=(WALLTIME,), skeleton=key, **kw)
 
 
 IMB_COLLECTIVES = ("Barrier", "Bcast", "Gather", "Scatter", "Reduce", "Allreduce", "Alltoall")
 
 REGISTRY: tuple[Benchmark, ...] = (
-    # --- pure MPI / network --------------------------------------------------------------
-    Benchmark("imb", "IMB MPI-1 collectives", "IMBCollective", "imb", "t_min", "us", "imb",
-              "intel-mpi-benchmarks", (IMB_FINALIZE,), metric_filter="imb-{variant}",
-              sized=True, unsized_variants=("Barrier",), variants=IMB_COLLECTIVES,
-              aliases=("imb-mpi1",)),
-    Benchmark("ebb", "Netgauge effective bisection bandwidth", "NetgaugeEBB", "netgauge",
-              "bandwidth", "MiB/s", "ebb", "netgauge", (r"size: \d+ num: \d+ average: ",),
+    # --- pure MPI / network (seed 000 §4.1) ------------------------------------------------
+    Benchmark("imb", "IMB MPI-1 collectives", "network", "IMBCollective", parser="imb",
+              metric="t_min", unit="us", workload="imb", spack_spec="intel-mpi-benchmarks",
+              markers=(IMB_FINALIZE,), metric_filter="imb-{variant}", sized=True,
+              unsized_variants=("Barrier",), variants=IMB_COLLECTIVES, aliases=("imb-mpi1",)),
+    Benchmark("ebb", "Netgauge effective bisection bandwidth", "network", "NetgaugeEBB",
+              parser="netgauge", metric="bandwidth", unit="MiB/s", workload="ebb",
+              spack_spec="netgauge", markers=(r"size: \d+ num: \d+ average: ",),
               aliases=("netgauge",)),
-    Benchmark("ring-allreduce", "Baidu DeepBench ring allreduce (CPU)", "RingAllreduce",
-              # baidu-allreduce: spack-env/repo overlay (CPU-only patch)
-              "baidu", "t_avg", "s", "ring-allreduce", "baidu-allreduce",
-              (r"Verified allreduce for size",), sized=True,
+    Benchmark("ring-allreduce", "Baidu DeepBench ring allreduce (CPU)", "network",
+              "RingAllreduce", parser="baidu", metric="t_avg", unit="s",
+              workload="ring-allreduce",
+              spack_spec="baidu-allreduce",      # spack-env/repo overlay (CPU-only patch)
+              markers=(r"Verified allreduce for size",), sized=True,
               aliases=("baidu", "allreduce-ring", "ring_allreduce", "baidu-allreduce")),
-    Benchmark("mpigraph", "mpiGraph", "MpiGraph", "mpigraph", "send_avg", "MiB/s",
-              "mpigraph", "mpigraph", (r"END mpiGraph",)),
-    Benchmark("mupp", "IMB Multi-PingPong", "IMBMultiPingPong", "imb", "bandwidth", "MB/s",
-              "mupp", "intel-mpi-benchmarks", (IMB_FINALIZE,), sized=True),
-    Benchmark("emdl", "EmDL (IMB Allreduce alternating with 0.1 s usleep)", "IMBEmDL", "imb",
-              "t_min", "us", "emdl", "intel-mpi-benchmarks", (IMB_FINALIZE,), sized=True),
-    # --- proxy applications --------------------------------------------------------------
+    Benchmark("mpigraph", "mpiGraph", "network", "MpiGraph", parser="mpigraph",
+              metric="send_avg", unit="MiB/s", workload="mpigraph", spack_spec="mpigraph",
+              markers=(r"END mpiGraph",)),
+    Benchmark("mupp", "IMB Multi-PingPong", "network", "IMBMultiPingPong", parser="imb",
+              metric="bandwidth", unit="MB/s", workload="mupp",
+              spack_spec="intel-mpi-benchmarks", markers=(IMB_FINALIZE,), sized=True),
+    Benchmark("emdl", "EmDL (IMB Allreduce alternating with 0.1 s usleep)", "network",
+              "IMBEmDL", parser="imb", metric="t_min", unit="us", workload="emdl",
+              spack_spec="intel-mpi-benchmarks", markers=(IMB_FINALIZE,), sized=True),
+    # --- proxy applications (seed 000 §4.2) ------------------------------------------------
     _app("amg", "AMG2013", "AMG", "amg2013", aliases=("amg2013",)),
     _app("comd", "CoMD", "CoMD", "comd"),
     _app("minife", "miniFE", "MiniFE", "minife", aliases=("mini-fe",)),
@@ -96,14 +104,17 @@ REGISTRY: tuple[Benchmark, ...] = (
     _app("ntchem", "NTChem RI-MP2", "NTChem", "ntchem-mini"),
     _app("milc", "MILC (Trinity)", "MILC", "milc-trinity", markers=(r"RUNNING COMPLETED",)),
     _app("qball", "qb@ll", "Qball", "qball", parser="qbox", aliases=("qb@ll", "qbox")),
-    # --- x500 ----------------------------------------------------------------------------
-    Benchmark("hpl", "HPL", "HPL", "hpl", "gflops", "Gflop/s", "hpl", "hpl",
-              (r"End of Tests\.",), sim_markers=(), local_binary="/usr/bin/hpcc",
-              skeleton="hpl", aliases=("hpcc",)),
-    Benchmark("hpcg", "HPCG", "HPCG", "hpcg", "gflops", "GFLOP/s", "hpcg", "hpcg",
-              (r"HPCG result is VALID",), output_file="HPCG-Benchmark*.txt", skeleton="hpcg"),
-    Benchmark("graph500", "Graph500 BFS", "Graph500", "graph500", "bfs_harmonic_mean_teps",
-              "TEPS", "graph500", "graph500", (r"harmonic_mean_TEPS",), skeleton="graph500",
+    # --- x500 (seed 000 §4.3) --------------------------------------------------------------
+    Benchmark("hpl", "HPL", "x500", "HPL", parser="hpl", metric="gflops", unit="Gflop/s",
+              workload="hpl", spack_spec="hpl", markers=(r"End of Tests\.",),
+              sim_markers=(),            # the flow model prints the result rows only
+              local_binary="/usr/bin/hpcc", skeleton="hpl", aliases=("hpcc",)),
+    Benchmark("hpcg", "HPCG", "x500", "HPCG", parser="hpcg", metric="gflops", unit="GFLOP/s",
+              workload="hpcg", spack_spec="hpcg", markers=(r"HPCG result is VALID",),
+              output_file="HPCG-Benchmark*.txt", skeleton="hpcg"),
+    Benchmark("graph500", "Graph500 BFS", "x500", "Graph500", parser="graph500",
+              metric="bfs_harmonic_mean_teps", unit="TEPS", workload="graph500",
+              spack_spec="graph500", markers=(r"harmonic_mean_TEPS",), skeleton="graph500",
               aliases=("graph500-bfs",)),
 )
 

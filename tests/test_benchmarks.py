@@ -73,6 +73,8 @@ def test_entry_binds_existing_parser_workload_and_skeleton(entry) -> None:
     if entry.skeleton:
         assert apps.skeleton(entry.key) is apps.SKELETONS[entry.skeleton]
     assert entry.markers and entry.spack_spec and entry.title
+    assert entry.group in ("network", "app", "x500")
+    assert (entry.group == "app") == (entry.workload == "app")
 
 
 def _fixture_dirs() -> list[tuple[benchmarks.Benchmark, Path]]:

@@ -16,6 +16,7 @@ from typing import Any
 
 import pandas as pd
 
+from t2hx import benchmarks
 from t2hx.post.figures import Figure
 from t2hx.post.store import write_text
 
@@ -102,7 +103,7 @@ def scorecard_blocks(sc: pd.DataFrame) -> list[Block]:
     ]
 
 
-NETWORK_BENCHMARKS = ("imb", "ebb", "mpigraph", "mupp", "emdl", "ring-allreduce")
+NETWORK_BENCHMARKS = tuple(b.key for b in benchmarks.REGISTRY if b.group == "network")
 PAPER_FIGURES = {"Fig 1": "mpiGraph bandwidth matrices, 28 nodes of one rack",
                  "Fig 4": "relative gain of the MPI collectives (IMB)",
                  "Fig 5": "the other network benchmarks (eBB, ring allreduce, MuPP, EmDL, "
