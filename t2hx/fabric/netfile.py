@@ -14,6 +14,7 @@ from pathlib import Path
 from t2hx.errors import ConfError
 from t2hx.fabric.graph import Cable, Fabric, Node
 from t2hx.atomic import atomic_write
+from t2hx.textfile import read_text
 
 
 def node_description(fabric: Fabric, node: Node) -> str:
@@ -69,11 +70,8 @@ def read_netfile(path: str | Path, name: str, hosts: list[str] | None = None,
     """Read an ibsim netfile or ibnetdiscover output. HCAs are named by the first word of
     their description (the hostname on a real cluster)."""
     path = Path(path)
-    try:
-        lines = path.read_text().splitlines()
-    except OSError as err:
-        raise ConfError(f"cannot read ({err.strerror})", file=path,
-                        fix="give the path of an ibnetdiscover output") from None
+    lines = read_text(path, ConfError, "fabric file",
+                      "give the path of an ibnetdiscover output").splitlines()
     records, ports = _parse(lines, path)
     fabric = Fabric(name, {"kind": "ibnetdiscover", "file": str(path)})
     ids: dict[str, int] = {}
