@@ -199,7 +199,7 @@ def _plane(name: str, spec: dict, path: Path) -> Plane:
     where = f"planes.{name}"
     data = validate(spec, PLANE, path, where)
     kind = data["topology"].get("kind")
-    if kind not in TOPOLOGIES:
+    if not isinstance(kind, str) or kind not in TOPOLOGIES:
         raise ConfError(f"unknown topology kind {kind!r}", file=path, field=f"{where}.topology.kind",
                         fix=f"use one of: {', '.join(TOPOLOGIES)}")
     topo = validate(data["topology"], TOPOLOGIES[kind], path, f"{where}.topology")
