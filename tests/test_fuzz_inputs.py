@@ -33,6 +33,7 @@ from hypothesis import strategies as st
 from t2hx import ROOT
 from t2hx.conf import load_system
 from t2hx.errors import T2hxError
+from t2hx.fabric import netfile
 from t2hx.fabric.build import build_plane
 from t2hx.flowsim import network
 from t2hx.post import parsers
@@ -51,9 +52,9 @@ FIXTURES = ROOT / "tests" / "data" / "post"
 CLI = Path(sys.executable).parent / "t2hx"
 
 # Examples per input kind; their sum is the run's total (>= 1,000, see test_enough_examples).
-EXAMPLES = {"system-tree": 150, "system-text": 110, "t2hx-conf": 40, "study-tree": 130,
-            "study-text": 90, "hostfile": 100, "demand": 100, "jobs": 70, "perflog": 90,
-            "run-output": 90, "analysis": 50}
+EXAMPLES = {"system-tree": 150, "system-text": 100, "t2hx-conf": 40, "fabric-file": 60,
+            "study-tree": 130, "study-text": 90, "hostfile": 100, "demand": 90, "jobs": 60,
+            "profile": 60, "perflog": 90, "run-output": 90, "analysis": 50}
 
 
 # T2HX_FUZZ_SCALE=10 runs ten times the examples (a deeper search by hand; CI keeps 1).
@@ -108,20 +109,22 @@ def mutated_tree(draw: st.DrawFn, tree: Any) -> Any:
     for _ in range(draw(st.integers(1, 3))):
         paths = _paths(tree)
         if not paths:
-            return draw(odd_values)
+            return copy.deepcopy(draw(odd_values))
         path = draw(st.sampled_from(paths))
         parent, key = _at(tree, path[:-1]), path[-1]
         op = draw(st.sampled_from(["replace", "replace", "delete", "unknown", "rename"]))
+        # Copies: ODD_VALUES holds lists and dicts that later edits would change for good.
+        value = copy.deepcopy(draw(odd_values))
         if op == "replace":
-            parent[key] = draw(odd_values)
+            parent[key] = value
         elif op == "delete":
             del parent[key]
         elif op == "unknown" and isinstance(parent, dict):
-            parent[draw(st.sampled_from(UNKNOWN_KEYS))] = draw(odd_values)
+            parent[draw(st.sampled_from(UNKNOWN_KEYS))] = value
         elif op == "rename" and isinstance(parent, dict):
             parent[f"{key}x"] = parent.pop(key)
-        else:
-            parent.append(draw(odd_values))
+        elif isinstance(parent, list):
+            parent.append(value)
     return tree
 
 
@@ -176,15 +179,17 @@ def _swap_token(draw: st.DrawFn, line: bytes, sep: bytes | None) -> bytes:
 
 # ---- the property ------------------------------------------------------------------------
 
-def loads_or_names_file(load: Callable[[Path], Any], path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` and load it: success, or one T2hxError line naming it."""
+def loads_or_names_file(load: Callable[[Path], Any], path: Path, data: bytes,
+                        names: tuple[Path, ...] = ()) -> None:
+    """Write ``data`` to ``path`` and load it: success, or one T2hxError line naming
+    ``path`` (or one of ``names``, e.g. the conf that refers to it)."""
     path.write_bytes(data)
     try:
         load(path)
     except T2hxError as err:
         line = err.line()
         assert "\n" not in line and "\r" not in line, repr(line)
-        assert str(path) in line, f"error does not name {path}: {line}"
+        assert any(str(f) in line for f in (path, *names)), f"error names no file: {line}"
 
 
 @pytest.fixture(scope="module")
@@ -242,6 +247,22 @@ def test_system_conf_bytes(work: Path, data: bytes) -> None:
 @given(tree=mutated_tree(T2HX_TREE))
 def test_t2hx_conf_structure(work: Path, tree: Any) -> None:
     loads_or_names_file(check_system, work / "t2hx.yaml", dump(tree))
+
+
+def _fabric_file() -> bytes:
+    return netfile.render(build_plane(load_system(MINI), "hyperx")).encode()
+
+
+@fuzz("fabric-file")
+@given(data=mutated_bytes(_fabric_file()))
+def test_ibnetdiscover_file(work: Path, data: bytes) -> None:
+    """A conf whose plane is an ibnetdiscover output: the output is the mutated input."""
+    conf = work / "real.yaml"
+    tree = copy.deepcopy(MINI_TREE)
+    tree["planes"] = {"hyperx": {"hca": "mlx4_1",
+                                 "topology": {"kind": "ibnetdiscover", "file": "real.net"}}}
+    conf.write_bytes(dump(tree))
+    loads_or_names_file(lambda _: check_system(conf), work / "real.net", data, (conf,))
 
 
 # ---- conf/study.yaml ---------------------------------------------------------------------
@@ -302,6 +323,26 @@ def test_job_file(work: Path, mini_hyperx, data: bytes) -> None:
     def check(path: Path) -> None:
         dm.validate_jobs(dm.read_jobs(path), mini_hyperx, path)
     loads_or_names_file(check, work / "jobs.txt", data)
+
+
+PROFILES = sorted((ROOT / "tests" / "data" / "demand").glob("traffic.*.prof"))
+
+
+@fuzz("profile")
+@given(rank=st.integers(0, len(PROFILES) - 1),
+       data=st.sampled_from(PROFILES).flatmap(lambda f: mutated_bytes(f.read_bytes(), b"\t")))
+def test_monitoring_profile(work: Path, mini, rank: int, data: bytes) -> None:
+    """pml_monitoring files of one job (t2hx demand build): one rank's file mutated."""
+    folder = work / "prof"
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir()
+    for f in PROFILES:
+        shutil.copyfile(f, folder / f.name)
+    prefix = folder / "traffic"
+
+    def check(_: Path) -> None:
+        dm.node_demand(dm.read_monitoring(prefix), mini.hostnames()[:len(PROFILES)], prefix)
+    loads_or_names_file(check, folder / f"traffic.{rank}.prof", data, (prefix,))
 
 
 # ---- logs: perflogs, run directories, routing analyses -----------------------------------

@@ -66,18 +66,24 @@ def read_monitoring(prefix: str | Path, ranks: int | None = None) -> np.ndarray:
     inside collectives when monitoring runs filtered). ``C`` lines are not added: with
     pml_monitoring_enable 1 their bytes are already in the E lines."""
     files = profile_files(prefix)
-    entries = []
+    n = ranks or len(files)          # pml_monitoring writes one file per rank
+    matrix = np.zeros((n, n), dtype=np.int64)
     for f in files:
         for kind, src, dst, nbytes in PROF.findall(f.read_text(errors="replace")):
-            entries.append((int(src), int(dst), int(nbytes)))
-    n = ranks or max([len(files)] + [max(s, d) + 1 for s, d, _ in entries])
-    matrix = np.zeros((n, n), dtype=np.int64)
-    for s, d, b in entries:
-        if s >= n or d >= n:
-            raise DemandError(f"rank {max(s, d)} outside a {n}-rank job", file=files[0],
-                              fix="pass the right rank count")
-        matrix[s, d] += b
+            s, d, b = _count(src, f), _count(dst, f), _count(nbytes, f)
+            if s >= n or d >= n:
+                raise DemandError(f"rank {max(s, d)} outside a {n}-rank job", file=f,
+                                  fix="pass the right rank count or all rank files")
+            matrix[s, d] += b
     return matrix
+
+
+def _count(text: str, source: Path) -> int:
+    """A rank or byte count of a profile line; beyond int64 it is corrupt, not data."""
+    if len(text) > 18:
+        raise DemandError(f"number {text[:20]}... is too large", file=source,
+                          fix="re-record the profile")
+    return int(text)
 
 
 def normalise(matrix: np.ndarray) -> np.ndarray:
