@@ -491,3 +491,18 @@ def test_cli_bad_hostfile(work: Path) -> None:
     hosts.write_bytes(b"m1n01 slots=99999999999\n")
     _assert_one_line(_cli("demand", "jobs", "--job", "j1", str(hosts), "--out",
                           str(work / "jobs.out")), hosts)
+
+
+def test_cli_replay_of_broken_logs(work: Path) -> None:
+    """`t2hx replay` skips and lists bad log inputs (exit 0); a missing LOGDIR is one line."""
+    logdir = _logdir(work)
+    (logdir / "perflogs" / "sim" / "HPL.log").write_bytes(
+        _perflog_sample() + b"garbage|x\n\xff\xfe|||\n")
+    (logdir / "provenance.json").write_bytes(b"[1, 2")
+    (logdir / "analysis").mkdir()
+    (logdir / "analysis" / "a.csv").write_bytes(b"link,efi\n1,inf\n")
+    run = _cli("-q", "replay", str(logdir), "--out", str(work / "paper"))
+    assert run.returncode == 0 and not run.stderr, run.stderr
+    skipped = json.loads((work / "paper" / "data" / "summary.json").read_text())["skipped"]
+    assert {s["path"] for s in skipped} >= {"provenance.json", "analysis/a.csv"}
+    _assert_one_line(_cli("replay", str(work / "no-such-log")), work / "no-such-log")

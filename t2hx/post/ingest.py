@@ -89,11 +89,16 @@ class Ingested:
     provenance: dict[str, Any]
 
 
-def ingest(logdir: Path) -> Ingested:
+def require_logdir(logdir: Path) -> Path:
     logdir = Path(logdir)
     if not logdir.is_dir():
         raise T2hxError("log directory not found", file=logdir,
                         fix="pass a campaign directory such as log/reference")
+    return logdir
+
+
+def ingest(logdir: Path) -> Ingested:
+    logdir = require_logdir(logdir)
     summary = Summary()
     prov = load_provenance(logdir, summary)
     campaign = str(prov.get("campaign") or logdir.resolve().name)
