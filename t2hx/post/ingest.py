@@ -204,6 +204,9 @@ def _run(logdir: Path, meta_path: Path, campaign: str,
         meta = json.loads(meta_path.read_text())
         if not isinstance(meta, dict) or not meta.get("benchmark"):
             raise ValueError("no 'benchmark' key")
+        nested = [k for k in RUN_META_KEYS if isinstance(meta.get(k), (list, dict))]
+        if nested:          # every key is one table cell
+            raise ValueError(f"'{nested[0]}' is not a single value")
     except (OSError, ValueError) as err:
         summary.skip("run", rel_dir, f"bad {RUN_META}: {err}")
         return [], []

@@ -123,17 +123,22 @@ def read_perflog(path: Path) -> PerflogRead:
 
     want = len(names) - 1
     last = len(lines)
+    bad_header = ""
     for no, line in enumerate(lines, start=1):
         if "perf_value" in line and _is_header(line):
             flush()
             good, numbers = [], []
             names = line.split(DELIM)
             want = len(names) - 1
+            twice = sorted({n for n in names if names.count(n) > 1})
+            bad_header = f"header line {no} repeats field {twice[0]!r}" if twice else ""
             continue
         if not line.strip():
             continue
         out.lines += 1
-        if unterminated and no == last:
+        if bad_header:      # its lines cannot be mapped to fields
+            out.skipped.append((no, bad_header))
+        elif unterminated and no == last:
             # The run died while ReFrame was writing this line: never trust it.
             out.skipped.append((no, "unterminated last line (truncated file)"))
         elif line.count(DELIM) != want:
