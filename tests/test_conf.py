@@ -167,6 +167,19 @@ BAD = [
      "disconnected"),
     ("planes", setp("planes", {}), "no planes"),
     ("planes.hyperx", setp("planes.hyperx.fabric", "x"), "unknown key"),
+    # Issue 12: these ended in tracebacks (KeyError, TypeError, ValueError) or ran for hours.
+    ("nodes.hostname", setp("nodes.hostname", "rv-{rak}-{slot}"), "unknown placeholder {rak}"),
+    ("nodes.hostname", setp("nodes.hostname", "n{index:>999999}"), "format spec"),
+    ("nodes.hostname", setp("nodes.hostname", "n{rack!x}"), "bad pattern"),
+    ("nodes.hostname", setp("nodes.hostname", "n {index}"), "hostname pattern gives"),
+    ("nodes.per_rack", setp("nodes.per_rack", 10**9), "LIDs"),
+    ("planes.hyperx.topology", setp("planes.hyperx.topology.dims", [10**6, 10**6]), "LIDs"),
+    ("planes.hyperx.topology.kind", setp("planes.hyperx.topology.kind", []),
+     "unknown topology kind"),
+    ("planes.hyperx.gbps", setp("planes.hyperx.gbps", float("nan")), "not a finite number"),
+    ("planes.hyperx.missing_cables.seed", setp("planes.hyperx.missing_cables.seed", -1),
+     "below the minimum"),
+    ("planes.1", setp("planes", {1: {}}), "is not a name"),
 ]
 
 
@@ -192,6 +205,22 @@ def test_invalid_yaml_and_missing_file(tmp_path: Path) -> None:
         load_system(bad)
     with pytest.raises(ConfError, match="cannot read"):
         load_system(tmp_path / "absent.yaml")
+
+
+@pytest.mark.parametrize("data,message", [
+    (("# Säule\n" + MINI.read_text()).encode("latin-1"), r"not UTF-8 text \(byte 0xe4 on line 1"),
+    (MINI.read_text().encode("utf-16"), "not UTF-8 text"),
+    (MINI.read_text().replace("  racks: 4\n", "  racks: 4\n  racks: 5\n").encode(),
+     "key 'racks' given twice"),
+    (MINI.read_text().replace("name: mini", "name: 2019-13-45").encode(), "not valid YAML"),
+])
+def test_unreadable_text_is_one_line(tmp_path: Path, data: bytes, message: str) -> None:
+    """Bytes that are not UTF-8 and keys PyYAML would silently overwrite (issue 12)."""
+    path = tmp_path / "conf.yaml"
+    path.write_bytes(data)
+    with pytest.raises(ConfError, match=message) as exc:
+        load_system(path)
+    assert str(path) in exc.value.line()
 
 
 def test_random_missing_cables_are_seeded_and_keep_the_plane_connected(mini) -> None:
