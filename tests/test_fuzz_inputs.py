@@ -1,7 +1,8 @@
 """Property-based fuzzing of every input a user hands over (issue 12, item 7).
 
-Valid files of the repository (system confs, the study, a hostfile, a demand file, a job
-file, perflogs, run directories, routing analyses) are mutated: wrong types, out-of-range
+Valid files of the repository (system confs, an ibnetdiscover fabric file, the study, a
+hostfile, a demand file, a job file, pml_monitoring profiles, perflogs, run directories,
+routing analyses) are mutated: wrong types, out-of-range
 values, unknown, deleted, renamed and duplicated keys, bad hostname placeholders, non-UTF-8
 bytes and other encodings, truncation, odd tokens. Each mutant goes through the library
 loader in-process; the property: it loads, or it raises T2hxError whose one line names the
@@ -37,10 +38,9 @@ from t2hx.fabric import netfile
 from t2hx.fabric.build import build_plane
 from t2hx.flowsim import network
 from t2hx.post import parsers
-from t2hx.post.ingest import ingest
+from t2hx.post.ingest import Summary, ingest
 from t2hx.post.perflog import read_perflog
 from t2hx.post.routing import read_dark_fiber, read_efi
-from t2hx.post.ingest import Summary
 from t2hx.routing import demand as dm
 from t2hx.study import load_study
 
@@ -53,8 +53,8 @@ CLI = Path(sys.executable).parent / "t2hx"
 
 # Examples per input kind; their sum is the run's total (>= 1,000, see test_enough_examples).
 EXAMPLES = {"mini-conf": 250, "t2hx-conf": 50, "fabric-file": 60, "study": 220,
-            "hostfile": 100, "routing-file": 75,
-            "profile": 60, "perflog": 90, "run-output": 90, "analysis": 50}
+            "hostfile": 100, "routing-file": 75, "profile": 60, "perflog": 90,
+            "run-output": 90, "analysis": 50}
 
 
 # T2HX_FUZZ_SCALE=10 runs ten times the examples (a deeper search by hand; CI keeps 1).
