@@ -7,14 +7,25 @@ and meaning. A bad file raises ConfError with one line naming file, field and fi
 from __future__ import annotations
 
 import hashlib
+import math
+import re
+import string
 from dataclasses import dataclass
 from pathlib import Path
 
-import yaml
-
 from t2hx import ROOT
 from t2hx.errors import ConfError
+from t2hx.fabric.fattree import kary_shape
 from t2hx.schema import F, validate
+from t2hx.textfile import load_yaml
+
+# An InfiniBand subnet has 0xBFFF unicast LIDs: no plane can hold more nodes plus switches,
+# and the bound keeps a mistyped size from generating a fabric for hours.
+MAX_LIDS = 0xBFFF
+# Port numbers are 8 bits and port 0 is the switch's management port.
+MAX_PORTS = 254
+HOSTNAME_FIELDS = ("rack", "slot", "index")
+HOSTNAME_RE = re.compile(r"[A-Za-z0-9_.-]{1,63}")   # what hostfile readers accept
 
 ENGINES = ("minhop", "updn", "dnup", "ftree", "sssp", "dfsssp", "lash", "nue", "dor",
            "torus-2QoS", "parx", "sar")
@@ -42,7 +53,7 @@ TOPOLOGIES = {
                   doc="switch count per dimension, e.g. dims: [12, 8]"),
         "nodes_per_switch": F(int, required=True, min=0),
         "multiplicity": F(int, default=1, min=1, doc="parallel cables per switch pair"),
-        "switch_ports": F(int, default=36, min=2),
+        "switch_ports": F(int, default=36, min=2, max=MAX_PORTS),
     },
     "xgft": {
         "kind": F(str),
@@ -52,21 +63,22 @@ TOPOLOGIES = {
                doc="parents per element, bottom-up, e.g. w: [1, 18, 3]"),
         "p": F(list, default=None, items=F(int, min=1),
                doc="parallel cables per parent link, bottom-up (default all 1)"),
-        "switch_ports": F(int, default=36, min=2),
+        "switch_ports": F(int, default=36, min=2, max=MAX_PORTS),
     },
     "kary": {
         "kind": F(str),
-        "k": F(int, required=True, min=2), "n": F(int, required=True, min=1),
+        "k": F(int, required=True, min=2),
+        "n": F(int, required=True, min=1, max=16, doc="tree levels (2^16 > the LIDs of a subnet)"),
         "taper": F(float, default=1.0, min=0.01, max=1.0,
                    doc="uplink share at the leaves: 1.0 = full bisection, 0.5 = 2:1"),
         "rails": F(int, default=1, min=1, doc="HCA ports per node into this tree"),
-        "switch_ports": F(int, default=None, min=2),
+        "switch_ports": F(int, default=None, min=2, max=MAX_PORTS),
     },
     "shortcut": {
         "kind": F(str),
         "switches": F(int, required=True, min=3), "degree": F(int, required=True, min=2),
-        "nodes_per_switch": F(int, default=1, min=0), "seed": F(int, default=1),
-        "switch_ports": F(int, default=36, min=2),
+        "nodes_per_switch": F(int, default=1, min=0), "seed": F(int, default=1, min=0),
+        "switch_ports": F(int, default=36, min=2, max=MAX_PORTS),
     },
     "circulant": {
         "kind": F(str),
@@ -74,7 +86,7 @@ TOPOLOGIES = {
         "offsets": F(list, required=True, items=F(int, min=1),
                      doc="circulant offsets, e.g. offsets: [1, 5]"),
         "nodes_per_switch": F(int, default=1, min=0),
-        "switch_ports": F(int, default=36, min=2),
+        "switch_ports": F(int, default=36, min=2, max=MAX_PORTS),
     },
     "ibnetdiscover": {
         "kind": F(str),
@@ -89,7 +101,7 @@ PLANE = {
                   "circulant|ibnetdiscover"),
     "missing_cables": F(dict, fields={
         "random": F(int, default=0, min=0, doc="how many inter-switch cables are absent"),
-        "seed": F(int, default=1),
+        "seed": F(int, default=1, min=0, doc="seed of the draw, e.g. seed: 2019"),
         "list": F(list, default=[], items=F(list, check=_pair_of_names),
                   doc="explicit absent cables as [switchA, switchB] pairs"),
     }),
@@ -169,18 +181,11 @@ class System:
 
 def load_system(path: str | Path) -> System:
     path = Path(path)
-    try:
-        text = path.read_text()
-    except OSError as err:
-        raise ConfError(f"cannot read ({err.strerror})", file=path,
-                        fix="give the path of a conf/systems/*.yaml file") from None
-    try:
-        raw = yaml.safe_load(text)
-    except yaml.YAMLError as err:
-        mark = getattr(err, "problem_mark", None)
-        line = f"line {mark.line + 1}" if mark else "?"
-        raise ConfError(f"not valid YAML ({line})", file=path, fix="fix the YAML syntax") from None
+    raw, text = load_yaml(path, ConfError, "system conf",
+                          "give the path of a conf/systems/*.yaml file")
     data = validate(raw, SYSTEM, path)
+    _check_node_count(data["nodes"], path)
+    _check_pattern(data["nodes"]["hostname"], path)
     planes = {name: _plane(name, spec, path) for name, spec in data["planes"].items()}
     if not planes:
         raise ConfError("no planes", file=path, field="planes", fix="describe at least one plane")
@@ -194,12 +199,13 @@ def _plane(name: str, spec: dict, path: Path) -> Plane:
     where = f"planes.{name}"
     data = validate(spec, PLANE, path, where)
     kind = data["topology"].get("kind")
-    if kind not in TOPOLOGIES:
+    if not isinstance(kind, str) or kind not in TOPOLOGIES:
         raise ConfError(f"unknown topology kind {kind!r}", file=path, field=f"{where}.topology.kind",
                         fix=f"use one of: {', '.join(TOPOLOGIES)}")
     topo = validate(data["topology"], TOPOLOGIES[kind], path, f"{where}.topology")
     if kind == "xgft":
         _check_xgft(topo, path, f"{where}.topology")
+    _check_switch_count(kind, topo, path, f"{where}.topology")
     return Plane(name, data["hca"], data["gbps"], topo, data["missing_cables"], data["opensm"])
 
 
@@ -210,10 +216,67 @@ def _check_xgft(topo: dict, path: Path, where: str) -> None:
                         field=f"{where}.w", fix="give one entry per tree level")
 
 
+def _check_node_count(nodes: dict, path: Path) -> None:
+    count = nodes["racks"] * nodes["per_rack"]
+    if count > MAX_LIDS:
+        raise ConfError(f"{count} nodes exceed the {MAX_LIDS} LIDs of an InfiniBand subnet",
+                        file=path, field="nodes.per_rack", fix="check racks and per_rack")
+
+
+def _check_pattern(fmt: str, path: Path) -> None:
+    """The hostname pattern uses only {rack}, {slot}, {index} with a plain format spec."""
+    where, fix = "nodes.hostname", "use {rack}, {slot} and {index}, e.g. r{rack:02d}n{slot:02d}"
+    try:
+        fields = [(name, spec or "") for _, name, spec, _ in string.Formatter().parse(fmt)
+                  if name is not None]
+    except ValueError as err:
+        raise ConfError(f"bad pattern {fmt!r} ({err})", file=path, field=where,
+                        fix=fix) from None
+    for name, spec in fields:
+        if name not in HOSTNAME_FIELDS:
+            raise ConfError(f"unknown placeholder {{{name}}} in {fmt!r}", file=path,
+                            field=where, fix=fix)
+        # A nested field or a wide padding would build huge names for every node.
+        if "{" in spec or any(int(n) > 63 for n in re.findall(r"[0-9]+", spec)):
+            raise ConfError(f"format spec {spec!r} in {fmt!r}", file=path, field=where,
+                            fix="use a short spec such as :02d")
+    try:
+        fmt.format(rack=1, slot=1, index=0)
+    except (ValueError, TypeError) as err:
+        raise ConfError(f"bad pattern {fmt!r} ({err})", file=path, field=where,
+                        fix=fix) from None
+
+
+def _switch_count(kind: str, topo: dict) -> int:
+    """Elements the generator enumerates (switches; for XGFT also the host positions)."""
+    match kind:
+        case "hyperx":
+            return math.prod(topo["dims"])
+        case "xgft" | "kary":
+            m, w = (topo["m"], topo["w"]) if kind == "xgft" else \
+                kary_shape(topo["k"], topo["n"], topo["taper"], topo["rails"])
+            return sum(math.prod(m[level:]) * math.prod(w[:level])
+                       for level in range(len(m) + 1))
+        case "shortcut" | "circulant":
+            return topo["switches"]
+    return 0
+
+
+def _check_switch_count(kind: str, topo: dict, path: Path, where: str) -> None:
+    count = _switch_count(kind, topo)
+    if count > MAX_LIDS:
+        raise ConfError(f"{count} switches exceed the {MAX_LIDS} LIDs of an InfiniBand subnet",
+                        file=path, field=where, fix="check the topology's sizes")
+
+
 def _check_hosts(system: System) -> None:
     names = system.hostnames()
     seen: set[str] = set()
     for name in names:
+        if not HOSTNAME_RE.fullmatch(name):
+            raise ConfError(f"hostname pattern gives {name!r}", file=system.path,
+                            field="nodes.hostname",
+                            fix="names of 1-63 letters, digits, '.', '_' and '-'")
         if name in seen:
             raise ConfError(f"hostname pattern gives '{name}' twice", file=system.path,
                             field="nodes.hostname", fix="include {index} or {rack} and {slot}")

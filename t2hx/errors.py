@@ -21,7 +21,8 @@ class T2hxError(Exception):
         elif self.field:
             where = f"{self.field}: "
         fix = f" (fix: {self.fix})" if self.fix else ""
-        return f"{where}{self.message}{fix}".replace("\n", " ")
+        # Any line break (\r, \v, \u2028, ... from a value quoted out of a bad file) too.
+        return " ".join(f"{where}{self.message}{fix}".splitlines())
 
 
 class ConfError(T2hxError):

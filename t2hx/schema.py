@@ -3,6 +3,7 @@ file, the dotted field path and the fix. Schemas are plain data (dicts), not cod
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -40,7 +41,7 @@ def validate(data: Any, schema: dict, source: object, path: str = "") -> dict:
     if not isinstance(data, dict):
         raise ConfError(f"expected a mapping, got {type(data).__name__}", file=source,
                         field=path or "(top)", fix="write key: value pairs")
-    unknown = sorted(set(data) - set(schema))
+    unknown = sorted(set(data) - set(schema), key=str)   # YAML keys may be numbers or null
     if unknown:
         where = f"{path}.{unknown[0]}" if path else str(unknown[0])
         raise ConfError("unknown key", file=source, field=where,
@@ -74,6 +75,9 @@ def check_value(value: Any, spec: F, source: object, where: str) -> Any:
     if isinstance(value, bool) and bool not in types or not isinstance(value, types):
         raise ConfError(f"expected {_type_name(spec.types)}, got {value!r}", file=source,
                         field=where, fix=spec.doc or f"write {_type_name(spec.types)}")
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ConfError(f"{value} is not a finite number", file=source, field=where,
+                        fix=spec.doc or "write a finite number")
     if spec.choices is not None and value not in spec.choices:
         raise ConfError(f"'{value}' is not allowed", file=source, field=where,
                         fix=f"use one of: {', '.join(map(str, spec.choices))}")
@@ -89,6 +93,7 @@ def check_value(value: Any, spec: F, source: object, where: str) -> Any:
         if spec.fields is not None:
             value = validate(value, spec.fields, source, where)
         elif spec.values is not None:
+            _check_keys(value, source, where)
             value = {k: _check_item(v, spec.values, source, f"{where}.{k}")
                      for k, v in value.items()}
     if spec.check is not None:
@@ -96,6 +101,14 @@ def check_value(value: Any, spec: F, source: object, where: str) -> Any:
         if problem:
             raise ConfError(problem, file=source, field=where, fix=spec.doc or "see conf docs")
     return value
+
+
+def _check_keys(value: dict, source: object, where: str) -> None:
+    """Free keys name things (planes, ladders, apps): YAML reads 1, true or null as non-text."""
+    for key in value:
+        if not isinstance(key, str):
+            raise ConfError(f"key {key!r} is not a name", file=source, field=f"{where}.{key}",
+                            fix="use a word as the key (quote it if needed)")
 
 
 def _check_item(value: Any, item: "F | dict", source: object, where: str) -> Any:

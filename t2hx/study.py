@@ -13,12 +13,11 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-import yaml
-
 from t2hx import ROOT
 from t2hx.conf import ENGINES
 from t2hx.errors import ConfError
 from t2hx.schema import F, validate
+from t2hx.textfile import load_yaml
 
 DEFAULT = ROOT / "conf" / "study.yaml"
 PROFILE_ENV = "T2HX_STUDY_PROFILE"
@@ -178,15 +177,8 @@ def load_study(path: str | Path | None = None, profile: str | None = None) -> St
     """Load a study; ``profile`` (or $T2HX_STUDY_PROFILE) selects a named subset."""
     path = Path(path) if path else study_path()
     profile = profile or os.environ.get(PROFILE_ENV) or "full"
-    try:
-        raw = yaml.safe_load(path.read_text())
-    except OSError as err:
-        raise ConfError(f"cannot read ({err.strerror})", file=path,
-                        fix="give the path of a study file such as conf/study.yaml") from None
-    except yaml.YAMLError as err:
-        mark = getattr(err, "problem_mark", None)
-        line = f"line {mark.line + 1}" if mark else "?"
-        raise ConfError(f"not valid YAML ({line})", file=path, fix="fix the YAML syntax") from None
+    raw, _ = load_yaml(path, ConfError, "study file",
+                       "give the path of a study file such as conf/study.yaml")
     data = validate(raw, STUDY, path)
     catalog = data["benchmarks"]
     if profile != "full":
@@ -242,7 +234,9 @@ def _check(data: dict, catalog: dict, path: Path) -> None:
     if data["baseline"] not in names:
         raise ConfError(f"baseline '{data['baseline']}' is not a combo", file=path,
                         field="baseline", fix="use one of: " + ", ".join(names))
-    for name, bench in data["benchmarks"].items():
+    # The catalog, not only the profile's benchmarks: capacity apps outside the profile
+    # still look their ladder up.
+    for name, bench in catalog.items():
         if bench["ladder"] not in data["ladders"]:
             raise ConfError(f"unknown ladder '{bench['ladder']}'", file=path,
                             field=f"benchmarks.{name}.ladder",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import math
 from pathlib import Path
 
 import pytest
@@ -14,32 +15,79 @@ from t2hx.fabric.build import build_plane
 from tests.conftest import MINI, T2HX
 
 
-def test_t2hx_describes_the_rewired_tsubame2(t2hx_system) -> None:
-    s = t2hx_system
+# Expected sizes come from the conf under test and the topologies' closed forms, so a
+# porting team's edit of t2hx.yaml keeps the suite green while the generators stay checked.
+
+def hyperx_cables(dims: list[int], multiplicity: int) -> int:
+    """Each switch links to every other switch of its row in every dimension."""
+    return math.prod(dims) * sum(d - 1 for d in dims) * multiplicity // 2
+
+
+def xgft_switches(m: list[int], w: list[int]) -> int:
+    """Level l (1..h) of XGFT(h; m; w) has prod(m[l:]) * prod(w[:l]) switches."""
+    return sum(math.prod(m[level:]) * math.prod(w[:level]) for level in range(1, len(m) + 1))
+
+
+def xgft_inter_switch_cables(m: list[int], w: list[int], p: list[int]) -> int:
+    """Every switch of level l-1 >= 1 has w[l-1] parents, p[l-1] cables to each."""
+    below = [math.prod(m[level:]) * math.prod(w[:level]) for level in range(len(m) + 1)]
+    return sum(below[level - 1] * w[level - 1] * p[level - 1] for level in range(2, len(m) + 1))
+
+
+def test_t2hx_conf_loads_its_nodes(t2hx_system) -> None:
+    s, nodes = t2hx_system, t2hx_system.nodes
     hosts = s.hostnames()
-    assert len(hosts) == 672 == len(set(hosts))
-    assert hosts[0] == "r01n01" and hosts[-1] == "r24n28"
-    assert s.plane("fattree").hca == "mlx4_0" and s.plane("hyperx").hca == "mlx4_1"
-    assert s.plane("hyperx").missing_cables["list"] and len(
-        s.plane("hyperx").missing_cables["list"]) == 15
-    assert s.plane("fattree").missing_cables["random"] == 197
+    assert len(hosts) == nodes["racks"] * nodes["per_rack"] == len(set(hosts))
+    fmt = nodes["hostname"]
+    assert hosts[0] == fmt.format(rack=1, slot=1, index=0)
+    assert hosts[-1] == fmt.format(rack=nodes["racks"], slot=nodes["per_rack"],
+                                   index=len(hosts) - 1)
+    raw = yaml.safe_load(T2HX.read_text())["planes"]
+    for name, plane in s.planes.items():
+        assert plane.hca == raw[name]["hca"]
+        assert plane.missing_cables["list"] == raw[name].get("missing_cables", {}).get("list", [])
 
 
-def test_t2hx_planes_have_the_papers_shape(t2hx_system) -> None:
-    hx = build_plane(t2hx_system, "hyperx")
-    ft = build_plane(t2hx_system, "fattree")
-    assert len(hx.switches()) == 96 and len(hx.hcas()) == 672
-    assert len(hx.inter_switch_cables()) == 8 * 66 + 12 * 28 - 15
-    assert len(ft.switches()) == 156 and len(ft.hcas()) == 672
-    assert len(ft.inter_switch_cables()) == 48 * 18 + 54 * 3 * 6 - 197
+def test_t2hx_planes_have_the_confs_shape(t2hx_system) -> None:
+    hosts = len(t2hx_system.hostnames())
+    hx_conf, ft_conf = t2hx_system.plane("hyperx"), t2hx_system.plane("fattree")
+    hx, ft = build_plane(t2hx_system, "hyperx"), build_plane(t2hx_system, "fattree")
+    t = hx_conf.topology
+    assert len(hx.switches()) == math.prod(t["dims"]) and len(hx.hcas()) == hosts
+    missing = len(hx_conf.missing_cables["list"]) + hx_conf.missing_cables["random"]
+    assert len(hx.inter_switch_cables()) == hyperx_cables(t["dims"], t["multiplicity"]) - missing
+    t = ft_conf.topology
+    p = t["p"] or [1] * len(t["m"])
+    assert len(ft.switches()) == xgft_switches(t["m"], t["w"]) and len(ft.hcas()) == hosts
+    missing = len(ft_conf.missing_cables["list"]) + ft_conf.missing_cables["random"]
+    assert len(ft.inter_switch_cables()) == xgft_inter_switch_cables(t["m"], t["w"], p) - missing
+
+
+def test_closed_forms_match_the_paper_numbers() -> None:
+    """The formulas above reproduce seed 000's 12x8 HyperX and 3-pod fat-tree by hand."""
+    assert hyperx_cables([12, 8], 1) == 8 * 66 + 12 * 28
+    assert xgft_switches([14, 16, 3], [1, 18, 3]) == 48 + 54 + 54
+    assert xgft_inter_switch_cables([14, 16, 3], [1, 18, 3], [1, 1, 6]) == 48 * 18 + 54 * 3 * 6
 
 
 def test_rack_shares_hyperx_switches_along_dimension_0(t2hx_system) -> None:
-    """Rack 1 = switches x=0..3 of row 0, 7 hosts each (the Figure 1 effect)."""
+    """Rack 1 = the first switches of row 0 along dimension 0 (the Figure 1 effect)."""
     hx = build_plane(t2hx_system, "hyperx")
-    rack = [hx.index(h) for h in t2hx_system.hostnames()[:28]]
+    per_rack = t2hx_system.nodes["per_rack"]
+    per_switch = t2hx_system.plane("hyperx").topology["nodes_per_switch"]
+    rack = [hx.index(h) for h in t2hx_system.hostnames()[:per_rack]]
     coords = sorted({hx.nodes[hx.switch_of(h)].attrs["coord"] for h in rack})
-    assert coords == [(0, 0), (1, 0), (2, 0), (3, 0)]
+    dims = t2hx_system.plane("hyperx").topology["dims"]
+    assert coords == sorted(grid_coord(k, dims) for k in range(-(-per_rack // per_switch)))
+
+
+def grid_coord(k: int, dims: list[int]) -> tuple[int, ...]:
+    """The k-th switch's coordinate, dimension 0 varying fastest."""
+    out = []
+    for d in dims:
+        k, x = divmod(k, d)
+        out.append(x)
+    return tuple(out)
 
 
 def write(tmp_path: Path, data: dict) -> Path:
@@ -119,6 +167,19 @@ BAD = [
      "disconnected"),
     ("planes", setp("planes", {}), "no planes"),
     ("planes.hyperx", setp("planes.hyperx.fabric", "x"), "unknown key"),
+    # Issue 12: these ended in tracebacks (KeyError, TypeError, ValueError) or ran for hours.
+    ("nodes.hostname", setp("nodes.hostname", "rv-{rak}-{slot}"), "unknown placeholder {rak}"),
+    ("nodes.hostname", setp("nodes.hostname", "n{index:>999999}"), "format spec"),
+    ("nodes.hostname", setp("nodes.hostname", "n{rack!x}"), "bad pattern"),
+    ("nodes.hostname", setp("nodes.hostname", "n {index}"), "hostname pattern gives"),
+    ("nodes.per_rack", setp("nodes.per_rack", 10**9), "LIDs"),
+    ("planes.hyperx.topology", setp("planes.hyperx.topology.dims", [10**6, 10**6]), "LIDs"),
+    ("planes.hyperx.topology.kind", setp("planes.hyperx.topology.kind", []),
+     "unknown topology kind"),
+    ("planes.hyperx.gbps", setp("planes.hyperx.gbps", float("nan")), "not a finite number"),
+    ("planes.hyperx.missing_cables.seed", setp("planes.hyperx.missing_cables.seed", -1),
+     "below the minimum"),
+    ("planes.1", setp("planes", {1: {}}), "is not a name"),
 ]
 
 
@@ -144,6 +205,22 @@ def test_invalid_yaml_and_missing_file(tmp_path: Path) -> None:
         load_system(bad)
     with pytest.raises(ConfError, match="cannot read"):
         load_system(tmp_path / "absent.yaml")
+
+
+@pytest.mark.parametrize("data,message", [
+    (("# Säule\n" + MINI.read_text()).encode("latin-1"), r"not UTF-8 text \(byte 0xe4 on line 1"),
+    (MINI.read_text().encode("utf-16"), "not UTF-8 text"),
+    (MINI.read_text().replace("  racks: 4\n", "  racks: 4\n  racks: 5\n").encode(),
+     "key 'racks' given twice"),
+    (MINI.read_text().replace("name: mini", "name: 2019-13-45").encode(), "not valid YAML"),
+])
+def test_unreadable_text_is_one_line(tmp_path: Path, data: bytes, message: str) -> None:
+    """Bytes that are not UTF-8 and keys PyYAML would silently overwrite (issue 12)."""
+    path = tmp_path / "conf.yaml"
+    path.write_bytes(data)
+    with pytest.raises(ConfError, match=message) as exc:
+        load_system(path)
+    assert str(path) in exc.value.line()
 
 
 def test_random_missing_cables_are_seeded_and_keep_the_plane_connected(mini) -> None:

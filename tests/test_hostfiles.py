@@ -12,9 +12,13 @@ import pytest
 from t2hx import ROOT
 from t2hx.cli import main
 from t2hx.conf import load_system
+from t2hx.study import load_study
 
 MINI = ROOT / "conf/systems/mini.yaml"
-MINI_COUNTS = [4, 7, 8, 14, 16, 28, 32, 56, 64]
+MINI_NODES = len(load_system(MINI).hostnames())
+# Every rung of the study's ladders that fits mini (hostfiles follow the study's ladders).
+MINI_COUNTS = sorted({n for ladder in load_study(ROOT / "conf/study.yaml").ladders.values()
+                      for n in ladder if n <= MINI_NODES})
 
 
 def run(*args: str) -> int:
@@ -75,8 +79,9 @@ def test_committed_t2hx_hostfiles_match_their_manifests():
         if d.is_dir():
             m = check_dir(d, json.loads((d / "manifest.json").read_text())["counts"], set(names))
             assert m["system_sha256"] == system.sha256, f"{d.name}: regenerate after conf edits"
-    for n in (7, 56, 672):                        # two-opt keeps linear's nodes
-        assert sorted(read(ROOT / f"hostfiles/t2hx/two-opt/{n}.txt")) == names[:n]
+    two_opt = ROOT / "hostfiles/t2hx/two-opt"
+    for n in json.loads((two_opt / "manifest.json").read_text())["counts"]:
+        assert sorted(read(two_opt / f"{n}.txt")) == names[:n]   # two-opt keeps linear's nodes
 
 
 def down_system(tmp_path: Path, down: list[str]) -> Path:
@@ -92,8 +97,8 @@ def test_down_nodes_are_never_used(tmp_path):
     assert run("--system", str(conf), "--out", str(tmp_path / "out")) == 0
     usable = set(load_system(conf).hostnames()) - set(down)
     for placement in ("linear", "clustered", "random"):
-        m = check_dir(tmp_path / "out/mini" / placement, MINI_COUNTS[:-1], usable)
-        assert m["usable_nodes"] == 61 and m["down"] == down
+        m = check_dir(tmp_path / "out/mini" / placement, [n for n in MINI_COUNTS if n <= len(usable)], usable)
+        assert m["usable_nodes"] == len(usable) and m["down"] == down
 
 
 def test_stale_files_go_when_counts_change(tmp_path):

@@ -17,7 +17,8 @@ from pathlib import Path
 
 from t2hx import ROOT
 from t2hx.post.perflog import read_perflog
-from t2hx.study import load_study
+from t2hx.conf import load_system
+from t2hx.study import load_study, seconds
 
 REFRAME = str(Path(sys.executable).parent / "reframe")
 CONFIG = str(ROOT / "conf" / "reframe.py")
@@ -64,7 +65,8 @@ def test_site_config_generated_from_conf(tmp_path, monkeypatch):
     assert set(parts) == {"fattree", "hyperx"}
     assert ["UCX_NET_DEVICES", "mlx4_1:1"] in parts["hyperx"]["env_vars"]
     assert ["OMPI_MCA_btl_openib_if_include", "mlx4_0:1"] in parts["fattree"]["env_vars"]
-    assert parts["hyperx"]["extras"]["nodes"] == 672
+    t2hx = load_system(ROOT / "conf" / "systems" / "t2hx.yaml").nodes
+    assert parts["hyperx"]["extras"]["nodes"] == t2hx["racks"] * t2hx["per_rack"]
     sim = {p["name"] for p in systems["sim"]["partitions"]}
     # sim: every conf system with hostfiles (mini.yaml has none: not simulated)
     assert sim == {"t2hx-fattree", "t2hx-hyperx"}
@@ -86,39 +88,50 @@ def test_full_t2hx_dry_run(tmp_path):
     out = reframe(env_for(tmp_path), "-c", "checks", "--system", "t2hx", "--dry-run",
                   "--exec-policy=serial", f"--perflogdir={tmp_path / 'dry-run'}", timeout=900)
     assert out.returncode == 0, out.stdout[-3000:]
-    expected = load_study().all_cases(672)
-    assert expected == 9555
+    study, system = load_study(), load_system(ROOT / "conf" / "systems" / "t2hx.yaml")
+    nodes = system.nodes["racks"] * system.nodes["per_rack"]
+    expected = study.all_cases(nodes)
     assert f"Ran {expected}/{expected} test case(s)" in out.stdout
     assert "WARNING: skipping test" not in out.stdout
     scripts = sorted((tmp_path / "work").rglob("rfm_job.sh"))
     assert len(scripts) == expected
     assert not list((tmp_path / "log").rglob("*")), "a dry run must not touch the campaign"
     by_case = {p.parent.name: p for p in scripts}
-    hpl = [p for name, p in by_case.items() if name.startswith("HPL_")]
-    parx = [t for t in (p.read_text() for p in hpl)
-            if "clustered/112.txt" in t and "mlx4_1:1" in t and "--routing parx" in t]
-    assert len(parx) == 10     # hx-parx-clustered at 112 nodes: one script per repetition
-    text = parx[0]
-    assert "export UCX_NET_DEVICES=mlx4_1:1" in text
-    assert "export OMPI_MCA_btl_openib_if_include=mlx4_1:1" in text
-    assert "export OMP_NUM_THREADS=12" in text
-    assert "timeout --signal=TERM --kill-after=30 900 mpirun -np 112" in text
-    assert "--hostfile " + str(ROOT / "hostfiles/t2hx/clustered/112.txt") in text
+    hpl = [p.read_text() for name, p in by_case.items() if name.startswith("HPL_")]
+    rungs = [n for n in study.nodes("hpl") if n <= nodes]
+    # A re-routed combo (parx/sar) on a middle rung: one script per repetition.
+    combo = next(c for c in study.combos if c.routing in study.reroute_engines)
+    n, hca = rungs[len(rungs) // 2], system.plane(combo.plane).hca
+    hostfile = f"{combo.placement}/{n}.txt"
+    rerouted = [t for t in hpl if hostfile in t and f"{hca}:1" in t
+                and f"--routing {combo.routing}" in t]
+    assert len(rerouted) == study.repetitions
+    text = rerouted[0]
+    assert f"export UCX_NET_DEVICES={hca}:1" in text
+    assert f"export OMPI_MCA_btl_openib_if_include={hca}:1" in text
+    assert f"export OMP_NUM_THREADS={system.nodes['cores']}" in text
+    walltime = int(seconds(study.walltime))
+    assert f"timeout --signal=TERM --kill-after=30 {walltime} mpirun -np {n}" in text
+    assert "--hostfile " + str(ROOT / "hostfiles/t2hx" / hostfile) in text
     assert "campaign reroute" in text and "--mode real" in text
     assert text.index("campaign reroute") < text.index("mpirun -np")
-    ft = [t for t in (p.read_text() for p in hpl) if "linear/7.txt" in t
-          and "mlx4_0:1" in t]
-    assert len(ft) == 10 and all("reroute" not in t for t in ft)
-    assert (hpl[0].parent / "HPL.dat").is_file()
+    # The baseline combo is routed once: no re-route step.
+    base = study.combo(study.baseline)
+    assert base.routing not in study.reroute_engines
+    hca = system.plane(base.plane).hca
+    plain = [t for t in hpl if f"{base.placement}/{rungs[0]}.txt" in t and f"{hca}:1" in t]
+    assert len(plain) == study.repetitions and all("reroute" not in t for t in plain)
+    hpl_dir = next(p for name, p in by_case.items() if name.startswith("HPL_")).parent
+    assert (hpl_dir / "HPL.dat").is_file()
     caps = [p for name, p in by_case.items() if name.startswith("Capacity_")]
-    assert len(caps) == 5
+    assert len(caps) == len(study.combos) * study.capacity["repetitions"]
     driver = (caps[0].parent / "capacity.sh").read_text()
-    assert driver.count("\nloop ") == 14
+    assert driver.count("\nloop ") == len(study.capacity["apps"])
     hosts = [len((caps[0].parent / f"{app}.hosts").read_text().split())
-             for app in load_study().capacity["apps"]]
-    assert sum(hosts) == 664
+             for app in study.capacity["apps"]]
+    assert sum(hosts) == study.capacity_nodes()
     every = (caps[0].parent / "capacity.hosts").read_text().split()
-    assert len(set(every)) == 664                       # disjoint node sets
+    assert len(set(every)) == study.capacity_nodes()      # disjoint node sets
 
 
 def test_hpl_runs_for_real_on_local(tmp_path):

@@ -4,56 +4,80 @@ one-line errors for bad files."""
 from __future__ import annotations
 
 import pytest
+import yaml
 
 from t2hx import ROOT
+from t2hx.conf import load_system, system_path
 from t2hx.errors import ConfError
 from t2hx.study import load_study, seconds
 
 STUDY = (ROOT / "conf" / "study.yaml").read_text()
 
 
-def test_reference_study_matches_seed_000():
+RAW = yaml.safe_load(STUDY)
+
+
+def enumerated_cases(raw: dict, max_nodes: int) -> int:
+    """Capability cases counted from the raw YAML, one by one (independent of Study)."""
+    count = 0
+    for bench in raw["benchmarks"].values():
+        for _variant in bench.get("variants") or [""]:
+            for _combo in raw["combos"]:
+                for n in raw["ladders"][bench["ladder"]]:
+                    if n <= max_nodes and n not in bench.get("exclude", []):
+                        count += raw["repetitions"]
+    return count + len(raw["combos"]) * raw["capacity"]["repetitions"]
+
+
+def test_study_reads_the_file():
+    """Every value comes from the file as written; counts from its own ladders and combos."""
     s = load_study(ROOT / "conf" / "study.yaml", "full")
-    assert [c.name for c in s.combos] == ["ft-ftree-linear", "ft-sssp-clustered",
-                                          "hx-dfsssp-linear", "hx-dfsssp-random",
-                                          "hx-parx-clustered"]
-    assert s.combo("hx-parx-clustered").routing == "parx"
-    assert s.baseline == "ft-ftree-linear"
-    assert s.ladders["linear"] == [7, 14, 28, 56, 112, 224, 448, 672]
-    assert s.ladders["pow2"] == [4, 8, 16, 32, 64, 128, 256, 512]
-    assert s.repetitions == 10 and seconds(s.walltime) == 900
-    assert s.variants("imb") == ["Barrier", "Bcast", "Gather", "Scatter", "Reduce",
-                                 "Allreduce", "Alltoall"]
-    assert 512 not in s.nodes("milc")                       # omitted in the paper
-    assert s.input("ffvc", 64)["cube"] == 128 and s.input("ffvc", 128)["cube"] == 64
-    assert s.input("hpl", 112)["gib_per_rank"] == 1.0
-    assert s.input("hpl", 224)["gib_per_rank"] == 0.25
-    assert s.input("qball", 448)["atoms_per_node"] == 32
-    assert s.input("qball", 672)["atoms_per_node"] == 16
-    assert len(s.capacity["apps"]) == 14 and s.capacity_nodes() == 664
-    assert set(s.capacity["apps"].values()) == {32, 56}
-    assert seconds(s.capacity["window"]) == 3 * 3600
-    # 16 capability benchmarks of Table 2 (IMB as 7 collectives) + MuPP + EmDL.
-    assert len(s.benchmarks) == 18
-    assert s.cases("imb", 672) == 7 * 5 * 8 * 10
-    assert s.all_cases(672) == 9555
-    assert s.all_cases(64) < s.all_cases(672)               # ladders clip to the system
+    system = load_system(system_path(s.system))
+    nodes = system.nodes["racks"] * system.nodes["per_rack"]
+    assert [c.name for c in s.combos] == [c["name"] for c in RAW["combos"]]
+    for combo in RAW["combos"]:
+        assert s.combo(combo["name"]).routing == combo["routing"]
+        assert combo["plane"] in system.planes               # combos name planes of the system
+    assert s.baseline in [c.name for c in s.combos]
+    assert s.ladders == RAW["ladders"] and s.repetitions == RAW["repetitions"]
+    assert seconds(s.walltime) > 0
+    assert set(s.benchmarks) == set(RAW["benchmarks"])
+    for name, bench in RAW["benchmarks"].items():
+        assert s.variants(name) == (bench.get("variants") or [""])
+        assert not set(bench.get("exclude", [])) & set(s.nodes(name))
+        for rule in bench.get("scale", []):     # overrides apply from their node count on
+            below, at = s.input(name, rule["from"] - 1), s.input(name, rule["from"])
+            assert below == bench["input"] and at == {**bench["input"], **rule["set"]}
+    assert s.capacity["apps"] == RAW["capacity"]["apps"]
+    assert s.capacity_nodes() == sum(RAW["capacity"]["apps"].values()) <= nodes
+    assert s.all_cases(nodes) == enumerated_cases(RAW, nodes)
+    small = min(n for ladder in s.ladders.values() for n in ladder)
+    assert s.all_cases(small) < s.all_cases(nodes)           # ladders clip to the system
 
 
 def test_quick_profile_is_a_subset():
     full = load_study(ROOT / "conf" / "study.yaml", "full")
     quick = load_study(ROOT / "conf" / "study.yaml", "quick")
+    prof = RAW["profiles"]["quick"]
+    system = load_system(system_path(full.system))
+    nodes = system.nodes["racks"] * system.nodes["per_rack"]
     assert quick.combos == full.combos
-    assert set(quick.benchmarks) < set(full.benchmarks)
-    assert quick.repetitions in (1, 2)
-    assert set(quick.ladders["linear"]) < set(full.ladders["linear"])
+    assert list(quick.benchmarks) == prof["benchmarks"] and set(quick.benchmarks) <= set(
+        full.benchmarks)
+    assert quick.repetitions == prof["repetitions"]
+    assert quick.ladders == {**full.ladders, **prof["ladders"]}
     assert quick.capacity["apps"] == full.capacity["apps"]
-    assert seconds(quick.capacity["window"]) < seconds(full.capacity["window"])
+    assert quick.capacity["window"] == prof["capacity"]["window"]
     # Capacity apps left out of the quick capability runs keep their inputs.
-    assert "qball" not in quick.benchmarks and quick.input("qball", 56)["atoms_per_node"] == 32
-    assert quick.all_cases(672) < full.all_cases(672) / 10
-    assert set(quick.variants("imb")) < set(full.variants("imb"))
-    assert quick.cases("imb", 672) == len(quick.variants("imb")) * 5 * 3 * quick.repetitions
+    for app in set(full.capacity["apps"]) - set(quick.benchmarks):
+        assert all(quick.input(app, n) == full.input(app, n) for n in full.nodes(app))
+    for name, subset in prof["variants"].items():
+        assert quick.variants(name) == subset
+    for name in quick.benchmarks:
+        rungs = [n for n in quick.nodes(name) if n <= nodes]
+        assert quick.cases(name, nodes) == len(quick.variants(name)) * len(quick.combos) * \
+            len(rungs) * quick.repetitions
+    assert quick.all_cases(nodes) < full.all_cases(nodes)
 
 
 def test_profile_from_environment(monkeypatch):

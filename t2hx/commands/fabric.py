@@ -14,12 +14,14 @@ from t2hx.routing.parx import engine_args
 from t2hx.conf import load_system, system_path
 from t2hx.errors import RoutingError, T2hxError
 from t2hx.fabric.build import build_plane
+from t2hx.routing.demand import check_nodes
 from t2hx.routing.lft import load_tables
 from t2hx.atomic import atomic_write
 from t2hx.fabric.netfile import write_netfile
 from t2hx.routing.opensm import route
 from t2hx.progress import Progress
 from t2hx.atomic import atomic_copy, staged_file
+from t2hx.textfile import read_text
 
 DUMP_FILES = ("opensm-lfts.dump", "opensm-subnet.lst", "guid2lid")
 
@@ -137,8 +139,13 @@ def cmd_analyze(args: argparse.Namespace) -> int:
     tables = load_tables(fabric, dumps)
     report = _analyse(fabric, Path(args.out or dumps), routing, tables.lmc, tables)
     if args.jobs:
-        jobs = [line.split() for line in Path(args.jobs).read_text().splitlines() if line.strip()]
-        m = analysis.job_metrics(tables, jobs)
+        jobs = [line.split() for line in read_text(args.jobs, what="job list").splitlines()
+                if line.strip()]
+        check_nodes({h for job in jobs for h in job}, fabric, args.jobs, "the job list")
+        try:
+            m = analysis.job_metrics(tables, jobs)
+        except T2hxError as err:   # names the job, not the file it came from
+            raise T2hxError(err.message, file=args.jobs, field=err.field, fix=err.fix) from None
         report["jobs"] = {"max_effective_efi": m.max_effective_efi,
                           "dark_fiber": round(m.dark_fiber, 4),
                           "per_job_max_efi": m.per_job_max_efi, "links_per_job": m.links_per_job}

@@ -58,10 +58,10 @@ def generate(plane: Plane, hosts: list[str], system: System) -> Fabric:
             case "ibnetdiscover":
                 return read_netfile(system.path.parent / t["file"], plane.name, hosts, g)
     except ConfError as err:
-        err.file = str(system.path)
+        # Generators name no file (the conf is at fault); a bad fabric file names itself.
         sub = (err.field or "topology").removeprefix("topology")
-        err.field = where + sub
-        raise ConfError(err.message, file=err.file, field=err.field, fix=err.fix) from None
+        raise ConfError(err.message, file=err.file or system.path, field=where + sub,
+                        fix=err.fix) from None
     raise AssertionError(t["kind"])  # conf validation admits only the kinds above
 
 

@@ -55,12 +55,17 @@ def xgft(name: str, hosts: list[str], m: list[int], w: list[int], p: list[int] |
     return fabric
 
 
+def kary_shape(k: int, n: int, taper: float = 1.0, rails: int = 1
+               ) -> tuple[list[int], list[int]]:
+    """XGFT (m, w) of a k-ary n-tree."""
+    up = max(1, round(k * taper))
+    return [k] * n, ([rails] + [up] + [k] * (n - 2) if n > 1 else [rails])
+
+
 def kary(name: str, hosts: list[str], k: int, n: int, taper: float = 1.0, rails: int = 1,
          switch_ports: int | None = None, gbps: float = 32.0) -> Fabric:
     """k-ary n-tree with 2k-port switches; ``taper`` < 1 keeps that share of leaf uplinks
     (0.5 = 2:1 oversubscription); ``rails`` cables each host to that many leaves."""
-    m = [k] * n
-    up = max(1, round(k * taper))
-    w = [rails] + [up] + [k] * (n - 2) if n > 1 else [rails]
+    m, w = kary_shape(k, n, taper, rails)
     ports = switch_ports or 2 * k
     return xgft(name, hosts, m, w, None, ports, gbps)

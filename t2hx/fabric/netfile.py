@@ -14,6 +14,7 @@ from pathlib import Path
 from t2hx.errors import ConfError
 from t2hx.fabric.graph import Cable, Fabric, Node
 from t2hx.atomic import atomic_write
+from t2hx.textfile import read_text
 
 
 def node_description(fabric: Fabric, node: Node) -> str:
@@ -69,11 +70,8 @@ def read_netfile(path: str | Path, name: str, hosts: list[str] | None = None,
     """Read an ibsim netfile or ibnetdiscover output. HCAs are named by the first word of
     their description (the hostname on a real cluster)."""
     path = Path(path)
-    try:
-        lines = path.read_text().splitlines()
-    except OSError as err:
-        raise ConfError(f"cannot read ({err.strerror})", file=path,
-                        fix="give the path of an ibnetdiscover output") from None
+    lines = read_text(path, ConfError, "fabric file",
+                      "give the path of an ibnetdiscover output").splitlines()
     records, ports = _parse(lines, path)
     fabric = Fabric(name, {"kind": "ibnetdiscover", "file": str(path)})
     ids: dict[str, int] = {}
@@ -106,14 +104,24 @@ def _parse(lines: list[str], path: Path) -> tuple[list, list]:
             guid = pending_guid
             if guid is None and (g := IDGUID.match(nodeid)):
                 guid = int(g.group(1), 16)
-            records.append((nodeid, kind, int(m.group(2)), m.group(4) or "", guid))
+            records.append((nodeid, kind, _port(m.group(2), lineno, path), m.group(4) or "",
+                            guid))
             current, pending_guid = nodeid, None
         elif m := PORT.match(line):
             if current is None:
                 raise ConfError(f"line {lineno}: port line before any node header", file=path,
                                 fix="start each record with a Switch or Ca line")
-            ports.append((current, int(m.group(1)), m.group(2), int(m.group(3))))
+            ports.append((current, _port(m.group(1), lineno, path), m.group(2),
+                          _port(m.group(3), lineno, path)))
     return records, ports
+
+
+def _port(text: str, lineno: int, path: Path) -> int:
+    """A port number or count: InfiniBand numbers ports in 8 bits."""
+    if len(text) > 3 or int(text) > 255:
+        raise ConfError(f"line {lineno}: port number {text[:8]} is beyond 255", file=path,
+                        fix="use a complete, unedited ibnetdiscover output")
+    return int(text)
 
 
 def _link(fabric: Fabric, ids: dict[str, int], ports: list, path: Path, gbps: float) -> None:

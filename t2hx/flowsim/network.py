@@ -27,6 +27,7 @@ from t2hx.fabric.build import build_plane
 from t2hx.fabric.graph import Fabric
 from t2hx.routing.cache import ensure_routing
 from t2hx.routing.lft import Tables, load_tables
+from t2hx.textfile import read_text
 
 LidChooser = Callable[[np.ndarray, np.ndarray, int], np.ndarray]
 GBIT = 1e9 / 8          # bytes/s per Gbit/s
@@ -152,11 +153,8 @@ class Network:
 def read_hostfile(path: str | Path, system: System) -> list[str]:
     """Hostnames in rank order; ``host``, ``host slots=N`` and ``# comments`` accepted."""
     path = Path(path)
-    try:
-        text = path.read_text()
-    except OSError as err:
-        raise WorkloadError(f"cannot read hostfile ({err.strerror})", file=path,
-                            fix="give a hostfiles/<sys>/<placement>/<n>.txt file") from None
+    text = read_text(path, WorkloadError, "hostfile",
+                     "give a hostfiles/<sys>/<placement>/<n>.txt file")
     known = set(system.hostnames())
     down = set(system.nodes["down"])
     hosts: list[str] = []

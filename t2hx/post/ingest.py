@@ -89,11 +89,16 @@ class Ingested:
     provenance: dict[str, Any]
 
 
-def ingest(logdir: Path) -> Ingested:
+def require_logdir(logdir: Path) -> Path:
     logdir = Path(logdir)
     if not logdir.is_dir():
         raise T2hxError("log directory not found", file=logdir,
                         fix="pass a campaign directory such as log/reference")
+    return logdir
+
+
+def ingest(logdir: Path) -> Ingested:
+    logdir = require_logdir(logdir)
     summary = Summary()
     prov = load_provenance(logdir, summary)
     campaign = str(prov.get("campaign") or logdir.resolve().name)
@@ -199,6 +204,9 @@ def _run(logdir: Path, meta_path: Path, campaign: str,
         meta = json.loads(meta_path.read_text())
         if not isinstance(meta, dict) or not meta.get("benchmark"):
             raise ValueError("no 'benchmark' key")
+        nested = [k for k in RUN_META_KEYS if isinstance(meta.get(k), (list, dict))]
+        if nested:          # every key is one table cell
+            raise ValueError(f"'{nested[0]}' is not a single value")
     except (OSError, ValueError) as err:
         summary.skip("run", rel_dir, f"bad {RUN_META}: {err}")
         return [], []
@@ -284,6 +292,17 @@ def _combine(raw: pd.DataFrame, perf: pd.DataFrame) -> pd.DataFrame:
     return canonical(df, COLUMNS)
 
 
+def _counts(values: pd.Series) -> pd.Series:
+    """Int64 counts; a value that is no whole number within int64 (2.5, 1e30, 'abc' in a
+    hand-edited t2hx-run.json) is missing rather than a failed cast."""
+    num = pd.to_numeric(values, errors="coerce")
+    if num.dtype.kind in "iub" and num.dtype.kind != "u":
+        return num.astype("Int64")
+    f = pd.to_numeric(num.astype(object), errors="coerce").astype("float64")
+    whole = np.isfinite(f) & (f == np.floor(f)) & (f.abs() < 2.0**62)
+    return f.where(whole).astype("Int64")
+
+
 def typed(df: pd.DataFrame) -> pd.DataFrame:
     """Fixed dtypes: pandas strings (NaN = missing), Int64 counts, float64 values."""
     df = df.copy()
@@ -299,7 +318,7 @@ def typed(df: pd.DataFrame) -> pd.DataFrame:
     units = {u: better_for(u) for u in df["unit"].dropna().unique()}
     df["better"] = df["unit"].map(units).astype("str")
     for col in INT_COLS:
-        df[col] = pd.to_numeric(df[col], errors="coerce").astype("Int64")
+        df[col] = _counts(df[col])
     df["value"] = pd.to_numeric(df["value"], errors="coerce").astype("float64")
     df["simulated"] = df["simulated"].fillna(False).astype(bool)
     return df

@@ -90,9 +90,10 @@ def _frame(names: list[str], good: list[str], numbers: list[int]) -> tuple[pd.Da
     import pandas as pd
 
     # pandas' C parser does the splitting: ~10x faster than building rows in Python.
+    # Lines were split at "\n" only: a stray "\r" inside a line is data, not a new row.
     frame = pd.read_csv(io.StringIO("\n".join(good)), sep=DELIM, header=None, names=names,
                         dtype=str, keep_default_na=False, na_values=sorted(NULLS),
-                        quoting=csv.QUOTE_NONE, engine="c")
+                        quoting=csv.QUOTE_NONE, engine="c", lineterminator="\n")
     frame["_line"] = numbers
     if all(k in frame for k in REQUIRED):
         missing = frame[list(REQUIRED)].isna().any(axis=1)
@@ -125,17 +126,22 @@ def read_perflog(path: Path) -> PerflogRead:
 
     want = len(names) - 1
     last = len(lines)
+    bad_header = ""
     for no, line in enumerate(lines, start=1):
         if "perf_value" in line and _is_header(line):
             flush()
             good, numbers = [], []
             names = line.split(DELIM)
             want = len(names) - 1
+            twice = sorted({n for n in names if names.count(n) > 1})
+            bad_header = f"header line {no} repeats field {twice[0]!r}" if twice else ""
             continue
         if not line.strip():
             continue
         out.lines += 1
-        if unterminated and no == last:
+        if bad_header:      # its lines cannot be mapped to fields
+            out.skipped.append((no, bad_header))
+        elif unterminated and no == last:
             # The run died while ReFrame was writing this line: never trust it.
             out.skipped.append((no, "unterminated last line (truncated file)"))
         elif line.count(DELIM) != want:

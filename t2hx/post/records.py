@@ -56,11 +56,20 @@ def better_for(unit: str | None) -> str | None:
     return None
 
 
+class NotANumber(ParseError, ValueError):
+    """A result field that is no finite number. Also a ValueError, so parsers that skip
+    such lines keep doing so; one that does not ends in a ParseError naming the file."""
+
+
 def to_float(text: str) -> float:
     """float() that refuses nan/inf: a benchmark never legitimately prints them as a result."""
-    value = float(text)
+    try:
+        value = float(text)
+    except ValueError:
+        raise NotANumber(f"{text[:40]!r} is not a number",
+                         fix="check the output is complete and unedited") from None
     if not math.isfinite(value):
-        raise ValueError(f"non-finite value {text!r}")
+        raise NotANumber(f"non-finite value {text[:40]!r}")
     return value
 
 

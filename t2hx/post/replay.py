@@ -25,7 +25,7 @@ from t2hx.post import figures as F
 from t2hx import scorecard
 from t2hx.post import reference, report, routing
 from t2hx.post.gain import choose_baseline, gains
-from t2hx.post.ingest import MATRIX_COLUMNS, ingest
+from t2hx.post.ingest import MATRIX_COLUMNS, ingest, require_logdir
 from t2hx.post.stats import summarize
 from t2hx.post.store import canonical, write_json, write_table
 from t2hx.progress import Progress
@@ -56,7 +56,7 @@ def combo_order(results: pd.DataFrame, prov: dict[str, Any], baseline: str | Non
 
 
 def replay(logdir: Path, out: Path | None = None, quiet: bool | None = None) -> ReplayResult:
-    logdir = Path(logdir)
+    logdir = require_logdir(logdir)     # before any progress line: errors stay one line
     out = Path(out) if out is not None else default_out(logdir)
     data_dir, fig_dir = out / "data", out / "figures"
     with Progress("replay", quiet=quiet) as prog:

@@ -37,6 +37,8 @@ def read_efi(logdir: Path, summary: Summary) -> dict[str, pd.Series]:
             efi = pd.to_numeric(df["efi"], errors="coerce").dropna()
             if efi.empty or "link" not in df:
                 raise ValueError("needs columns link,efi with at least one number")
+            if not np.isfinite(efi).all() or (efi < 0).any():
+                raise ValueError("efi values are path counts: finite and non-negative")
             out[path.stem] = efi
         except (OSError, ValueError, KeyError, pd.errors.ParserError) as err:
             summary.skip("analysis", rel, f"unreadable EFI table: {err}")

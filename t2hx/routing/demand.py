@@ -33,8 +33,12 @@ from t2hx.errors import T2hxError
 from t2hx.fabric.graph import Fabric
 from t2hx.atomic import atomic_write
 from t2hx.atomic import staged_dir
+from t2hx.textfile import read_text
 
 Demand = dict[str, dict[str, int]]
+# Slots per hostfile line: more than any node has hardware threads; the bound keeps a typo
+# such as slots=4000000000 from filling memory with rank entries.
+MAX_SLOTS = 65536
 PROF = re.compile(r"^([EI])\s+(\d+)\s+(\d+)\s+(\d+) bytes", re.M)
 
 
@@ -62,18 +66,24 @@ def read_monitoring(prefix: str | Path, ranks: int | None = None) -> np.ndarray:
     inside collectives when monitoring runs filtered). ``C`` lines are not added: with
     pml_monitoring_enable 1 their bytes are already in the E lines."""
     files = profile_files(prefix)
-    entries = []
+    n = ranks or len(files)          # pml_monitoring writes one file per rank
+    matrix = np.zeros((n, n), dtype=np.int64)
     for f in files:
         for kind, src, dst, nbytes in PROF.findall(f.read_text(errors="replace")):
-            entries.append((int(src), int(dst), int(nbytes)))
-    n = ranks or max([len(files)] + [max(s, d) + 1 for s, d, _ in entries])
-    matrix = np.zeros((n, n), dtype=np.int64)
-    for s, d, b in entries:
-        if s >= n or d >= n:
-            raise DemandError(f"rank {max(s, d)} outside a {n}-rank job", file=files[0],
-                              fix="pass the right rank count")
-        matrix[s, d] += b
+            s, d, b = _count(src, f), _count(dst, f), _count(nbytes, f)
+            if s >= n or d >= n:
+                raise DemandError(f"rank {max(s, d)} outside a {n}-rank job", file=f,
+                                  fix="pass the right rank count or all rank files")
+            matrix[s, d] += b
     return matrix
+
+
+def _count(text: str, source: Path) -> int:
+    """A rank or byte count of a profile line; beyond int64 it is corrupt, not data."""
+    if len(text) > 18:
+        raise DemandError(f"number {text[:20]}... is too large", file=source,
+                          fix="re-record the profile")
+    return int(text)
 
 
 def normalise(matrix: np.ndarray) -> np.ndarray:
@@ -96,11 +106,7 @@ def normalise(matrix: np.ndarray) -> np.ndarray:
 def read_hostfile(path: str | Path) -> list[str]:
     """Host of every rank: lines ``host`` or ``host slots=N`` (Open MPI), filled by slot."""
     path = Path(path)
-    try:
-        text = path.read_text()
-    except OSError as err:
-        raise DemandError(f"cannot read hostfile ({err.strerror})", file=path,
-                          fix="pass an existing hostfile") from None
+    text = read_text(path, DemandError, "hostfile", "pass an existing hostfile")
     hosts: list[str] = []
     for no, line in enumerate(text.splitlines(), 1):
         words = line.split("#", 1)[0].split()
@@ -108,10 +114,10 @@ def read_hostfile(path: str | Path) -> list[str]:
             continue
         slots = 1
         for w in words[1:]:
-            m = re.fullmatch(r"(?:slots|max_slots)=(\d+)", w)
-            if not m or int(m.group(1)) < 1:
+            m = re.fullmatch(r"(?:slots|max_slots)=([0-9]{1,9})", w)
+            if not m or not 1 <= int(m.group(1)) <= MAX_SLOTS:
                 raise DemandError(f"cannot read '{w}'", file=path, field=f"line {no}",
-                                  fix="use 'host' or 'host slots=N'")
+                                  fix=f"use 'host' or 'host slots=N' with N in 1..{MAX_SLOTS}")
             if w.startswith("slots="):
                 slots = int(m.group(1))
         hosts.extend([words[0]] * slots)
@@ -170,10 +176,11 @@ def parse(text: str, source: object = None) -> Demand:
         row = out.setdefault(words[0], {})
         for word in words[1:]:
             name, colon, weight = word.rpartition(":")
-            if not colon or not name or not re.fullmatch(r"-?\d+", weight):
+            if not colon or not name or not re.fullmatch(r"-?[0-9]+", weight):
                 raise DemandError(f"'{word}' is not <node>:<weight>", file=source,
                                   field=f"line {no}", fix="write <dst-node>:<0..255>")
-            if not 0 <= int(weight) <= 255:
+            # int() of thousands of digits raises ValueError: the length check goes first.
+            if len(weight) > 4 or not 0 <= int(weight) <= 255:
                 raise DemandError(f"weight {weight} for {words[0]} -> {name} is outside 0..255",
                                   file=source, field=f"line {no}",
                                   fix="normalise the demand (t2hx demand build)")
@@ -183,12 +190,8 @@ def parse(text: str, source: object = None) -> Demand:
 
 def read_demand(path: str | Path) -> Demand:
     path = Path(path)
-    try:
-        text = path.read_text()
-    except OSError as err:
-        raise DemandError(f"cannot read demand file ({err.strerror})", file=path,
-                          fix="pass an existing demand file") from None
-    return parse(text, path)
+    return parse(read_text(path, DemandError, "demand file", "pass an existing demand file"),
+                 path)
 
 
 def check_nodes(names: set[str], fabric: Fabric, source: object, what: str) -> None:
@@ -331,11 +334,8 @@ def parse_jobs(text: str, source: object = None) -> dict[str, list[str]]:
 
 def read_jobs(path: str | Path) -> dict[str, list[str]]:
     path = Path(path)
-    try:
-        return parse_jobs(path.read_text(), path)
-    except OSError as err:
-        raise DemandError(f"cannot read job file ({err.strerror})", file=path,
-                          fix="pass an existing job file") from None
+    return parse_jobs(read_text(path, DemandError, "job file", "pass an existing job file"),
+                      path)
 
 
 def validate_jobs(jobs: dict[str, list[str]], fabric: Fabric, source: object = None) -> None:
