@@ -39,7 +39,7 @@ from t2hx.post.ingest import RUN_META
 from t2hx.post.records import better_for
 from t2hx.paths import cli, hostfiles_root, log_root, work_root
 from t2hx.reframe_site import campaign
-from t2hx.study import load_study, seconds
+from t2hx.study import load_study
 
 from lib import resume
 
@@ -201,8 +201,8 @@ class T2hxCheck(rfm.RunOnlyRegressionTest):
             self.executable, self.executable_opts = self.local_command()
             return
         if not Path(self.hostfile).is_file():
-            # Simulating every conf system is opt-in per system: no hostfiles, no cases.
-            self.skip_if(self.mode == "sim", f"no hostfiles for {self.extras['conf_system']}")
+            # Hostfiles exist for every rung of the study's ladders: a missing one is a
+            # stale hostfiles/ (e.g. a rung added to the study), never a case to skip.
             raise FileNotFoundError(
                 f"{self.hostfile}: no hostfile (fix: run/t2hx hostfiles --system "
                 f"{self.extras['conf_file']})")
@@ -393,7 +393,3 @@ def _metric_value(check) -> float:
         check.msg_size = size
     pick = max if better_for(check.unit) == "higher" else min
     return pick(r["value"] for r in recs)
-
-
-def walltime_seconds() -> float:
-    return seconds(STUDY.walltime)

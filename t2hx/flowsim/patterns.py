@@ -140,12 +140,6 @@ def imb(net: Network, name: str, sizes: list[int]) -> list[ImbRow]:
     return rows
 
 
-def collective_time(net: Network, name: str, size: int) -> float:
-    """Seconds one collective call takes (the slowest rank)."""
-    _, ph = collectives.phases(name, net.ranks, size, net.loggp.reduce_rate)
-    return bulk.run(net, ph).total
-
-
 # -- ring allreduce, Multi-PingPong, EmDL ----------------------------------------------------
 def ring_allreduce(net: Network, elements: int) -> float:
     """Seconds per baidu ring allreduce of ``elements`` floats."""
@@ -168,9 +162,6 @@ def multi_pingpong(net: Network, sizes: list[int]) -> list[tuple[int, int, float
         t = ping.total / 2
         rows.append((m, imb_repetitions(m), t * 1e6, m / t / 1e6 if m else 0.0))
     return rows
-
-
-EMDL_SLEEP = 0.1
 
 
 def emdl(net: Network, sizes: list[int]) -> list[ImbRow]:
