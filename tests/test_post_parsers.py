@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
+
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -17,7 +18,6 @@ from t2hx.post.records import WALLTIME_FORMAT, WALLTIME_RE, ParseError
 FIX = Path(__file__).parent / "data" / "post" / "fixtures"
 HAND = Path(__file__).parent / "data" / "post" / "hand"
 # Where the originals of tests/data/post/fixtures live, if anywhere (outside the repository).
-ORIGINALS = os.environ.get("T2HX_FIXTURE_ORIGINALS")
 
 
 def one(recs: list[dict], **match) -> dict:
@@ -27,16 +27,20 @@ def one(recs: list[dict], **match) -> dict:
 
 
 def test_fixture_copies_match_originals() -> None:
-    # The copies must stay byte-identical to our real runs (when their originals are given).
-    if not ORIGINALS:
-        pytest.skip("set T2HX_FIXTURE_ORIGINALS to the directory of the original runs")
-    for orig in Path(ORIGINALS).rglob("*"):
-        if orig.is_file() and orig.name != "README.md":
-            assert (FIX / orig.relative_to(ORIGINALS)).read_bytes() == orig.read_bytes()
+    # SHA256SUMS was taken from the original runs when they were copied: the copies must
+    # stay byte-identical to them (never edit a fixture; add a new run instead).
+    sums = dict(reversed(line.split(None, 1)) for line in
+                (FIX / "SHA256SUMS").read_text().splitlines())
+    files = {p.relative_to(FIX).as_posix() for p in FIX.rglob("*")
+             if p.is_file() and p.name not in ("README.md", "SHA256SUMS")}
+    assert files == set(sums)
+    for name, digest in sums.items():
+        assert hashlib.sha256((FIX / name).read_bytes()).hexdigest() == digest, name
 
 
 def test_every_fixture_is_covered() -> None:
-    covered = {p.relative_to(FIX).as_posix() for p in FIX.rglob("*") if p.name != "README.md"
+    covered = {p.relative_to(FIX).as_posix() for p in FIX.rglob("*")
+               if p.name not in ("README.md", "SHA256SUMS")
                and p.is_file()}
     assert covered == EXPECTED_FILES
 
@@ -346,7 +350,7 @@ def test_walltime_line() -> None:
 def test_simulated_header_every_fixture() -> None:
     header = "# t2hx-simulated: fabric=hyperx routing=parx hostfile=hostfiles/t2hx/linear/4.txt\n"
     for path in sorted(FIX.rglob("*")):
-        if not path.is_file() or path.name == "README.md":
+        if not path.is_file() or path.name in ("README.md", "SHA256SUMS"):
             continue
         fam = family(path.parent.name)
         text = path.read_text()
