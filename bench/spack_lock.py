@@ -194,7 +194,8 @@ def offline_scope(sp: Spack, env_dir: Path, scope: Path) -> None:
 def copy_project(dest: Path, root: Path = ROOT) -> Path:
     """spack-env/, patches/ and parx/ side by side (the recipes and develop: use ../)."""
     shutil.copytree(root / "spack-env", dest / "spack-env",
-                    ignore=shutil.ignore_patterns("view", ".spack-env", "spack.lock"))
+                    ignore=shutil.ignore_patterns("view", "._view", ".spack-env",
+                                                  "spack.lock"))
     shutil.copytree(root / "patches", dest / "patches")
     shutil.copytree(root / "parx", dest / "parx",
                     ignore=shutil.ignore_patterns("*.o", "*.so", "build"))

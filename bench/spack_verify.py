@@ -20,6 +20,7 @@ import json
 import os
 import platform
 import shlex
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -74,19 +75,28 @@ def route_mini_hyperx(opensm_prefix: str, parx_prefix: str) -> dict:
     lib = Path(parx_prefix) / "lib"
     env = {"PATH": f"{Path(opensm_prefix) / 'sbin'}:{os.environ['PATH']}",
            "LD_LIBRARY_PATH": str(lib)}
+    resolved = shutil.which("opensm", path=env["PATH"])
+    if resolved != str(Path(opensm_prefix) / "sbin" / "opensm"):
+        raise SystemExit(f"opensm on PATH is {resolved}, not the Spack-built one")
+    runpath = subprocess.run(["readelf", "-d", str(lib / "libparx.so")], capture_output=True,
+                             text=True, check=True).stdout
+    linked = str(Path(opensm_prefix) / "lib") in runpath
     with tempfile.TemporaryDirectory() as tmp:
         result = route(fab, Path(tmp) / "route", "parx", timeout=180, env=env, **kw)
         log = (result.out_dir / "opensm.log").read_text(errors="replace")
-    loaded = [line.split(" ", 3)[-1].strip() for line in log.splitlines()
-              if "parx" in line.lower() and ("plugin" in line.lower() or "load" in line.lower())]
+    loaded = [line.split("-> ", 1)[-1].strip() for line in log.splitlines()
+              if "parx:" in line or "parx tables" in line or "-> OpenSM " in line]
     return {"opensm": str(Path(opensm_prefix) / "sbin" / "opensm"),
+            "opensm_on_path": resolved,
             "plugin": str(lib / "libparx.so"),
+            "plugin_runpath_has_spack_opensm_lib": linked,
             "system": "conf/systems/mini.yaml", "plane": "hyperx", "engine": "parx",
             "engine_used": result.summary.get("engine_used"),
             "fallback": result.summary.get("fallback"),
             "routing_s": round(float(result.summary.get("seconds", 0.0)), 2),
-            "log_lines": loaded[:3],
-            "ok": result.summary.get("engine_used") == "parx" and not result.summary.get("fallback")}
+            "opensm_log": loaded[:4],
+            "ok": (result.summary.get("engine_used") == "parx"
+                   and not result.summary.get("fallback") and linked)}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -14,3 +14,9 @@ class Hpl(BuiltinHpl):
     git = "https://github.com/icl-utk-edu/hpl.git"
 
     version("2.3", commit="16e7e5820a84af88f461239f276aa1d8072644d5")
+
+    def configure_args(self):
+        # The release's AX_PROG_CC_MPI accepts the plain compiler when MPI_Init
+        # links, which finds no mpi.h for an MPI whose headers live outside the
+        # compiler's default paths (Debian's Open MPI); use the MPI wrapper.
+        return super().configure_args() + [f"CC={self.spec['mpi'].mpicc}"]
