@@ -41,7 +41,7 @@ class NtchemMini(MakefilePackage):
         mpifc = spec["mpi"].mpifc
         makeconfig = join_path("config", "makeconfig")
         for var in ("F77C", "F90C", "LD"):
-            filter_file(rf"^(\s*{var} = ).*$", rf"\g<1>{mpifc}", makeconfig)
+            filter_file(rf"^\s*{var} = .*$", f"{var} = {mpifc}", makeconfig)
         mkdirp("bin")
 
     def install(self, spec, prefix):
