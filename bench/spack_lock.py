@@ -134,7 +134,7 @@ def _snapshot_commit(snap: Path, tar_name: str) -> str:
 def find_spack(root: Path = ROOT) -> Spack:
     """$SPACK_ROOT, `spack` on PATH, or the shared snapshot; Unavailable otherwise."""
     base = {k: v for k, v in os.environ.items() if not k.startswith("SPACK_")}
-    home = Path(tempfile.mkdtemp(prefix="t2hx-spack-home-"))
+    home = CACHE / "home"  # Spack's user config/cache: kept out of ~/.spack
     base.update(SPACK_USER_CONFIG_PATH=str(home / "config"),
                 SPACK_USER_CACHE_PATH=str(home / "cache"), SPACK_DISABLE_LOCAL_CONFIG="1")
     snap = snapshot_dir(root)
