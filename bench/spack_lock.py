@@ -198,7 +198,7 @@ def copy_project(dest: Path, root: Path = ROOT) -> Path:
                                                   "spack.lock"))
     shutil.copytree(root / "patches", dest / "patches")
     shutil.copytree(root / "parx", dest / "parx",
-                    ignore=shutil.ignore_patterns("*.o", "*.so", "build"))
+                    ignore=shutil.ignore_patterns("*.o", "*.so", "build", "build-*"))
     return dest / "spack-env"
 
 

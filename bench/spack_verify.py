@@ -54,11 +54,25 @@ def installed_roots(cmd: list[str], scopes: list[str], env_dir: str) -> dict[str
     return roots
 
 
+def products(prefix: str) -> list[str]:
+    """Executables in bin/ and sbin/, shared libraries in lib/, relative to the prefix."""
+    out = []
+    for sub in ("bin", "sbin", "lib"):
+        d = Path(prefix) / sub
+        if d.is_dir():
+            for f in sorted(d.iterdir()):
+                if f.is_file() and (os.access(f, os.X_OK) and sub != "lib"
+                                    or sub == "lib" and f.suffix == ".so"):
+                    out.append(f"{sub}/{f.name}")
+    return out
+
+
 def install_seconds(prefix: str) -> float | None:
     times = Path(prefix) / ".spack" / "install_times.json"
     if not times.exists():
         return None
-    return round(float(json.loads(times.read_text())["total"]["seconds"]), 1)
+    total = json.loads(times.read_text())["total"]
+    return round(float(total["seconds"] if isinstance(total, dict) else total), 1)
 
 
 def route_mini_hyperx(opensm_prefix: str, parx_prefix: str) -> dict:
@@ -122,9 +136,13 @@ def main(argv: list[str] | None = None) -> int:
             not_verified.append({"name": name, "why": why.get(
                 name, f"external (site option): {rec['version']} from the system, not built")})
         elif rec["prefix"]:
+            files = products(rec["prefix"])
+            if not files:
+                errors.append(f"{name}: installed prefix {rec['prefix']} has no executables "
+                              "or shared libraries (a build that failed quietly?)")
             installed.append({"name": name, "version": rec["version"], "hash": rec["hash"],
                               "seconds": install_seconds(rec["prefix"]),
-                              "prefix": rec["prefix"]})
+                              "prefix": rec["prefix"], "products": files})
         elif name in why:
             not_verified.append({"name": name, "why": why[name]})
         else:

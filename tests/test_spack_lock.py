@@ -194,5 +194,5 @@ def test_modified_recipe_and_patch_make_the_lock_stale(concretized) -> None:
     diff = tool.differences(committed, concretized["modified"]["lock"])
     assert "root mpigraph@=1.5: concretizes differently now" in diff
     assert "root comd@=1.1+mpi: concretizes differently now" in diff
-    changed = {line.split()[1] for line in diff if line.startswith("root ")}
+    changed = {line[len("root "):line.index(": ")] for line in diff if line.startswith("root ")}
     assert changed == {"mpigraph@=1.5", "comd@=1.1+mpi"}, diff
