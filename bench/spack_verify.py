@@ -123,6 +123,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--install-concretize-s", type=float)
     ap.add_argument("--not-verified", action="append", default=[], metavar="NAME=WHY")
     ap.add_argument("--note", action="append", default=[])
+    ap.add_argument("--measure", action="append", default=[], metavar="KEY=SECONDS",
+                    help="another measured time to record, e.g. concretize_quiet_s=64.2")
     ap.add_argument("--out", default=str(ROOT / "spack-env" / "verification.json"))
     args = ap.parse_args(argv)
     cmd = shlex.split(args.spack)
@@ -163,6 +165,7 @@ def main(argv: list[str] | None = None) -> int:
         "machine": f"{platform.system()} {platform.machine()}, {os.cpu_count()} cores",
         "concretize_s": args.concretize_s,
         "install_concretize_s": args.install_concretize_s,
+        **{k: float(v) for k, v in (m.split("=", 1) for m in args.measure)},
         "installed": installed,
         "not_verified": not_verified,
         "opensm_parx_routing": routing,
