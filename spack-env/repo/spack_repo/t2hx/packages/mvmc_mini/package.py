@@ -40,6 +40,13 @@ class MvmcMini(MakefilePackage):
         mk.filter(r"^LIB = .*", f"LIB = {libs.ld_flags}")
         mk.filter(r"^CFLAGS = .*", f"CFLAGS = -O3 {self.compiler.openmp_flag}")
         mk.filter(r"^REPORT = .*", "REPORT =")
+        # Its two bundled libraries hard-code the Intel compilers and Intel-only flags.
+        pfapack = FileFilter(join_path("src", "pfapack", "Makefile_intel"))
+        pfapack.filter(r"^FORT = .*", f"FORT = {spack_fc}")
+        pfapack.filter(r"^FFLAGS = .*", "FFLAGS = -O3 -fimplicit-none")
+        sfmt = FileFilter(join_path("src", "sfmt", "Makefile_intel"))
+        sfmt.filter(r"^CC = .*", f"CC = {spack_cc}")
+        sfmt.filter(r"^CFLAGS = .*", "CFLAGS = -O3 -fno-strict-aliasing -msse2")
 
     build_targets = ["intel"]
 

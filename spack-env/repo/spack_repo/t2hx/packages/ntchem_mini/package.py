@@ -30,6 +30,10 @@ class NtchemMini(MakefilePackage):
     # The top-level GNUmakefile does not include config/makeconfig (its copy
     # step runs with empty $(CP)); src/ builds and moves rimp2.exe to bin/.
     build_directory = "src"
+    # src/mp2's `all: program mvbin` moves rimp2.exe while it is still being linked
+    # under make -j, and the top makefile's `cd mp2; $(MAKE); cd ..` hides the error.
+    parallel = False
+    sanity_check_is_file = [join_path("bin", "rimp2.exe")]
 
     def edit(self, spec, prefix):
         # config_mine only wraps this call with hard-coded ATLAS paths.
@@ -41,7 +45,7 @@ class NtchemMini(MakefilePackage):
         mpifc = spec["mpi"].mpifc
         makeconfig = join_path("config", "makeconfig")
         for var in ("F77C", "F90C", "LD"):
-            filter_file(rf"^(\s*{var} = ).*$", rf"\g<1>{mpifc}", makeconfig)
+            filter_file(rf"^\s*{var} = .*$", f"{var} = {mpifc}", makeconfig)
         mkdirp("bin")
 
     def install(self, spec, prefix):

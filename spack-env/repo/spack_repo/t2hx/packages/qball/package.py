@@ -45,6 +45,9 @@ class Qball(AutotoolsPackage):
             f"CC={spec['mpi'].mpicc}",
             f"CXX={spec['mpi'].mpicxx}",
             f"FC={spec['mpi'].mpifc}",
+            # dftd3's pars.F90 puts the install prefix (SHARE_DIR) into a source
+            # line; Spack's prefixes push it past gfortran's 132 columns.
+            "FCFLAGS=-g -O2 -ffree-line-length-none",
             f"--with-fftw3-prefix={spec['fftw-api'].prefix}",
             f"LIBS={(spec['scalapack'].libs + spec['lapack'].libs + spec['blas'].libs).ld_flags}",
         ]

@@ -20,6 +20,13 @@ class T2hxParx(MakefilePackage):
     depends_on("gmake", type="build")
     depends_on("opensm@3.3.23:")
 
+    def setup_build_environment(self, env):
+        # Objects and libparx.so go to a directory of this spec (parx/Makefile's
+        # BUILD ?= .): with `develop:` Spack builds in the checkout's parx/, whose
+        # own libparx.so (plain `make`, Debian OpenSM) must neither be reused nor
+        # overwritten. parx/build/ is ignored by git.
+        env.set("BUILD", join_path("build", f"spack-{self.spec.dag_hash(7)}"))
+
     @property
     def build_targets(self):
         osm = self.spec["opensm"].prefix
