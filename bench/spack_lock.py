@@ -5,8 +5,9 @@
     python bench/spack_lock.py write   # `spack -e spack-env concretize -f` (offline scope below)
 
 Which Spack: $SPACK_ROOT/bin/spack, else `spack` on PATH, else the offline snapshot pair
-(Spack core + the builtin package repository at the commit spack.yaml pins) in
-``../shared/tools/spack/`` beside the project root. The snapshot is unpacked once into
+(Spack core + the builtin package repository at the commit spack.yaml pins) in the
+``shared/tools/spack/`` folder that sits beside the checkout on the project's CI and
+development machines (:func:`snapshot_dir`). The snapshot is unpacked once into
 ``~/.cache/t2hx/spack/<tarball checksums>/`` with a venv holding clingo from PyPI (the
 concretizer's solver); reruns reuse it.
 

@@ -1,8 +1,8 @@
 """spack-env/spack.lock: produced by real Spack and fresh against spack.yaml, the overlay
 recipes and the patches.
 
-With a real Spack ($SPACK_ROOT, `spack` on PATH, or the offline snapshot in
-../shared/tools/spack/ beside the project root; see bench/spack_lock.py) the environment is
+With a real Spack ($SPACK_ROOT, `spack` on PATH, or the offline snapshot
+beside the checkout; see bench/spack_lock.py) the environment is
 concretized twice in parallel: a pristine copy, whose result must equal the committed lock
 (compared through location-independent DAG hashes, see spack_lock.canonical), and a copy
 with one overlay recipe and one patch modified, whose result must differ exactly there, so
