@@ -140,12 +140,9 @@ class Capacity(T2hxCheck):
     def write_driver(self, sets: dict[str, list[str]]) -> None:
         """A bash driver: one rerun loop per app, all started at once, cut at the window."""
         opts = list(self.extras.get("launcher_options", []))
-        env = self.extras.get("spack_env")
+        # The apps' binaries come from the Spack view on PATH (the partition's env_vars).
         lines = ["#!/bin/bash", "# t2hx capacity driver (checks/capacity.py)", "set -u",
                  f"end=$(( $(date +%s) + {int(self.window)} ))"]
-        if env:
-            for spec in dict.fromkeys(benchmarks.get(app).spack_spec for app in sets):
-                lines.append(f"eval $(spack -e {shlex.quote(env)} load --sh --first {spec})")
         lines += ["loop() {  # app hostfile ranks command...",
                   "  local app=$1 hosts=$2 np=$3 k=0; shift 3; mkdir -p \"$app\"",
                   "  while [ \"$(date +%s)\" -lt \"$end\" ]; do",

@@ -48,6 +48,9 @@ LAUNCHER = {
     "max_jobs": F(int, default=1, min=1, doc="concurrent jobs (1: exclusive capability runs)"),
     "prepare_cmds": F(list, default=[], items=F(str), doc="shell lines run before every job"),
     "spack_env": F(str, default="spack-env", doc="Spack environment directory (from the root)"),
+    "spack_view": F(str, default="spack-env/view",
+                    doc="the environment's view (from the root, or absolute): the binaries every "
+                    "job runs, built once on the login node by `spack -e spack-env install`"),
 }
 
 
@@ -100,6 +103,13 @@ def hca_pinning(hca: str) -> tuple[list[list[str]], list[str]]:
     return env, opts
 
 
+def view_env(view: Path) -> list[list[str]]:
+    """Jobs run the binaries of the Spack environment's view: nothing is built or loaded per
+    job (the view is built once; spack-env/README.md)."""
+    return [["PATH", f"{view}/bin:{view}/sbin:$PATH"],
+            ["LD_LIBRARY_PATH", f"{view}/lib:{view}/lib64:${{LD_LIBRARY_PATH:-}}"]]
+
+
 def real_system(system: System) -> dict:
     spec = launcher(system)
     parts = []
@@ -107,6 +117,7 @@ def real_system(system: System) -> dict:
         env, opts = hca_pinning(system.plane(plane).hca)
         extras = _common_extras(system, plane, "real")
         extras["spack_env"] = str(ROOT / spec["spack_env"])
+        env = env + view_env(ROOT / spec["spack_view"])
         part = {"name": plane, "descr": f"{system.name} plane {plane} "
                 f"({system.plane(plane).hca}, {system.plane(plane).topology['kind']})",
                 "max_jobs": spec["max_jobs"], "environs": ["spack"],

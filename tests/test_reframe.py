@@ -110,6 +110,9 @@ def test_full_t2hx_dry_run(tmp_path):
     assert f"export UCX_NET_DEVICES={hca}:1" in text
     assert f"export OMPI_MCA_btl_openib_if_include={hca}:1" in text
     assert f"export OMP_NUM_THREADS={system.nodes['cores']}" in text
+    # Binaries come from the Spack environment's view, built once: no build per job.
+    assert f"export PATH={ROOT / 'spack-env/view'}/bin:" in text
+    assert "spack " not in text
     walltime = int(seconds(study.walltime))
     assert f"timeout --signal=TERM --kill-after=30 {walltime} mpirun -np {n}" in text
     assert "--hostfile " + str(ROOT / "hostfiles/t2hx" / hostfile) in text

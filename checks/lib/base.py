@@ -215,12 +215,6 @@ class T2hxCheck(rfm.RunOnlyRegressionTest):
         self.num_tasks_per_node = STUDY.ranks_per_node
         self.num_cpus_per_task = cores
         self.executable, self.executable_opts = self.command(self.launch_spec())
-        env = self.extras.get("spack_env")
-        if self.spack_spec and env:
-            # Build (a no-op once installed) and load the benchmark from the Spack env.
-            self.prerun_cmds += [f"spack -e {shlex.quote(env)} install {self.spack_spec}",
-                                 f"eval $(spack -e {shlex.quote(env)} load --sh "
-                                 f"--first {self.spack_spec})"]
 
     @run_before("run")
     def launch(self):
@@ -233,7 +227,8 @@ class T2hxCheck(rfm.RunOnlyRegressionTest):
             else:
                 opts += [self.extras["hostfile_option"], self.hostfile, "--map-by",
                          f"ppr:{STUDY.ranks_per_node}:node", "--bind-to", "none",
-                         "-x", "OMP_NUM_THREADS", "-x", "OMP_PROC_BIND", "-x", "OMP_PLACES"]
+                         "-x", "OMP_NUM_THREADS", "-x", "OMP_PROC_BIND", "-x", "OMP_PLACES",
+                         "-x", "PATH", "-x", "LD_LIBRARY_PATH"]   # the Spack view
         self.job.launcher.options = opts
         if self.mode != "local" and self.routing in STUDY.reroute_engines:
             # PARX/SAR route from the job's own demand: re-route the plane before the job
