@@ -242,6 +242,18 @@ def finish_concretize(proc: subprocess.Popen, started: float, env_dir: Path,
 
 # --- what of a lock matters ---------------------------------------------------------
 
+def portable(text: str, lock: dict, env_dir: Path = ENV) -> str:
+    """The lock without this machine's paths: Spack records the develop package's checkout
+    (``dev_path``) as an absolute path; the committed lock names it relative to spack-env/,
+    as spack.yaml's ``develop:`` does. (Freshness ignores dev_path either way.)"""
+    for spec in lock["concrete_specs"].values():
+        dev = spec.get("parameters", {}).get("dev_path")
+        if dev and Path(dev).is_absolute():
+            rel = os.path.relpath(dev, env_dir)
+            text = text.replace(json.dumps(dev), json.dumps(rel))
+    return text
+
+
 def canonical(lock: dict) -> dict:
     """{"roots": {root spec: canonical hash}, "nodes": {canonical hash: "name@version"}}:
     node content without Spack's own hashes and ignored parameters, dependencies by
@@ -303,6 +315,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.action == "write":
         with tempfile.TemporaryDirectory() as tmp:
             lock, seconds, _ = concretize(sp, ENV, Path(tmp))
+        text = portable((ENV / "spack.lock").read_text(), lock)
+        tmp_lock = ENV / ".spack.lock.tmp"
+        tmp_lock.write_text(text)
+        os.replace(tmp_lock, ENV / "spack.lock")
         shutil.rmtree(ENV / ".spack-env", ignore_errors=True)
         if (ENV / "view").is_symlink():
             (ENV / "view").unlink()

@@ -113,6 +113,18 @@ def route_mini_hyperx(opensm_prefix: str, parx_prefix: str) -> dict:
                    and not result.summary.get("fallback") and linked)}
 
 
+def tree_relative(doc, tree: str | None):
+    """Paths inside this machine's Spack install tree as ``<install-tree>/...``: the record
+    names what was built where in the tree, not where the tree sat on this machine."""
+    if isinstance(doc, dict):
+        return {k: tree_relative(v, tree) for k, v in doc.items()}
+    if isinstance(doc, list):
+        return [tree_relative(v, tree) for v in doc]
+    if tree and isinstance(doc, str) and doc.startswith(tree + "/"):
+        return "<install-tree>/" + doc[len(tree) + 1:]
+    return doc
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--env", required=True)
@@ -175,7 +187,11 @@ def main(argv: list[str] | None = None) -> int:
 
     pinned = yaml.safe_load((ROOT / "spack-env" / "spack.yaml").read_text())["spack"]
     doc["spack_packages_commit"] = pinned["repos"]["builtin"]["commit"]
-    Path(args.out).write_text(json.dumps(doc, indent=2) + "\n")
+    tree = os.path.commonpath([r["prefix"] for r in installed]) if installed else None
+    doc = tree_relative(doc, tree)
+    tmp = Path(args.out).with_name(Path(args.out).name + ".tmp")
+    tmp.write_text(json.dumps(doc, indent=2) + "\n")
+    os.replace(tmp, args.out)
     print(f"{args.out}: {len(installed)} installed, {len(not_verified)} not verified; "
           f"routing {'ok' if routing and routing['ok'] else routing}")
     return 0 if (routing is None or routing["ok"]) else 1
