@@ -60,6 +60,16 @@ CAPACITY = {
     "apps": F(dict, required=True, values=F(int, min=1),
               doc="app: node count, e.g. apps: {amg: 56}"),
 }
+NOISE_MODELS = ("none", "lognormal")     # t2hx.flowsim.noise.MODELS (not imported: heavy-free)
+NOISE_GROUPS = ("network", "app", "x500")  # the registry's groups (t2hx/benchmarks.py)
+NOISE = {
+    "model": F(str, default="none", choices=NOISE_MODELS,
+               doc="run-to-run noise of simulated repetitions (docs/modelling.md)"),
+    "seed": F(int, default=0, min=0, doc="seed of the noise draws, e.g. seed: 2019"),
+    "cv": F(dict, default={}, values=F((int, float), min=0, max=1),
+            doc="coefficient of variation per registry group, e.g. cv: {network: 0.05}"),
+    "source": F(str, default="", doc="where the cv values were measured"),
+}
 PROFILE = {
     "repetitions": F(int, default=None, min=1),
     "ladders": F(dict, default=None, values=F(list, items=F(int, min=1))),
@@ -69,6 +79,9 @@ PROFILE = {
     "capacity": F(dict, default=None, fields={
         "window": F(str, default=None, check=_duration),
         "repetitions": F(int, default=None, min=1)}),
+    "noise": F(dict, default=None, fields={
+        "model": F(str, default=None, choices=NOISE_MODELS),
+        "seed": F(int, default=None, min=0)}),
 }
 STUDY = {
     "name": F(str, required=True),
@@ -87,6 +100,7 @@ STUDY = {
         "repetitions": F(int, default=1, min=1),
         "input": F(dict, default={}, values=F(dict),
                    doc="per-benchmark input overrides for this small machine")}),
+    "noise": F(dict, default=None, fields=NOISE),
     "profiles": F(dict, default={}, values=PROFILE),
 }
 
@@ -116,6 +130,12 @@ class Study:
     capacity: dict
     local: dict
     catalog: dict[str, dict]     # every benchmark of the file (capacity apps, any profile)
+    noise: dict                  # model, seed, cv per registry group, source
+
+    def noise_of(self, group: str) -> tuple[str, float, int]:
+        """(model, cv, seed) of a registry group's simulated repetitions."""
+        cv = float(self.noise["cv"].get(group, 0.0))
+        return (self.noise["model"] if cv > 0 else "none"), cv, self.noise["seed"]
 
     def combo(self, name: str) -> Combo:
         for combo in self.combos:
@@ -188,7 +208,8 @@ def load_study(path: str | Path | None = None, profile: str | None = None) -> St
     return Study(path, profile, data["name"], data["system"], data["baseline"], combos,
                  data["ladders"], data["repetitions"], data["walltime"], data["ranks_per_node"],
                  data["reroute_engines"], data["benchmarks"], data["capacity"],
-                 data["local"] or {"nodes": [2], "repetitions": 1, "input": {}}, catalog)
+                 data["local"] or {"nodes": [2], "repetitions": 1, "input": {}}, catalog,
+                 data["noise"] or {"model": "none", "seed": 0, "cv": {}, "source": ""})
 
 
 def _apply_profile(data: dict, profile: str, path: Path) -> dict:
@@ -224,6 +245,13 @@ def _apply_profile(data: dict, profile: str, path: Path) -> dict:
     if prof["capacity"] is not None:
         data["capacity"] = {**data["capacity"],
                             **{k: v for k, v in prof["capacity"].items() if v is not None}}
+    if prof["noise"] is not None:
+        if data["noise"] is None:
+            raise ConfError("the profile sets noise but the study has no noise: section",
+                            file=path, field=f"profiles.{profile}.noise",
+                            fix="add noise: {model, seed, cv} at the top level")
+        data["noise"] = {**data["noise"],
+                         **{k: v for k, v in prof["noise"].items() if v is not None}}
     return data
 
 
@@ -244,7 +272,25 @@ def _check(data: dict, catalog: dict, path: Path) -> None:
         if not re.fullmatch(r"[a-z0-9][a-z0-9-]*", name):
             raise ConfError("benchmark names are lower-case words and dashes", file=path,
                             field=f"benchmarks.{name}", fix="rename it, e.g. ring-allreduce")
+    _check_noise(data["noise"], path)
     for app in data["capacity"]["apps"]:
         if app not in catalog:
             raise ConfError(f"capacity app '{app}' is not a benchmark", file=path,
                             field=f"capacity.apps.{app}", fix="use names of benchmarks:")
+
+
+def _check_noise(noise: dict | None, path: Path) -> None:
+    if noise is None:
+        return
+    for group in noise["cv"]:
+        if group not in NOISE_GROUPS:
+            raise ConfError(f"unknown benchmark group '{group}'", file=path,
+                            field=f"noise.cv.{group}", fix="use some of: "
+                            + ", ".join(NOISE_GROUPS))
+    if noise["model"] != "none":
+        missing = [g for g in NOISE_GROUPS if g not in noise["cv"]]
+        if missing:
+            raise ConfError(f"no cv for group '{missing[0]}'", file=path,
+                            field=f"noise.cv.{missing[0]}",
+                            fix="give every group a measured cv (0 = no noise), "
+                            "e.g. from bench/results/noise.json")

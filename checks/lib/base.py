@@ -36,7 +36,7 @@ from reframe.core.builtins import (parameter, run_after, run_before, sanity_func
 from t2hx import ROOT, benchmarks
 from t2hx.post import parsers
 from t2hx.post.ingest import RUN_META
-from t2hx.post.records import better_for
+from t2hx.post.records import better_for, split_simulated
 from t2hx.paths import cli, hostfiles_root, log_root, work_root
 from t2hx.reframe_site import campaign
 from t2hx.study import load_study
@@ -250,7 +250,10 @@ class T2hxCheck(rfm.RunOnlyRegressionTest):
         opts = ["simulate", "--system", self.extras["conf_file"], "--plane", self.topology,
                 "--routing", self.routing, "--hostfile", self.hostfile,
                 "--benchmark", self.benchmark, "--seed", str(self.repetition),
-                "--work", str(work_root())]
+                "--work", str(work_root()), "--repetition", str(self.repetition)]
+        model, cv, seed = STUDY.noise_of(self.entry.group)
+        if model != "none":       # docs/modelling.md#run-to-run-noise
+            opts += ["--noise", model, "--noise-cv", str(cv), "--noise-seed", str(seed)]
         opts += sim_lmc(self.routing)
         if self.routing in STUDY.reroute_engines:
             # The tables `t2hx campaign reroute` made for this job, when it had a demand.
@@ -321,7 +324,8 @@ class T2hxCheck(rfm.RunOnlyRegressionTest):
                 "placement": self.placement, "combo": self.combo, "nodes": self.num_nodes,
                 "repetition": self.repetition, "msg_size": None, "git_hash": self.git_hash,
                 "simulated": self.simulated, "hostfile": None if self.mode == "local"
-                else self.hostfile, "input": self.input}
+                else self.hostfile, "input": self.input,
+                **(sim_marks(self.output_path()) if self.mode == "sim" else {})}
         (tmp / RUN_META).write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n")
         old = final.with_name(final.name + ".old")
         if final.exists():
@@ -336,6 +340,19 @@ def write_inputs(check: type[T2hxCheck], launch: Launch, folder: Path) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     for name, text in check.input_files(launch).items():
         (folder / name).write_text(text)
+
+
+def sim_marks(output: Path) -> dict:
+    """What the simulated first line says about this run: ``cache`` (miss: simulated here;
+    hit: the output of repetition ``repeat_of``, deterministic), ``noise`` and its factor."""
+    with open(output, errors="replace") as fh:
+        _, meta = split_simulated(fh.readline())
+    if meta is None:
+        return {}
+    marks = {k: meta[k] for k in ("cache", "noise", "noise_factor") if k in meta}
+    if "repeat_of" in meta:
+        marks["repeat_of"] = int(meta["repeat_of"])
+    return {"sim": marks}
 
 
 def check_class(name: str) -> type[T2hxCheck]:

@@ -3,7 +3,13 @@ output in the upstream benchmark's own format (first line ``# t2hx-simulated: â€
 
 Names resolve through the benchmark registry (t2hx/benchmarks.py); the entry's ``workload``
 picks the renderer in t2hx/flowsim/workloads.py. The flow model is imported only when a
-simulation runs, so ``t2hx --help`` stays fast."""
+simulation runs, so ``t2hx --help`` stays fast.
+
+A deterministic case is simulated once: later repetitions reuse its output from the run
+cache (t2hx/flowsim/runcache.py) and say so in the first line (``cache=hit
+repeat_of=<k>``). ``--noise lognormal`` then multiplies the run's reported times (rates
+divide) by a seeded factor of (``--noise-seed``, case, ``--repetition``)
+(t2hx/flowsim/noise.py, docs/modelling.md#run-to-run-noise)."""
 
 from __future__ import annotations
 
@@ -12,6 +18,7 @@ import sys
 
 from t2hx import benchmarks
 from t2hx.atomic import atomic_write
+from t2hx.errors import WorkloadError
 from t2hx.paths import work_root
 from t2hx.routing.parx import DEFAULT_THRESHOLD
 
@@ -53,23 +60,75 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--compute-scale", type=float, default=1.0,
                    help="apps: compute runs this many times faster (seed 003: 2, 10, 25, 50)")
     p.add_argument("--iterations", type=int, default=None, help="apps: solver iterations")
+    p.add_argument("--repetition", type=int, default=0,
+                   help="repetition index of this run (noise draw; recorded in the first line)")
+    p.add_argument("--noise", choices=("none", "lognormal"), default="none",
+                   help="run-to-run noise model (default none: every repetition identical)")
+    p.add_argument("--noise-cv", type=float, default=0.0,
+                   help="coefficient of variation of the noise factor, e.g. 0.05")
+    p.add_argument("--noise-seed", type=int, default=0, help="seed of the noise draws")
+    p.add_argument("--no-cache", action="store_true",
+                   help="simulate even if the run cache holds this case")
     p.add_argument("--output", "-o", default=None, help="write here instead of stdout")
     p.set_defaults(func=run)
 
 
+# Options that do not change what is simulated (the cache key leaves them out).
+NOT_INPUTS = ("func", "quiet", "output", "work", "repetition", "noise", "noise_cv",
+              "noise_seed", "no_cache", "seed", "system", "plane", "routing", "hostfile",
+              "benchmark", "lmc", "routing_dir", "demand", "jobs", "command")
+
+
 def run(args: argparse.Namespace) -> int:
-    from t2hx.flowsim import output, workloads
-    from t2hx.flowsim.network import open_network
+    from t2hx.conf import system_path
+    from t2hx.flowsim import noise, runcache
 
     bench, variant = benchmarks.resolve(args.benchmark, field="--benchmark")
-    net = open_network(args.system, args.plane, args.routing, args.hostfile, work=args.work,
-                       lmc=args.lmc, routing=args.routing_dir, quiet=args.quiet,
-                       demand=args.demand, jobs=args.jobs, parx_threshold=args.parx_threshold)
-    # Skeleton runs depend on the compute scale: the header records it for post.
-    extra = {"compute_scale": args.compute_scale} if bench.skeleton else {}
-    text = output.header(net, **extra) + workloads.render(net, bench, variant, args)
+    if args.noise_cv < 0:
+        raise WorkloadError(f"negative --noise-cv {args.noise_cv}", field="--noise-cv",
+                            fix="give a coefficient of variation >= 0, e.g. 0.05")
+    inputs = runcache.case_inputs(
+        benchmark=bench.name(variant), workload=bench.workload,
+        system_file=system_path(args.system), plane=args.plane, engine=args.routing,
+        lmc=args.lmc, hostfile=args.hostfile, routing_dir=args.routing_dir,
+        demand=args.demand, jobs=args.jobs, seed=args.seed,
+        options={k: v for k, v in sorted(vars(args).items()) if k not in NOT_INPUTS})
+    case = runcache.digest(inputs)     # by content: the same on every machine and checkout
+    make = lambda: simulate(args, bench, variant)  # noqa: E731
+    if args.no_cache:
+        text, repeat_of = make(), None
+    else:
+        # The cached text names the system and hostfile as given: they are part of the key.
+        key = runcache.digest({"case": case, "code": runcache.code_version(),
+                               "names": [args.system, args.hostfile]})
+        text, repeat_of = runcache.RunCache(args.work).get_or_make(key, args.repetition, make)
+    model = noise.Noise(args.noise, args.noise_cv, args.noise_seed)
+    factor = model.factor(case, args.repetition)
+    head, _, body = text.partition("\n")
+    marks = {"repetition": args.repetition, "cache": "off" if args.no_cache else
+             ("hit" if repeat_of is not None else "miss"), "noise": model.label()}
+    if repeat_of is not None:
+        marks["repeat_of"] = repeat_of
+    if model.on:
+        marks["noise_factor"] = f"{factor:.6f}"
+    text = head + "".join(f" {k}={v}" for k, v in marks.items()) + "\n" + \
+        noise.perturb(bench.workload, body, factor)
     if args.output:
         atomic_write(args.output, text)
     else:
         sys.stdout.write(text)
     return 0
+
+
+def simulate(args: argparse.Namespace, bench: benchmarks.Benchmark,
+             variant: str | None) -> str:
+    """The noiseless output of one case: header line + the upstream text."""
+    from t2hx.flowsim import output, workloads
+    from t2hx.flowsim.network import open_network
+
+    net = open_network(args.system, args.plane, args.routing, args.hostfile, work=args.work,
+                       lmc=args.lmc, routing=args.routing_dir, quiet=args.quiet,
+                       demand=args.demand, jobs=args.jobs, parx_threshold=args.parx_threshold)
+    # Skeleton runs depend on the compute scale: the header records it for post.
+    extra = {"compute_scale": args.compute_scale} if bench.skeleton else {}
+    return output.header(net, **extra) + workloads.render(net, bench, variant, args)

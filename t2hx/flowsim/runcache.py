@@ -1,0 +1,105 @@
+"""Simulate a deterministic case once: the cache of ``t2hx simulate`` outputs.
+
+The flow model gives the same output for the same inputs, so the repetitions of a
+simulated case need not recompute it: the first run that gets here simulates and stores
+its output, the others reuse it and say so in the ``# t2hx-simulated:`` line
+(``cache=hit repeat_of=<repetition that simulated it>``, docs/formats.md#simulated-output).
+
+The key is a sha256 over everything the output depends on: the benchmark and its options,
+the system conf, plane, engine, LMC, the hostfile, routing dumps / demand / job files by
+content, our OpenSM plugin library for its engines, and the model's code version (the
+sources of t2hx.fabric, t2hx.routing, t2hx.flowsim and the registry). Any change gives a
+new key, so a stale output is never reused. ``--seed`` is part of the key only for the
+workloads that draw from it (:data:`SEEDED_WORKLOADS`); for the others it does not change
+the output.
+
+Entries live in ``<work>/simulate/<key[:2]>/<key>.json``, written atomically; concurrent
+jobs of one case serialise on a lock file beside the entry, so one simulates while the
+others wait and reuse. A job killed mid-simulation leaves no entry.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+from pathlib import Path
+from typing import Any, Callable
+
+from t2hx import ROOT
+from t2hx.atomic import atomic_write
+
+SEEDED_WORKLOADS = ("ebb",)      # Netgauge draws its random bisections from --seed
+CODE_DIRS = ("t2hx/fabric", "t2hx/routing", "t2hx/flowsim")
+CODE_FILES = ("t2hx/benchmarks.py", "t2hx/conf.py", "t2hx/post/records.py")
+PLUGIN_ENGINES = ("parx", "sar")
+PLUGIN = ROOT / "parx" / "libparx.so"
+ROUTING_DUMPS = ("guid2lid", "opensm-lfts.dump")
+
+
+def file_digest(path: str | Path | None) -> str | None:
+    if not path:
+        return None
+    path = Path(path)
+    return hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else "missing"
+
+
+def code_version() -> str:
+    """sha256 over the model's sources: a code change invalidates every entry."""
+    h = hashlib.sha256()
+    files = [p for d in CODE_DIRS for p in sorted((ROOT / d).rglob("*.py"))]
+    for path in files + [ROOT / f for f in CODE_FILES]:
+        h.update(str(path.relative_to(ROOT)).encode())
+        h.update(path.read_bytes())
+    return h.hexdigest()
+
+
+def case_inputs(*, benchmark: str, workload: str, system_file: Path, plane: str,
+                engine: str, lmc: int | None, hostfile: str, routing_dir: str | None,
+                demand: str | None, jobs: str | None, options: dict[str, Any],
+                seed: int) -> dict[str, Any]:
+    """Everything a simulated output depends on, except the model's code version."""
+    routing = None
+    if routing_dir:
+        routing = {name: file_digest(Path(routing_dir) / name) for name in ROUTING_DUMPS}
+    return {"benchmark": benchmark, "system": file_digest(system_file), "plane": plane,
+            "engine": engine, "lmc": lmc, "hostfile": file_digest(hostfile),
+            "routing": routing, "demand": file_digest(demand), "jobs": file_digest(jobs),
+            "plugin": file_digest(PLUGIN) if engine in PLUGIN_ENGINES else None,
+            "options": options, "seed": seed if workload in SEEDED_WORKLOADS else None}
+
+
+def digest(data: dict[str, Any]) -> str:
+    return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()
+
+
+class RunCache:
+    def __init__(self, work: str | Path):
+        self.root = Path(work) / "simulate"
+
+    def path(self, key: str) -> Path:
+        return self.root / key[:2] / f"{key}.json"
+
+    def get_or_make(self, key: str, repetition: int,
+                    make: Callable[[], str]) -> tuple[str, int | None]:
+        """(output, repetition it was simulated for if reused, else None)."""
+        path = self.path(key)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(path.parent / f".{path.name}.lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            entry = self._read(path)
+            if entry is not None:
+                return entry["text"], entry["repetition"]
+            text = make()
+            atomic_write(path, json.dumps({"repetition": repetition, "text": text}) + "\n")
+            return text, None
+
+    @staticmethod
+    def _read(path: Path) -> dict | None:
+        try:
+            entry = json.loads(path.read_text())
+        except (OSError, ValueError):     # absent, or unreadable: simulate again
+            return None
+        if isinstance(entry, dict) and isinstance(entry.get("text"), str):
+            return entry
+        return None
