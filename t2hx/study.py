@@ -246,10 +246,6 @@ def _apply_profile(data: dict, profile: str, path: Path) -> dict:
         data["capacity"] = {**data["capacity"],
                             **{k: v for k, v in prof["capacity"].items() if v is not None}}
     if prof["noise"] is not None:
-        if data["noise"] is None:
-            raise ConfError("the profile sets noise but the study has no noise: section",
-                            file=path, field=f"profiles.{profile}.noise",
-                            fix="add noise: {model, seed, cv} at the top level")
         data["noise"] = {**data["noise"],
                          **{k: v for k, v in prof["noise"].items() if v is not None}}
     return data

@@ -166,11 +166,13 @@ def test_fluid_jobs_interfere(mini, hx_dir) -> None:
 def test_cli_prints_upstream_format_and_one_line_errors(hostfile16, hx_dir, tmp_path,
                                                         capsys) -> None:
     common = ["-q", "simulate", "--system", str(MINI), "--plane", "hyperx", "--routing",
-              "dfsssp", "--routing-dir", str(hx_dir), "--hostfile", str(hostfile16)]
+              "dfsssp", "--routing-dir", str(hx_dir), "--hostfile", str(hostfile16),
+              "--work", str(tmp_path)]
     assert main(common + ["--benchmark", "allreduce", "--msglog", "0:3"]) == 0
     out = capsys.readouterr().out
     assert out.splitlines()[0] == (f"# t2hx-simulated: fabric=mini/hyperx routing=dfsssp "
-                                   f"hostfile={hostfile16} model=maxmin")
+                                   f"hostfile={hostfile16} model=maxmin repetition=0 "
+                                   "cache=miss noise=none")
     assert len(parse_text("imb", out)) == 5 * 3
     assert main(common + ["--benchmark", "Allgatherx"]) == 2
     err = capsys.readouterr().err.strip().splitlines()

@@ -62,8 +62,8 @@ def test_quick_profile_is_a_subset():
     system = load_system(system_path(full.system))
     nodes = system.nodes["racks"] * system.nodes["per_rack"]
     assert quick.combos == full.combos
-    assert list(quick.benchmarks) == prof["benchmarks"] and set(quick.benchmarks) <= set(
-        full.benchmarks)
+    assert list(quick.benchmarks) == prof.get("benchmarks", list(full.benchmarks))
+    assert set(quick.benchmarks) <= set(full.benchmarks)
     assert quick.repetitions == prof["repetitions"]
     assert quick.ladders == {**full.ladders, **prof["ladders"]}
     assert quick.capacity["apps"] == full.capacity["apps"]
@@ -71,13 +71,32 @@ def test_quick_profile_is_a_subset():
     # Capacity apps left out of the quick capability runs keep their inputs.
     for app in set(full.capacity["apps"]) - set(quick.benchmarks):
         assert all(quick.input(app, n) == full.input(app, n) for n in full.nodes(app))
-    for name, subset in prof["variants"].items():
+    for name, subset in prof.get("variants", {}).items():
         assert quick.variants(name) == subset
     for name in quick.benchmarks:
         rungs = [n for n in quick.nodes(name) if n <= nodes]
         assert quick.cases(name, nodes) == len(quick.variants(name)) * len(quick.combos) * \
             len(rungs) * quick.repetitions
     assert quick.all_cases(nodes) < full.all_cases(nodes)
+
+
+def test_quick_profile_covers_every_benchmark_and_collective():
+    """Issue 14 item 6: every registry benchmark the study runs, every IMB collective, each
+    at one scale at least on the reference system, all combos (lists from the registry)."""
+    from t2hx import benchmarks
+
+    full = load_study(ROOT / "conf" / "study.yaml", "full")
+    quick = load_study(ROOT / "conf" / "study.yaml", "quick")
+    system = load_system(system_path(quick.system))
+    nodes = system.nodes["racks"] * system.nodes["per_rack"]
+    registry = {b.key for b in benchmarks.REGISTRY}
+    assert set(full.benchmarks) == registry          # the study runs all of Table 2
+    assert set(quick.benchmarks) == registry
+    imb = benchmarks.get("imb")
+    assert quick.variants("imb") == list(imb.variants)
+    for name in quick.benchmarks:
+        assert any(n <= nodes for n in quick.nodes(name)), name
+        assert quick.cases(name, nodes) >= len(quick.combos) * quick.repetitions, name
 
 
 def test_profile_from_environment(monkeypatch):
@@ -94,6 +113,11 @@ def test_profile_from_environment(monkeypatch):
      "benchmarks.swfft.ladder"),
     ("    mupp: 56", "    mupp: 56\n    nosuch: 8", "capacity.apps.nosuch"),
     ("repetitions: 10 ", "repetitions: 0 ", "repetitions"),
+    ("cv: {network: 0.1706", "cv: {netwrk: 0.1706", "noise.cv.netwrk"),
+    ("cv: {network: 0.1706", "cv: {network: -0.1", "noise.cv.network"),
+    (", x500: 0.1836}", "}", "noise.cv.x500"),
+    ("model: lognormal", "model: gauss", "noise.model"),
+    ("seed: 2019\n  cv:", "seed: -1\n  cv:", "noise.seed"),
 ])
 def test_bad_study_names_field(tmp_path, old, new, field):
     assert old in STUDY
@@ -116,10 +140,21 @@ def test_unknown_profile(tmp_path):
     ("{hpcg: [x]}", "profiles.quick.variants.hpcg"),
 ])
 def test_bad_profile_variants(tmp_path, variants, field):
-    old = "variants: {imb: [Bcast, Allreduce, Alltoall]}"
+    old = "  quick:"
     assert old in STUDY
     path = tmp_path / "study.yaml"
-    path.write_text(STUDY.replace(old, f"variants: {variants}", 1))
+    path.write_text(STUDY.replace(old, f"{old}\n    variants: {variants}", 1))
     with pytest.raises(ConfError) as err:
         load_study(path, "quick")
     assert err.value.field == field and "\n" not in err.value.line()
+
+
+def test_profile_noise_override_and_errors(tmp_path):
+    """A profile may switch the noise model off (the quick profile inherits the study's)."""
+    path = tmp_path / "study.yaml"
+    path.write_text(STUDY.replace("  quick:", "  quick:\n    noise: {model: none}", 1))
+    quick = load_study(path, "quick")
+    assert quick.noise["model"] == "none" and quick.noise_of("app")[0] == "none"
+    assert load_study(path, "full").noise_of("app")[0] == "lognormal"
+    assert load_study(ROOT / "conf" / "study.yaml", "quick").noise == \
+        load_study(ROOT / "conf" / "study.yaml", "full").noise

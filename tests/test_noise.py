@@ -1,0 +1,170 @@
+"""Run-to-run noise and the run cache of ``t2hx simulate`` (issue 14 item 4): seeded noise
+that differs across repetitions and scales what the parsers read; without noise a case is
+simulated once and its repetitions say so; the cache key follows every input."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import statistics
+import threading
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from t2hx import ROOT, benchmarks
+from t2hx.cli import main
+from t2hx.commands import simulate as simulate_cmd
+from t2hx.flowsim import noise, runcache
+from t2hx.post.parsers import parse_text
+from t2hx.post.records import better_for, split_simulated
+from t2hx.study import load_study
+
+from tests.conftest import MINI
+
+# Short inputs: the point is the noise and the cache, not the workloads.
+SHORT = ["--msglog", "0:3", "--rounds", "3", "--reps", "2", "--times", "2", "--window", "2",
+         "--elements", "0,1024,65536", "--iterations", "2"]
+
+
+@pytest.fixture(scope="module")
+def hx_dir(mini, routed):
+    return routed(mini, "hyperx", "dfsssp").run.out_dir
+
+
+@pytest.fixture(scope="module")
+def hostfile8(tmp_path_factory, mini) -> Path:
+    path = tmp_path_factory.mktemp("hf") / "8.txt"
+    path.write_text("".join(f"{h}\n" for h in mini.hostnames()[:8]))
+    return path
+
+
+def sim(capsys, work: Path, hostfile: Path, routing: Path, bench: str, rep: int = 0,
+        extra: list[str] = ()) -> tuple[dict, str]:
+    args = ["-q", "simulate", "--system", str(MINI), "--plane", "hyperx", "--routing",
+            "dfsssp", "--routing-dir", str(routing), "--hostfile", str(hostfile),
+            "--benchmark", bench, "--work", str(work), "--repetition", str(rep),
+            "--seed", str(rep), *SHORT, *extra]
+    assert main(args) == 0
+    body, meta = split_simulated(capsys.readouterr().out)
+    return meta, body
+
+
+def test_factor_is_seeded_lognormal_with_the_given_cv() -> None:
+    model = noise.Noise("lognormal", 0.2, 2019)
+    draws = [model.factor("case", r) for r in range(4000)]
+    assert draws == [model.factor("case", r) for r in range(4000)]        # pure function
+    assert len(set(draws[:10])) == 10                                       # reps differ
+    assert model.factor("other", 0) != draws[0]                             # cases differ
+    assert noise.Noise("lognormal", 0.2, 2020).factor("case", 0) != draws[0]
+    assert min(draws) > 0
+    assert statistics.fmean(draws) == pytest.approx(1.0, abs=0.015)
+    assert statistics.stdev(draws) == pytest.approx(0.2, rel=0.08)
+    assert noise.Noise("none", 0.2, 2019).factor("case", 3) == 1.0
+    assert noise.Noise("lognormal", 0.0, 2019).factor("case", 3) == 1.0
+
+
+NAMES = [b.name(v) for b in benchmarks.REGISTRY for v in (b.variants or (None,))]
+
+
+def test_every_registry_workload_has_a_rule() -> None:
+    assert {b.workload for b in benchmarks.REGISTRY} <= set(noise.PERTURB)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_noise_scales_what_the_parser_reads(name, capsys, tmp_path, hostfile8, hx_dir) -> None:
+    """Every benchmark (every IMB collective): rep 1 with noise = the cached noiseless
+    output with its times times f and its rates divided by f, as the parsers read them."""
+    entry, variant = benchmarks.resolve(name)
+    plain_meta, plain = sim(capsys, tmp_path, hostfile8, hx_dir, name, rep=1)
+    meta, noisy = sim(capsys, tmp_path, hostfile8, hx_dir, name, rep=1,
+                      extra=["--noise", "lognormal", "--noise-cv", "0.3",
+                             "--noise-seed", "7"])
+    assert plain_meta["noise"] == "none" and "noise_factor" not in plain_meta
+    assert meta["cache"] == "hit" and meta["noise"] == "lognormal:cv=0.3:seed=7"
+    f = float(meta["noise_factor"])
+    assert f != 1.0
+    want = entry.metric_benchmark(variant)
+    before = [r for r in parse_text(entry.parser, plain) if r["metric"] == entry.metric
+              and (want is None or r["benchmark"] == want)]
+    after = [r for r in parse_text(entry.parser, noisy) if r["metric"] == entry.metric
+             and (want is None or r["benchmark"] == want)]
+    assert before and len(before) == len(after)
+    power = 1 if better_for(entry.unit) == "lower" else -1
+    for b, a in zip(before, after):
+        assert a["value"] == pytest.approx(b["value"] * f ** power, rel=0.01, abs=0.011)
+
+
+def test_off_simulates_once_and_marks_repeats(capsys, tmp_path, hostfile8, hx_dir,
+                                              monkeypatch) -> None:
+    calls = []
+    real = simulate_cmd.simulate
+    monkeypatch.setattr(simulate_cmd, "simulate",
+                        lambda *a: calls.append(a) or real(*a))
+    runs = [sim(capsys, tmp_path, hostfile8, hx_dir, "minife", rep=r) for r in range(3)]
+    assert len(calls) == 1
+    assert [m["cache"] for m, _ in runs] == ["miss", "hit", "hit"]
+    assert [m.get("repeat_of") for m, _ in runs] == [None, "0", "0"]
+    assert [m["repetition"] for m, _ in runs] == ["0", "1", "2"]
+    assert runs[0][1] == runs[1][1] == runs[2][1]
+    # eBB draws its bisections from the seed (= repetition): never a repeat.
+    ebb = [sim(capsys, tmp_path, hostfile8, hx_dir, "ebb", rep=r)[0] for r in range(2)]
+    assert [m["cache"] for m in ebb] == ["miss", "miss"] and len(calls) == 3
+    # --no-cache simulates again.
+    meta, _ = sim(capsys, tmp_path, hostfile8, hx_dir, "minife", rep=3, extra=["--no-cache"])
+    assert meta["cache"] == "off" and len(calls) == 4
+
+
+def test_cache_follows_the_inputs(capsys, tmp_path, hostfile8, hx_dir, monkeypatch) -> None:
+    work = tmp_path / "work"
+    assert sim(capsys, work, hostfile8, hx_dir, "imb-bcast")[0]["cache"] == "miss"
+    assert sim(capsys, work, hostfile8, hx_dir, "imb-bcast", rep=1)[0]["cache"] == "hit"
+    # another option, another hostfile content, other routing dumps, other code: simulate.
+    assert sim(capsys, work, hostfile8, hx_dir, "imb-bcast",
+               extra=["--msglog", "0:4"])[0]["cache"] == "miss"
+    hosts = tmp_path / "8.txt"
+    hosts.write_text("".join(reversed(hostfile8.read_text().splitlines(keepends=True))))
+    assert sim(capsys, work, hosts, hx_dir, "imb-bcast")[0]["cache"] == "miss"
+    dumps = tmp_path / "dumps"
+    shutil.copytree(hx_dir, dumps)
+    assert sim(capsys, work, hostfile8, dumps, "imb-bcast")[0]["cache"] == "hit"
+    with open(dumps / "guid2lid", "a") as fh:
+        fh.write("\n")
+    assert sim(capsys, work, hostfile8, dumps, "imb-bcast")[0]["cache"] == "miss"
+    monkeypatch.setattr(runcache, "code_version", lambda: "another model version")
+    assert sim(capsys, work, hostfile8, hx_dir, "imb-bcast", rep=2)[0]["cache"] == "miss"
+
+
+def test_concurrent_users_simulate_once(tmp_path) -> None:
+    cache = runcache.RunCache(tmp_path)
+    calls, results = [], []
+
+    def make() -> str:
+        calls.append(1)
+        time.sleep(0.3)
+        return "# t2hx-simulated: x=1\nbody\n"
+
+    threads = [threading.Thread(target=lambda r=r: results.append(
+        (r, *cache.get_or_make("k" * 64, r, make)))) for r in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(calls) == 1
+    missed = [r for r, _, of in results if of is None]
+    assert len(missed) == 1 and len({text for _, text, _ in results}) == 1
+    assert [of for _, _, of in results if of is not None] == missed * 3
+    assert not list(tmp_path.rglob(".*.tmp"))       # atomic: no half-written entry left
+
+
+def test_study_cv_is_the_measured_one() -> None:
+    """The study's cv values are what bench/noise.py measured, never tuned."""
+    measured = json.loads((ROOT / "bench" / "results" / "noise.json").read_text())
+    study = load_study(ROOT / "conf" / "study.yaml", "full")
+    raw = yaml.safe_load((ROOT / "conf" / "study.yaml").read_text())["noise"]
+    assert raw["source"] == "bench/results/noise.json"
+    assert study.noise["cv"]["network"] == measured["cv_group"]["network"]
+    assert study.noise["cv"]["app"] == measured["cv_group"]["app"]
+    assert len(measured["raw"]["minife_solver_walltime_s"]) >= 5
