@@ -2,7 +2,9 @@
 """Wall and CPU time of the main job, ``t2hx reproduce`` (quick profile), from cold: fresh
 log and work roots, so every plane is routed again and every case runs (goal: under 15
 minutes on 2 cores). Also records the machine's load before and after, since a busy machine
-stretches the wall time. Writes bench/results/reproduce.json."""
+stretches the wall time, and how many simulated runs the run cache served. Writes
+bench/results/reproduce.json; ``--no-cache --out bench/results/reproduce-nocache.json``
+measures the same without the run cache."""
 
 from __future__ import annotations
 
@@ -25,15 +27,29 @@ from t2hx.atomic import atomic_write  # noqa: E402
 GOAL_S = 15 * 60
 
 
+def sim_cases(logdir: Path) -> dict[str, int]:
+    """Simulated runs by what their first line says: simulated (miss), deterministic repeat
+    or noisy repeat of a cached simulation (hit), cache bypassed (off)."""
+    counts: dict[str, int] = {}
+    for meta in logdir.rglob("t2hx-run.json"):
+        cache = json.loads(meta.read_text()).get("sim", {}).get("cache", "unknown")
+        counts[cache] = counts.get(cache, 0) + 1
+    return dict(sorted(counts.items()))
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--system", default="t2hx")
     ap.add_argument("--full", action="store_true", help="the whole matrix (hours)")
     ap.add_argument("--out", default=str(ROOT / "bench" / "results" / "reproduce.json"))
+    ap.add_argument("--no-cache", action="store_true",
+                    help="simulate every repetition (T2HX_NO_SIM_CACHE=1): the time the run "
+                    "cache saves is the difference to a run without this flag")
     ap.add_argument("-q", "--quiet", action="store_true")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="t2hx-bench-reproduce-") as tmp:
-        env = {**os.environ, "T2HX_LOG_ROOT": f"{tmp}/log", "T2HX_WORK_ROOT": f"{tmp}/work"}
+        env = {**os.environ, "T2HX_LOG_ROOT": f"{tmp}/log", "T2HX_WORK_ROOT": f"{tmp}/work",
+               "T2HX_NO_SIM_CACHE": "1" if args.no_cache else ""}
         cmd = [str(ROOT / "run" / "t2hx"), "reproduce", "--system", args.system,
                "--campaign", "bench", "--out", f"{tmp}/paper", *(["--full"] if args.full else [])]
         load_before = os.getloadavg()
@@ -45,6 +61,7 @@ def main() -> int:
         usage = resource.getrusage(resource.RUSAGE_CHILDREN)
         verdicts = [line for line in done.stdout.splitlines() if "Fig 1:" in line]
         figures = len(list(Path(tmp, "paper", "figures").glob("*.png")))
+        cases = sim_cases(Path(tmp, "log", "bench"))
     result = {
         "profile": "full" if args.full else "quick", "system": args.system,
         "exit_code": done.returncode, "wall_s": round(wall, 1),
@@ -52,6 +69,7 @@ def main() -> int:
         "within_goal": wall < GOAL_S, "cores": os.cpu_count(),
         "load_before": [round(x, 2) for x in load_before],
         "load_after": [round(x, 2) for x in os.getloadavg()],
+        "sim_cache": not args.no_cache, "cases": cases,
         "figures": figures, "fig1": verdicts, "machine": platform.machine(),
         "date": time.strftime("%Y-%m-%d"),
     }

@@ -14,6 +14,7 @@ divide) by a seeded factor of (``--noise-seed``, case, ``--repetition``)
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from t2hx import benchmarks
@@ -22,6 +23,7 @@ from t2hx.errors import WorkloadError
 from t2hx.paths import work_root
 from t2hx.routing.parx import DEFAULT_THRESHOLD
 
+NO_CACHE_ENV = "T2HX_NO_SIM_CACHE"
 DEFAULT_ELEMENTS = "0,32,256,1024,4096,16384,65536,262144,1048576,8388608,67108864"
 
 
@@ -68,7 +70,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="coefficient of variation of the noise factor, e.g. 0.05")
     p.add_argument("--noise-seed", type=int, default=0, help="seed of the noise draws")
     p.add_argument("--no-cache", action="store_true",
-                   help="simulate even if the run cache holds this case")
+                   default=os.environ.get(NO_CACHE_ENV, "") not in ("", "0"),
+                   help=f"simulate even if the run cache holds this case (default: set "
+                   f"{NO_CACHE_ENV}=1 to bypass it for a whole campaign)")
     p.add_argument("--output", "-o", default=None, help="write here instead of stdout")
     p.set_defaults(func=run)
 
