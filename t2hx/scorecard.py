@@ -33,8 +33,9 @@ paper's own "within ±1 %", §5.2). ``tol(p) = max(abs, rel·|p|)`` from the cla
 
 * ``not run`` — no like-for-like data: a combo, node count or message size of the claim is
   missing, a requirement (e.g. the 3 h capacity window) is not met, a ``spread`` claim meets
-  only identical repetitions (a deterministic campaign says nothing about variability), or the
-  claim is ``unmeasured``. The verdict names what is missing.
+  only identical repetitions or only simulated ones (the noise model gives every combo the
+  same spread, so it says nothing about which fabric varies less), or the claim is
+  ``unmeasured``. The verdict names what is missing.
 * ``gain: g`` / ``ratio: r`` (= gain r − 1): **agrees** if |ours − g| ≤ tol(g); else **same
   direction** if dir(ours) = dir(g); else **contradicts** (opposite sign, or no effect where the
   paper reports one).
@@ -362,7 +363,12 @@ def compute(results: pd.DataFrame, claim: dict[str, Any], context: dict[str, Any
             raise NotRun(f"no cells with ≥ 2 runs of {label(comp['subject'])} and {label(base)}")
         if (m["spread"] == 0).all() and (m["spread_base"] == 0).all():
             raise NotRun("every repetition identical (deterministic campaign): variability "
-                         "needs the noise model or real runs")
+                         "needs real runs")
+        if "simulated" in df and df["simulated"].fillna(False).astype(bool).all():
+            # The noise model draws every combo's factors from the same distribution
+            # (docs/modelling.md#run-to-run-noise): a difference in spread is chance.
+            raise NotRun("simulated runs only: their spread is the noise model's, the same "
+                         "for every combo; which fabric varies less needs real runs")
         return Ours(float(m["spread_base"].median() - m["spread"].median()), where=where(comp, m))
     raise T2hxError(f"claim {claim['id']}: unknown compute kind {kind!r}",
                     fix="one of gain, value, rank, trend, spread, unmeasured")

@@ -143,8 +143,12 @@ def test_spread_needs_varying_repetitions():
     v = score(same, [claim({"sign": 1}, **kw)], DEFAULTS)[0]
     assert v.verdict == "not run" and "identical" in v.note
     varied = table((FT, "milc", "t", 4, None, [10.0, 12.0]), (DFL, "milc", "t", 4, None, [9, 9.1]))
-    assert verdict(varied, {"sign": 1}, **kw) == "agrees"
-    assert verdict(varied, {"sign": -1}, **kw) == "contradicts"
+    # Simulated with noise: every combo's spread comes from one distribution, so no verdict.
+    v = score(varied, [claim({"sign": 1}, **kw)], DEFAULTS)[0]
+    assert v.verdict == "not run" and "noise model" in v.note
+    real = varied.assign(simulated=False)
+    assert verdict(real, {"sign": 1}, **kw) == "agrees"
+    assert verdict(real, {"sign": -1}, **kw) == "contradicts"
 
 
 def capacity_log(tmp_path: Path, window: float) -> Path:
