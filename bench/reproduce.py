@@ -13,6 +13,7 @@ import json
 import os
 import platform
 import resource
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -45,6 +46,8 @@ def main() -> int:
     ap.add_argument("--no-cache", action="store_true",
                     help="simulate every repetition (T2HX_NO_SIM_CACHE=1): the time the run "
                     "cache saves is the difference to a run without this flag")
+    ap.add_argument("--keep-paper", default=None, metavar="DIR",
+                    help="copy the run's paper/ (figures, data, report) here to inspect")
     ap.add_argument("-q", "--quiet", action="store_true")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="t2hx-bench-reproduce-") as tmp:
@@ -62,6 +65,8 @@ def main() -> int:
         verdicts = [line for line in done.stdout.splitlines() if "Fig 1:" in line]
         figures = len(list(Path(tmp, "paper", "figures").glob("*.png")))
         cases = sim_cases(Path(tmp, "log", "bench"))
+        if args.keep_paper:
+            shutil.copytree(Path(tmp, "paper"), args.keep_paper, dirs_exist_ok=True)
     result = {
         "profile": "full" if args.full else "quick", "system": args.system,
         "exit_code": done.returncode, "wall_s": round(wall, 1),

@@ -265,6 +265,12 @@ def test_porting_new_conf_no_code_change(tmp_path):
         assert sorted(r["combo"] for r in rows if r["benchmark"] == bench) == \
             sorted(c.name for c in load_study().combos)
     assert all(float(r["perf_value"]) > 0 for r in rows)
+    # Each run records what its simulated first line says: simulated here, the study's noise.
+    model, cv, seed = load_study().noise_of("network")
+    for meta in (tmp_path / "log" / "test" / "runs").rglob("mpigraph_*/t2hx-run.json"):
+        sim = json.loads(meta.read_text())["sim"]
+        assert sim["cache"] == "miss" and "repeat_of" not in sim
+        assert sim["noise"] == (f"{model}:cv={cv:g}:seed={seed}" if model != "none" else "none")
     rerouted = [p for p in (tmp_path / "work").rglob("HPL_*/rfm_job.err")
                 if "reroute: routing port6-hyperx with parx" in p.read_text()]
     assert len(rerouted) == 1                         # the PARX case only
