@@ -16,6 +16,7 @@ import yaml
 
 from t2hx import ROOT, benchmarks
 from t2hx.cli import main
+from t2hx.errors import WorkloadError
 from t2hx.commands import simulate as simulate_cmd
 from t2hx.flowsim import noise, runcache
 from t2hx.post.parsers import parse_text
@@ -69,8 +70,18 @@ def test_factor_is_seeded_lognormal_with_the_given_cv() -> None:
 NAMES = [b.name(v) for b in benchmarks.REGISTRY for v in (b.variants or (None,))]
 
 
-def test_every_registry_workload_has_a_rule() -> None:
+def test_every_registry_workload_has_a_rule(capsys, tmp_path, hostfile8, hx_dir) -> None:
     assert {b.workload for b in benchmarks.REGISTRY} <= set(noise.PERTURB)
+    with pytest.raises(WorkloadError) as err:
+        noise.perturb("nosuch", "1.0\n", 1.1)
+    assert "\n" not in err.value.line() and "PERTURB" in err.value.line()
+    args = ["-q", "simulate", "--system", str(MINI), "--plane", "hyperx", "--routing",
+            "dfsssp", "--routing-dir", str(hx_dir), "--hostfile", str(hostfile8),
+            "--benchmark", "amg", "--work", str(tmp_path), "--noise", "lognormal",
+            "--noise-cv", "-0.1"]
+    assert main(args) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--noise-cv" in err[0]
 
 
 @pytest.mark.parametrize("name", NAMES)

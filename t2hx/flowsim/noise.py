@@ -27,6 +27,7 @@ import re
 from dataclasses import dataclass
 from typing import Callable
 
+from t2hx.errors import WorkloadError
 from t2hx.post.records import WALLTIME_RE
 
 MODELS = ("none", "lognormal")
@@ -175,6 +176,6 @@ def perturb(workload: str, body: str, factor: float) -> str:
     if factor == 1.0:
         return body
     if workload not in PERTURB:
-        raise KeyError(f"t2hx.flowsim.noise has no rule for workload '{workload}' "
-                       "(fix: add its time/rate lines to PERTURB)")
+        raise WorkloadError(f"no noise rule for workload '{workload}'", field="workload",
+                            fix="add its time and rate lines to PERTURB in t2hx/flowsim/noise.py")
     return PERTURB[workload](body, factor)
