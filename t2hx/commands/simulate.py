@@ -109,12 +109,7 @@ def run(args: argparse.Namespace) -> int:
     model = noise.Noise(args.noise, args.noise_cv, args.noise_seed)
     factor = model.factor(case, args.repetition)
     head, _, body = text.partition("\n")
-    marks = {"repetition": args.repetition, "cache": "off" if args.no_cache else
-             ("hit" if repeat_of is not None else "miss"), "noise": model.label()}
-    if repeat_of is not None:
-        marks["repeat_of"] = repeat_of
-    if model.on:
-        marks["noise_factor"] = f"{factor:.6f}"
+    marks = run_marks(args, model, factor, repeat_of)
     text = head + "".join(f" {k}={v}" for k, v in marks.items()) + "\n" + \
         noise.perturb(bench.workload, body, factor)
     if args.output:
@@ -122,6 +117,20 @@ def run(args: argparse.Namespace) -> int:
     else:
         sys.stdout.write(text)
     return 0
+
+
+def run_marks(args: argparse.Namespace, model, factor: float,
+              repeat_of: int | None) -> dict[str, object]:
+    """What the first line adds about this run (docs/formats.md#simulated-output)."""
+    marks: dict[str, object] = {
+        "repetition": args.repetition,
+        "cache": "off" if args.no_cache else "miss" if repeat_of is None else "hit",
+        "noise": model.label()}
+    if repeat_of is not None:
+        marks["repeat_of"] = repeat_of
+    if model.on:
+        marks["noise_factor"] = f"{factor:.6f}"
+    return marks
 
 
 def simulate(args: argparse.Namespace, bench: benchmarks.Benchmark,
