@@ -145,3 +145,30 @@ def test_line_written_by_reframes_own_formatter_is_ingested(tmp_path: Path) -> N
         ("hx-parx-clustered", "imb-allreduce", "t_min", "us", "lower")
     assert (row["nodes"], row["repetition"], row["value"], row["simulated"]) == (28, 3, 12.5, True)
     assert pd.isna(row["msg_size"]) and row["system"] == "t2hx" and row["git_hash"] == "abc"
+
+
+def test_raw_records_take_the_runs_registry_name(tmp_path: Path) -> None:
+    """MuPP's IMB output says Multi-PingPong, qb@ll's parser says qbox: the rows carry the
+    run's registry name, so a benchmark gets one figure, not one per name."""
+    from t2hx.flowsim import output
+    from t2hx.post.records import WALLTIME_FORMAT
+
+    log = tmp_path / "camp"
+    mupp = tmp_path / "mupp.out"
+    mupp.write_text(output.imb_preamble(["Multi-PingPong"], "IMB-MPI1 -multi 0 PingPong")
+                    + output.multi_pingpong_table(4, [(1024, 1000, 2.5, 409.6)])
+                    + output.imb_footer())
+    qball = tmp_path / "qball.out"
+    qball.write_text(WALLTIME_FORMAT.format(seconds=12.5) + "\n")
+    common = dict(combo="c", topology="hyperx", routing="dfsssp", placement="linear",
+                  nodes=4, repetition=0)
+    make_run(log, "mupp-0", dict(common, benchmark="mupp"), [mupp])
+    make_run(log, "qball-0", dict(common, benchmark="qball"), [qball])
+    # An output of several IMB collectives keeps each collective's name.
+    make_run(log, "bcast-0", dict(common, benchmark="imb-bcast"),
+             [FIX / "imb/imb-mpi1-np4-collectives-msglog0-16.out"])
+    df = ingest(log).results
+    assert set(df[df["source"].str.contains("mupp")]["benchmark"]) == {"mupp"}
+    assert set(df[df["source"].str.contains("qball")]["benchmark"]) == {"qball"}
+    assert {"imb-bcast", "imb-allreduce"} <= set(df[df["source"].str.contains("bcast-0")][
+        "benchmark"])

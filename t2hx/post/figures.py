@@ -23,6 +23,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from t2hx import benchmarks
 from t2hx.post import plots
 from t2hx.post.store import write_text
 
@@ -57,6 +58,9 @@ def slug(text: str) -> str:
 
 
 def primary_metric(bench: str, metrics: list[str]) -> str | None:
+    hit = benchmarks.find(bench)            # the registry's Table 2 metric first
+    if hit is not None and hit[0].metric in metrics:
+        return hit[0].metric
     for prefix, prefs in PRIMARY.items():
         if bench == prefix or (prefix.endswith("-") and bench.startswith(prefix)):
             for m in prefs:

@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from t2hx import benchmarks
 from t2hx.errors import T2hxError
 from t2hx.post import parsers
 from t2hx.post.parsers import mpigraph
@@ -215,6 +216,7 @@ def _run(logdir: Path, meta_path: Path, campaign: str,
         summary.skip("run", rel_dir, f"unknown benchmark {bench!r}")
         return [], []
     base = _run_base(meta, campaign)
+    rename = _registry_name(bench)
     best: dict[tuple, dict[str, Any]] = {}
     cells: list[dict[str, Any]] = []
     problems: list[dict[str, str]] = []
@@ -230,8 +232,10 @@ def _run(logdir: Path, meta_path: Path, campaign: str,
             problems.append({"what": "raw output", "path": rel, "reason": err.message})
             continue
         summary.raw_files_parsed += 1
+        single = len({r["benchmark"] for r in recs}) == 1
         for rec in recs:
-            row = _raw_row(base, rec, rel)
+            name = rename if rename and single else rec["benchmark"]
+            row = _raw_row(base, dict(rec, benchmark=name), rel)
             key = (row["benchmark"], row["metric"], row["msg_size"])
             if key not in best or _better(row, best[key]):
                 best[key] = row
@@ -243,6 +247,17 @@ def _run(logdir: Path, meta_path: Path, campaign: str,
     summary.runs_used += 1
     summary.ignored.extend({"path": p["path"], "reason": p["reason"]} for p in problems)
     return list(best.values()), cells
+
+
+def _registry_name(bench: str) -> str | None:
+    """The run's registry name for the records of an output that holds only one benchmark:
+    the parser's own names (``imb-multi-pingpong``, ``qbox``) would make a second figure
+    beside the perflog's ``mupp``, ``qball``. None for benchmarks whose output names several
+    (an IMB collective's run is filtered by its variant's name)."""
+    hit = benchmarks.find(bench)
+    if hit is None or hit[0].metric_filter is not None:
+        return None
+    return hit[0].name(hit[1])
 
 
 def _run_base(meta: dict[str, Any], campaign: str) -> dict[str, Any]:
