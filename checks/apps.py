@@ -8,6 +8,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import reframe as rfm                                              # noqa: E402
+from reframe.core.builtins import run_before                      # noqa: E402
 
 from lib.base import T2hxCheck, study_parameters                  # noqa: E402
 
@@ -53,6 +54,14 @@ class CoMD(T2hxCheck):
         return "CoMD-mpi", ["-e", "-i", str(i), "-j", str(j), "-k", str(k),
                             "-x", str(a * i), "-y", str(a * j), "-z", str(a * k)]
 
+    @run_before("run")
+    def link_potentials(self):
+        """CoMD -e reads its EAM potential from pots/ in the working directory; on `local`
+        that is the Spack view's pots/ (the comd package installs it there)."""
+        pots = Path(self.extras.get("spack_view") or "/nonexistent") / "pots"
+        if self.mode == "local" and pots.is_dir():
+            (Path(self.stagedir) / "pots").symlink_to(pots)
+
 
 @rfm.simple_test
 class MiniFE(T2hxCheck):
@@ -85,7 +94,9 @@ class FFVC(T2hxCheck):
     @staticmethod
     def command(launch):
         c = str(launch.input["cube"])
-        return "ffvc_mini", ["--scale=weak", f"--size={c}", "--division=auto"]
+        # FFVC-mini takes the process grid as LxMxN only (no automatic division).
+        grid = "x".join(map(str, grid3(launch.ranks)))
+        return "ffvc_mini", ["--scale=weak", f"--size={c}", f"--division={grid}"]
 
 
 @rfm.simple_test
@@ -115,7 +126,7 @@ class MILC(T2hxCheck):
 
     @staticmethod
     def command(launch):
-        return "su3_rmd", [f"{launch.input['case']}.in"]
+        return "su3_rhmd_hisq", [f"{launch.input['case']}.in"]
 
 
 @rfm.simple_test
