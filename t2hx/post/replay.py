@@ -90,7 +90,7 @@ def replay(logdir: Path, out: Path | None = None, quiet: bool | None = None) -> 
         campaign = str(ing.provenance.get("campaign") or
                        (results["campaign"].iloc[0] if len(results) else logdir.resolve().name))
         bl = report.blocks(campaign, ing.provenance, summ, baseline, figs, sim, ref, out, sc,
-                           values=report.measured_values(stats) if single else None)
+                           values=report.measured_values(results) if single else None)
         report.write_report(out, bl, f"t2hx report — {campaign}")
         prog.say(f"{len(figs)} figures, {len(summ['skipped'])} skipped input(s); report in {out}")
     return ReplayResult(out, figs, summ)

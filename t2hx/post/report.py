@@ -93,32 +93,36 @@ def blocks(campaign: str, prov: dict[str, Any], summary: dict[str, Any], baselin
     return b
 
 
-VALUE_COLUMNS = ["benchmark", "ranks", "metric", "msg_size", "value", "unit", "runs"]
+VALUE_COLUMNS = ["benchmark", "ranks", "metric", "msg_size", "value", "unit", "repetitions"]
 
 
-def measured_values(stats: pd.DataFrame) -> pd.DataFrame:
-    """Per benchmark and rank count: its primary metric (seed 000 Table 2), best of N; for a
-    message-size sweep at the largest size (the value the check's perflog records)."""
+def measured_values(results: pd.DataFrame) -> pd.DataFrame:
+    """Per study benchmark (a registry name, as its check records it) and rank count: its
+    primary metric (seed 000 Table 2), best over the repetitions; for a message-size sweep at
+    the largest size (the value the check's perflog records). Other parser records of a raw
+    output (IMB's PingPong rows of MuPP, …) stay in data/results.csv."""
     from t2hx.post.figures import primary_metric
 
     rows = []
-    for (bench, nodes), cell in stats.groupby(["benchmark", "nodes"], sort=True):
+    known = results[results["benchmark"].map(lambda b: benchmarks.find(str(b)) is not None)]
+    for (bench, nodes), cell in known.groupby(["benchmark", "nodes"], sort=True):
         metric = primary_metric(bench, sorted(cell["metric"].dropna().unique()))
         cell = cell[cell["metric"] == metric]
-        if cell["msg_size"].notna().any():
-            cell = cell[cell["msg_size"] == cell["msg_size"].max()]
-        top = cell.iloc[0]
-        rows.append([bench, int(nodes), metric,
-                     None if pd.isna(top["msg_size"]) else int(top["msg_size"]),
-                     float(top["best"]), top["unit"], int(top["runs"])])
-    return pd.DataFrame(rows, columns=VALUE_COLUMNS)
+        size = cell["msg_size"].max()
+        if pd.notna(size):
+            cell = cell[cell["msg_size"] == size]
+        pick = cell["value"].max() if cell["better"].iloc[0] == "higher" else cell["value"].min()
+        rows.append([bench, int(nodes), metric, pd.NA if pd.isna(size) else int(size),
+                     float(pick), cell["unit"].iloc[0], int(cell["repetition"].nunique())])
+    return pd.DataFrame(rows, columns=VALUE_COLUMNS).astype({"msg_size": "Int64"})
 
 
 def values_blocks(values: pd.DataFrame) -> list[Block]:
     return [("h", 2, f"Measured values ({values['benchmark'].nunique()} benchmarks)"),
             ("p", "One row per benchmark and rank count: the primary metric of seed 000 "
-             "Table 2 as parsed from the raw output (message sweeps: the largest size; every "
-             "size is in data/results.csv)."),
+             "Table 2 as parsed from the run's records, best over the repetitions (message "
+             "sweeps: the largest size [bytes]; every size and metric is in "
+             "data/results.csv)."),
             ("table", values)]
 
 
