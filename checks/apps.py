@@ -2,6 +2,7 @@
 agreed ``T2HX solver walltime: <s> s`` line our patches print around each solver
 (t2hx.post.records.WALLTIME_FORMAT); inputs and weak/strong scaling from conf/study.yaml."""
 
+import shutil
 import sys
 from pathlib import Path
 
@@ -106,7 +107,36 @@ class MVMC(T2hxCheck):
 
     @staticmethod
     def command(launch):
-        return "vmc.out", ["-e", f"{launch.input['case']}/namelist.def"]
+        # mVMC-mini takes one argument, the multi-definition file of its input deck, which
+        # names the deck's parameter directory relative to the working directory.
+        return "vmc.out", ["multiDir.def"]
+
+    @run_before("run")
+    def stage_deck(self):
+        """On `local`: the view's deck share/mvmc/<case>/ into the working directory, with
+        the study's ``modpara`` values (e.g. fewer SR steps) written into its zmodpara.def."""
+        if self.mode != "local":
+            return
+        deck = Path(self.extras["spack_view"]) / "share" / "mvmc" / self.input["case"]
+        stage = Path(self.stagedir)
+        # The deck carries a dangling link to the build tree's vmc.out: not an input.
+        shutil.copytree(deck, stage, dirs_exist_ok=True, ignore_dangling_symlinks=True,
+                        ignore=shutil.ignore_patterns("vmc.out", "job*.sh"))
+        for path in stage.rglob("zmodpara.def"):
+            path.write_text(set_modpara(path.read_text(), self.input.get("modpara", {})))
+
+
+def set_modpara(text: str, values: dict) -> str:
+    """zmodpara.def with ``values`` (key -> value) replacing its ``<key> <value>`` lines."""
+    lines = text.splitlines()
+    for key, value in values.items():
+        hits = [i for i, line in enumerate(lines) if line.split()[:1] == [key]]
+        if not hits:
+            raise KeyError(f"zmodpara.def has no {key} line (fix: correct local.input.mvmc."
+                           "modpara in conf/study.yaml)")
+        for i in hits:
+            lines[i] = f"{key:<14} {value}"
+    return "\n".join(lines) + "\n"
 
 
 @rfm.simple_test

@@ -164,10 +164,9 @@ def sim_system(systems: list[System]) -> dict:
 
 
 LOCAL_RANKS = 4     # the most ranks a local case may ask for (oversubscribed on few cores)
-# Open MPI on one machine: shared memory only, more ranks than cores allowed.
-LOCAL_MPIRUN_OPTIONS = ["--oversubscribe", "--mca", "btl", "self,vader"]
-# Open MPI refuses to start as root unless told twice (containers, CI runners run as root).
-ROOT_MPI_ENV = [["OMPI_ALLOW_RUN_AS_ROOT", "1"], ["OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1"]]
+# Open MPI on one machine: shared memory only, more ranks than cores allowed, and started
+# as root too (containers and CI runners run as root; mpirun refuses otherwise).
+LOCAL_MPIRUN_OPTIONS = ["--allow-run-as-root", "--oversubscribe", "--mca", "btl", "self,vader"]
 
 
 def local_system() -> dict:
@@ -175,15 +174,12 @@ def local_system() -> dict:
     (``T2HX_SPACK_VIEW``, default spack-env/view): a case runs only when the view holds its
     benchmark's ``local_binary`` (checks/lib/base.py says which were left out and why)."""
     view = spack_view()
-    env = view_env(view) + [["T2HX_SPACK_VIEW", str(view)]]
-    if os.geteuid() == 0:
-        env += ROOT_MPI_ENV
     return {"name": "local", "descr": "this machine: real Open MPI, the Spack view's binaries",
             "hostnames": [".*"], "modules_system": "nomod",
             "partitions": [{
                 "name": "default", "scheduler": "local", "launcher": WALLTIME_LAUNCHER,
                 "environs": ["openmpi"], "max_jobs": 1, "features": ["local"],
-                "env_vars": env,
+                "env_vars": view_env(view),
                 "extras": {"mode": "local", "conf_system": "local", "plane": "local",
                            "hca": None, "nodes": LOCAL_RANKS, "cores": 1, "routings": [],
                            "root": str(ROOT), "spack_view": str(view),

@@ -65,16 +65,16 @@ def _git_hash() -> str:
 GIT_HASH = _git_hash()
 
 
-def study_parameters(bench: str, local: bool = True):
+def study_parameters(bench: str):
     """(combo, num_nodes, repetition) parameters of a benchmark, from the study. When the
     selected profile leaves the benchmark out, one placeholder case that no system accepts
     (set_case), so ReFrame neither runs nor warns about it."""
     if bench not in STUDY.benchmarks:
         return (parameter([STUDY.combos[0].name], type=str),
                 parameter(STUDY.nodes(bench)[:1], type=int), parameter([0], type=int))
-    combos = [c.name for c in STUDY.combos] + ([LOCAL] if local else [])
-    nodes = sorted(set(STUDY.nodes(bench)) | (set(STUDY.local["nodes"]) if local else set()))
-    reps = max(STUDY.repetitions, STUDY.local["repetitions"] if local else 0)
+    combos = [c.name for c in STUDY.combos] + [LOCAL]
+    nodes = sorted(set(STUDY.nodes(bench)) | set(STUDY.local["nodes"]))
+    reps = max(STUDY.repetitions, STUDY.local["repetitions"])
     return (parameter(combos, type=str), parameter(nodes, type=int),
             parameter(range(reps), type=int))
 
@@ -157,7 +157,7 @@ class T2hxCheck(rfm.RunOnlyRegressionTest):
             ok = (self.num_nodes in STUDY.local["nodes"]
                   and self.repetition < STUDY.local["repetitions"])
             if ok and (reason := self.local_reason()):
-                announce_left_out(self.benchmark, reason)
+                announce_left_out(self.entry.key, reason)
                 ok = False
             self.valid_systems = ["local"] if ok else []
             self.topology, self.routing, self.placement = "local", "none", "linear"
