@@ -2,6 +2,8 @@
 agreed ``T2HX solver walltime: <s> s`` line our patches print around each solver
 (t2hx.post.records.WALLTIME_FORMAT); inputs and weak/strong scaling from conf/study.yaml."""
 
+import itertools
+import math
 import shutil
 import sys
 from pathlib import Path
@@ -168,3 +170,40 @@ class Qball(T2hxCheck):
     def command(launch):
         atoms = launch.input["atoms_per_node"] * launch.nodes
         return "qball", [f"gold_{atoms}.i"]
+
+    @staticmethod
+    def input_files(launch):
+        """With ``ecut`` in the input (the `local` study input): a generated gold deck, the
+        first atoms of an fcc gold crystal in a cubic cell; without it the site provides
+        gold_<atoms>.i (seed 000's deck)."""
+        inp = launch.input
+        if "ecut" not in inp:
+            return {}
+        atoms = inp["atoms_per_node"] * launch.nodes
+        return {f"gold_{atoms}.i": gold_deck(atoms, inp["ecut"], inp["steps"],
+                                             inp["pseudopotential"])}
+
+    @run_before("run")
+    def link_pseudopotentials(self):
+        """On `local`: the view's qball pseudopotentials as pseudo/ in the working directory."""
+        pseudo = Path(self.extras.get("spack_view") or "/nonexistent") / "share" / "qball"
+        if self.mode == "local" and pseudo.is_dir():
+            (Path(self.stagedir) / "pseudo").symlink_to(pseudo / "pseudopotentials")
+
+
+FCC_BOHR = 7.71     # gold's fcc lattice constant, 4.08 Angstrom
+FCC_BASIS = ((0, 0, 0), (0, 0.5, 0.5), (0.5, 0, 0.5), (0.5, 0.5, 0))
+
+
+def gold_deck(atoms: int, ecut: float, steps: str, pseudopotential: str) -> str:
+    """A qb@ll command file: ``atoms`` gold atoms on fcc sites in the smallest cubic cell of
+    whole unit cells holding them, plane-wave cutoff ``ecut`` [Ry], then ``run <steps>``."""
+    cells = math.ceil((atoms / len(FCC_BASIS)) ** (1 / 3))
+    sites = [tuple((c + b) * FCC_BOHR for c, b in zip(cell, basis))
+             for cell in itertools.product(range(cells), repeat=3) for basis in FCC_BASIS]
+    side = cells * FCC_BOHR
+    lines = [f"set cell {side} 0 0 0 {side} 0 0 0 {side}", f"species gold {pseudopotential}"]
+    lines += [f"atom Au{i + 1} gold {x:.4f} {y:.4f} {z:.4f}"
+              for i, (x, y, z) in enumerate(sites[:atoms])]
+    lines += [f"set ecut {ecut}", "set wf_dyn PSD", "randomize_wf", f"run {steps}"]
+    return "\n".join(lines) + "\n"
