@@ -98,15 +98,18 @@ VALUE_COLUMNS = ["benchmark", "ranks", "metric", "msg_size", "value", "unit", "r
 
 def measured_values(results: pd.DataFrame) -> pd.DataFrame:
     """Per study benchmark (a registry name, as its check records it) and rank count: its
-    primary metric (seed 000 Table 2), best over the repetitions; for a message-size sweep at
+    registry metric (seed 000 Table 2), best over the repetitions; for a message-size sweep at
     the largest size (the value the check's perflog records). Other parser records of a raw
     output (IMB's PingPong rows of MuPP, …) stay in data/results.csv."""
     from t2hx.post.figures import primary_metric
 
     rows = []
-    known = results[results["benchmark"].map(lambda b: benchmarks.find(str(b)) is not None)]
+    known = results.assign(benchmark=results["benchmark"].map(_study_name)).dropna(
+        subset=["benchmark"])
     for (bench, nodes), cell in known.groupby(["benchmark", "nodes"], sort=True):
-        metric = primary_metric(bench, sorted(cell["metric"].dropna().unique()))
+        metrics = sorted(cell["metric"].dropna().unique())
+        metric = benchmarks.get(bench).metric          # the registry's Table-2 metric
+        metric = metric if metric in metrics else primary_metric(bench, metrics)
         cell = cell[cell["metric"] == metric]
         size = cell["msg_size"].max()
         if pd.notna(size):
@@ -115,6 +118,13 @@ def measured_values(results: pd.DataFrame) -> pd.DataFrame:
         rows.append([bench, int(nodes), metric, pd.NA if pd.isna(size) else int(size),
                      float(pick), cell["unit"].iloc[0], int(cell["repetition"].nunique())])
     return pd.DataFrame(rows, columns=VALUE_COLUMNS).astype({"msg_size": "Int64"})
+
+
+def _study_name(name: object) -> str | None:
+    """The registry name a record's benchmark stands for (a parser family such as qbox ->
+    qball), None for a record of no study benchmark (IMB's PingPong rows of MuPP)."""
+    hit = benchmarks.find(str(name))
+    return None if hit is None else hit[0].name(hit[1])
 
 
 def values_blocks(values: pd.DataFrame) -> list[Block]:
