@@ -108,7 +108,7 @@ def _figures(results: pd.DataFrame, matrices: pd.DataFrame, g: pd.DataFrame, com
              baseline: str | None, logdir: Path, fig_dir: Path, summary, prog: Progress,
              comparative: bool = True) -> list[F.Figure]:
     """Every figure the data allows; ``comparative=False`` (one combo) keeps only those that
-    need no second combo (mpiGraph matrices)."""
+    need no second combo (mpiGraph matrices, routing analysis)."""
     base = baseline or ""
     jobs: list[tuple[str, Future]] = []
     # gnuplot runs in subprocesses, so threads overlap the drawing on every core.
@@ -139,8 +139,6 @@ def _figures(results: pd.DataFrame, matrices: pd.DataFrame, g: pd.DataFrame, com
                                              "ebb-bandwidth", "Effective bisection bandwidth"))
         attempt("capacity", lambda: F.capacity(results, combos, fig_dir))
     attempt("mpigraph", lambda: F.mpigraph_heatmaps(results, matrices, combos, fig_dir))
-    if not comparative:
-        return _collect(jobs, pool, summary, prog)
     attempt("routing-efi", lambda: routing.efi_histogram(routing.read_efi(logdir, summary),
                                                          fig_dir))
     attempt("routing-dark-fiber", lambda: routing.dark_fiber_bars(
