@@ -2,12 +2,16 @@
 agreed ``T2HX solver walltime: <s> s`` line our patches print around each solver
 (t2hx.post.records.WALLTIME_FORMAT); inputs and weak/strong scaling from conf/study.yaml."""
 
+import itertools
+import math
+import shutil
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import reframe as rfm                                              # noqa: E402
+from reframe.core.builtins import run_before                      # noqa: E402
 
 from lib.base import T2hxCheck, study_parameters                  # noqa: E402
 
@@ -53,6 +57,14 @@ class CoMD(T2hxCheck):
         return "CoMD-mpi", ["-e", "-i", str(i), "-j", str(j), "-k", str(k),
                             "-x", str(a * i), "-y", str(a * j), "-z", str(a * k)]
 
+    @run_before("run")
+    def link_potentials(self):
+        """CoMD -e reads its EAM potential from pots/ in the working directory; on `local`
+        that is the Spack view's pots/ (the comd package installs it there)."""
+        pots = Path(self.extras.get("spack_view") or "/nonexistent") / "pots"
+        if self.mode == "local" and pots.is_dir():
+            (Path(self.stagedir) / "pots").symlink_to(pots)
+
 
 @rfm.simple_test
 class MiniFE(T2hxCheck):
@@ -85,7 +97,9 @@ class FFVC(T2hxCheck):
     @staticmethod
     def command(launch):
         c = str(launch.input["cube"])
-        return "ffvc_mini", ["--scale=weak", f"--size={c}", "--division=auto"]
+        # FFVC-mini takes the process grid as LxMxN only (no automatic division).
+        grid = "x".join(map(str, grid3(launch.ranks)))
+        return "ffvc_mini", ["--scale=weak", f"--size={c}", f"--division={grid}"]
 
 
 @rfm.simple_test
@@ -95,7 +109,36 @@ class MVMC(T2hxCheck):
 
     @staticmethod
     def command(launch):
-        return "vmc.out", ["-e", f"{launch.input['case']}/namelist.def"]
+        # mVMC-mini takes one argument, the multi-definition file of its input deck, which
+        # names the deck's parameter directory relative to the working directory.
+        return "vmc.out", ["multiDir.def"]
+
+    @run_before("run")
+    def stage_deck(self):
+        """On `local`: the view's deck share/mvmc/<case>/ into the working directory, with
+        the study's ``modpara`` values (e.g. fewer SR steps) written into its zmodpara.def."""
+        if self.mode != "local":
+            return
+        deck = Path(self.extras["spack_view"]) / "share" / "mvmc" / self.input["case"]
+        stage = Path(self.stagedir)
+        # The deck carries a dangling link to the build tree's vmc.out: not an input.
+        shutil.copytree(deck, stage, dirs_exist_ok=True, ignore_dangling_symlinks=True,
+                        ignore=shutil.ignore_patterns("vmc.out", "job*.sh"))
+        for path in stage.rglob("zmodpara.def"):
+            path.write_text(set_modpara(path.read_text(), self.input.get("modpara", {})))
+
+
+def set_modpara(text: str, values: dict) -> str:
+    """zmodpara.def with ``values`` (key -> value) replacing its ``<key> <value>`` lines."""
+    lines = text.splitlines()
+    for key, value in values.items():
+        hits = [i for i, line in enumerate(lines) if line.split()[:1] == [key]]
+        if not hits:
+            raise KeyError(f"zmodpara.def has no {key} line (fix: correct local.input.mvmc."
+                           "modpara in conf/study.yaml)")
+        for i in hits:
+            lines[i] = f"{key:<14} {value}"
+    return "\n".join(lines) + "\n"
 
 
 @rfm.simple_test
@@ -115,7 +158,7 @@ class MILC(T2hxCheck):
 
     @staticmethod
     def command(launch):
-        return "su3_rmd", [f"{launch.input['case']}.in"]
+        return "su3_rhmd_hisq", [f"{launch.input['case']}.in"]
 
 
 @rfm.simple_test
@@ -127,3 +170,40 @@ class Qball(T2hxCheck):
     def command(launch):
         atoms = launch.input["atoms_per_node"] * launch.nodes
         return "qball", [f"gold_{atoms}.i"]
+
+    @staticmethod
+    def input_files(launch):
+        """With ``ecut`` in the input (the `local` study input): a generated gold deck, the
+        first atoms of an fcc gold crystal in a cubic cell; without it the site provides
+        gold_<atoms>.i (seed 000's deck)."""
+        inp = launch.input
+        if "ecut" not in inp:
+            return {}
+        atoms = inp["atoms_per_node"] * launch.nodes
+        return {f"gold_{atoms}.i": gold_deck(atoms, inp["ecut"], inp["steps"],
+                                             inp["pseudopotential"])}
+
+    @run_before("run")
+    def link_pseudopotentials(self):
+        """On `local`: the view's qball pseudopotentials as pseudo/ in the working directory."""
+        pseudo = Path(self.extras.get("spack_view") or "/nonexistent") / "share" / "qball"
+        if self.mode == "local" and pseudo.is_dir():
+            (Path(self.stagedir) / "pseudo").symlink_to(pseudo / "pseudopotentials")
+
+
+FCC_BOHR = 7.71     # gold's fcc lattice constant, 4.08 Angstrom
+FCC_BASIS = ((0, 0, 0), (0, 0.5, 0.5), (0.5, 0, 0.5), (0.5, 0.5, 0))
+
+
+def gold_deck(atoms: int, ecut: float, steps: str, pseudopotential: str) -> str:
+    """A qb@ll command file: ``atoms`` gold atoms on fcc sites in the smallest cubic cell of
+    whole unit cells holding them, plane-wave cutoff ``ecut`` [Ry], then ``run <steps>``."""
+    cells = math.ceil((atoms / len(FCC_BASIS)) ** (1 / 3))
+    sites = [tuple((c + b) * FCC_BOHR for c, b in zip(cell, basis))
+             for cell in itertools.product(range(cells), repeat=3) for basis in FCC_BASIS]
+    side = cells * FCC_BOHR
+    lines = [f"set cell {side} 0 0 0 {side} 0 0 0 {side}", f"species gold {pseudopotential}"]
+    lines += [f"atom Au{i + 1} gold {x:.4f} {y:.4f} {z:.4f}"
+              for i, (x, y, z) in enumerate(sites[:atoms])]
+    lines += [f"set ecut {ecut}", "set wf_dyn PSD", "randomize_wf", f"run {steps}"]
+    return "\n".join(lines) + "\n"

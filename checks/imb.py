@@ -18,6 +18,8 @@ def imb_args(launch: Launch, name: str) -> list[str]:
     args = [name, "-npmin", str(launch.ranks), "-msglog", str(inp.get("msglog", "0:22"))]
     if "iter_policy" in inp:
         args += ["-iter_policy", str(inp["iter_policy"])]
+    if "iter" in inp:              # repetitions per size (EmDL sleeps 0.1 s in each)
+        args += ["-iter", str(inp["iter"])]
     if "time" in inp:
         args += ["-time", str(inp["time"])]
     return args

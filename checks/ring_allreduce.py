@@ -17,4 +17,4 @@ class RingAllreduce(T2hxCheck):
 
     @staticmethod
     def command(launch):
-        return "allreduce-mpi", ["cpu"]
+        return "allreduce-test", ["cpu"]

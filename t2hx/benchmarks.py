@@ -41,7 +41,7 @@ class Benchmark:
     unsized_variants: tuple[str, ...] = ()       # variants without a size (IMB Barrier)
     variants: tuple[str, ...] = ()  # e.g. IMB's collectives, as the binary spells them
     output_file: str = ""          # raw output file of the real binary ('' = stdout)
-    local_binary: str = ""         # a Debian binary that runs it on the `local` system
+    local_binary: str = ""         # its executable in the Spack view (bin/): `local` runs it
     skeleton: str | None = None    # t2hx.flowsim.apps.SKELETONS key (apps, capacity)
     aliases: tuple[str, ...] = ()
 
@@ -74,48 +74,54 @@ REGISTRY: tuple[Benchmark, ...] = (
     Benchmark("imb", "IMB MPI-1 collectives", "network", "IMBCollective", parser="imb",
               metric="t_min", unit="us", workload="imb", spack_spec="intel-mpi-benchmarks",
               markers=(IMB_FINALIZE,), metric_filter="imb-{variant}", sized=True,
-              unsized_variants=("Barrier",), variants=IMB_COLLECTIVES, aliases=("imb-mpi1",)),
+              unsized_variants=("Barrier",), variants=IMB_COLLECTIVES, local_binary="IMB-MPI1",
+              aliases=("imb-mpi1",)),
     Benchmark("ebb", "Netgauge effective bisection bandwidth", "network", "NetgaugeEBB",
               parser="netgauge", metric="bandwidth", unit="MiB/s", workload="ebb",
               spack_spec="netgauge", markers=(r"size: \d+ num: \d+ average: ",),
-              aliases=("netgauge",)),
+              local_binary="netgauge", aliases=("netgauge",)),
     Benchmark("ring-allreduce", "Baidu DeepBench ring allreduce (CPU)", "network",
               "RingAllreduce", parser="baidu", metric="t_avg", unit="s",
               workload="ring-allreduce",
               spack_spec="baidu-allreduce",      # spack-env/repo overlay (CPU-only patch)
-              markers=(r"Verified allreduce for size",), sized=True,
+              markers=(r"Verified allreduce for size",), sized=True, local_binary="allreduce-test",
               aliases=("baidu", "allreduce-ring", "ring_allreduce", "baidu-allreduce")),
     Benchmark("mpigraph", "mpiGraph", "network", "MpiGraph", parser="mpigraph",
               metric="send_avg", unit="MiB/s", workload="mpigraph", spack_spec="mpigraph",
-              markers=(r"END mpiGraph",)),
+              markers=(r"END mpiGraph",), local_binary="mpiGraph"),
     Benchmark("mupp", "IMB Multi-PingPong", "network", "IMBMultiPingPong", parser="imb",
               metric="bandwidth", unit="MB/s", workload="mupp",
-              spack_spec="intel-mpi-benchmarks", markers=(IMB_FINALIZE,), sized=True),
+              spack_spec="intel-mpi-benchmarks", markers=(IMB_FINALIZE,), sized=True,
+              local_binary="IMB-MPI1"),
     Benchmark("emdl", "EmDL (IMB Allreduce alternating with 0.1 s usleep)", "network",
               "IMBEmDL", parser="imb", metric="t_min", unit="us", workload="emdl",
-              spack_spec="intel-mpi-benchmarks", markers=(IMB_FINALIZE,), sized=True),
+              spack_spec="intel-mpi-benchmarks", markers=(IMB_FINALIZE,), sized=True,
+              local_binary="IMB-MPI1"),
     # --- proxy applications (seed 000 §4.2) ------------------------------------------------
-    _app("amg", "AMG2013", "AMG", "amg2013", aliases=("amg2013",)),
-    _app("comd", "CoMD", "CoMD", "comd"),
-    _app("minife", "miniFE", "MiniFE", "minife", aliases=("mini-fe",)),
-    _app("swfft", "SWFFT", "SWFFT", "swfft"),
-    _app("ffvc", "FFVC cavity flow", "FFVC", "ffvc-mini", output_file="history_base.txt"),
-    _app("mvmc", "mVMC", "MVMC", "mvmc-mini"),
-    _app("ntchem", "NTChem RI-MP2", "NTChem", "ntchem-mini"),
-    _app("milc", "MILC (Trinity)", "MILC", "milc-trinity", markers=(r"RUNNING COMPLETED",)),
-    _app("qball", "qb@ll", "Qball", "qball", parser="qbox", aliases=("qb@ll", "qbox")),
+    _app("amg", "AMG2013", "AMG", "amg2013", local_binary="amg", aliases=("amg2013",)),
+    _app("comd", "CoMD", "CoMD", "comd", local_binary="CoMD-mpi"),
+    _app("minife", "miniFE", "MiniFE", "minife", local_binary="miniFE.x",
+         aliases=("mini-fe",)),
+    _app("swfft", "SWFFT", "SWFFT", "swfft", local_binary="TestDfft"),
+    _app("ffvc", "FFVC cavity flow", "FFVC", "ffvc-mini", local_binary="ffvc_mini"),
+    _app("mvmc", "mVMC", "MVMC", "mvmc-mini", local_binary="vmc.out"),
+    _app("ntchem", "NTChem RI-MP2", "NTChem", "ntchem-mini", local_binary="rimp2.exe"),
+    _app("milc", "MILC (Trinity)", "MILC", "milc-trinity", markers=(r"RUNNING COMPLETED",),
+         local_binary="su3_rhmd_hisq"),
+    _app("qball", "qb@ll", "Qball", "qball", parser="qbox", local_binary="qball",
+         aliases=("qb@ll", "qbox")),
     # --- x500 (seed 000 §4.3) --------------------------------------------------------------
     Benchmark("hpl", "HPL", "x500", "HPL", parser="hpl", metric="gflops", unit="Gflop/s",
               workload="hpl", spack_spec="hpl", markers=(r"End of Tests\.",),
               sim_markers=(),            # the flow model prints the result rows only
-              local_binary="/usr/bin/hpcc", skeleton="hpl", aliases=("hpcc",)),
+              local_binary="xhpl", skeleton="hpl", aliases=("hpcc",)),
     Benchmark("hpcg", "HPCG", "x500", "HPCG", parser="hpcg", metric="gflops", unit="GFLOP/s",
               workload="hpcg", spack_spec="hpcg", markers=(r"HPCG result is VALID",),
-              output_file="HPCG-Benchmark*.txt", skeleton="hpcg"),
+              output_file="HPCG-Benchmark*.txt", local_binary="xhpcg", skeleton="hpcg"),
     Benchmark("graph500", "Graph500 BFS", "x500", "Graph500", parser="graph500",
               metric="bfs_harmonic_mean_teps", unit="TEPS", workload="graph500",
               spack_spec="graph500", markers=(r"harmonic_mean_TEPS",), skeleton="graph500",
-              aliases=("graph500-bfs",)),
+              local_binary="graph500_reference_bfs", aliases=("graph500-bfs",)),
 )
 
 

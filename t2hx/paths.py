@@ -8,6 +8,7 @@ environment (tests and ``run/reproduce`` point them at temp or campaign director
 | campaign logs    | log/             | ``T2HX_LOG_ROOT``     |
 | work (routing cache, ReFrame stage) | work/ | ``T2HX_WORK_ROOT`` |
 | communication profiles | conf/profiles/ | ``T2HX_PROFILES`` |
+| Spack view of spack-env (the `local` system's binaries) | spack-env/view/ | ``T2HX_SPACK_VIEW`` |
 """
 
 from __future__ import annotations
@@ -41,6 +42,11 @@ def work_root() -> Path:
 
 def profiles_root() -> Path:
     return _root("T2HX_PROFILES", ROOT / "conf" / "profiles")
+
+
+def spack_view() -> Path:
+    """The view of the Spack environment the `local` system runs (spack-env/README.md)."""
+    return _root("T2HX_SPACK_VIEW", ROOT / "spack-env" / "view")
 
 
 def cli() -> str:

@@ -11,12 +11,14 @@
 * a partition ``<system>-<plane>`` of the **sim** system per plane: the checks run
   ``t2hx simulate`` (the flow model on the plane's real OpenSM routing) instead of MPI.
 
-Plus the **local** system (this machine, real Open MPI, Debian binaries). The perflog
+Plus the **local** system (this machine, real Open MPI, the binaries of the Spack view
+``T2HX_SPACK_VIEW``; 2–4 ranks oversubscribed over shared memory). The perflog
 handler (format from :mod:`t2hx.post.perflog`) writes under ``log/<campaign>/perflogs/``;
 the campaign is ``$T2HX_CAMPAIGN`` (default ``default``).
 
 Environment: ``T2HX_CONF_SYSTEMS`` (directory of system files, default conf/systems),
-``T2HX_LOG_ROOT`` (default log/), ``T2HX_WORK_ROOT`` (stage/output dirs, default work/).
+``T2HX_LOG_ROOT`` (default log/), ``T2HX_WORK_ROOT`` (stage/output dirs, default work/),
+``T2HX_SPACK_VIEW`` (the `local` system's Spack view, default spack-env/view).
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from pathlib import Path
 
 from t2hx import ROOT
 from t2hx.conf import System, load_system
-from t2hx.paths import conf_dir, hostfiles_root, log_root, work_root
+from t2hx.paths import conf_dir, hostfiles_root, log_root, spack_view, work_root
 from t2hx.errors import ConfError
 from t2hx.post.perflog import LOGGING_OPTIONS, reframe_handler
 from t2hx.schema import F, validate
@@ -161,17 +163,27 @@ def sim_system(systems: list[System]) -> dict:
             "hostnames": ["(?!)"], "modules_system": "nomod", "partitions": parts}
 
 
+LOCAL_RANKS = 4     # the most ranks a local case may ask for (oversubscribed on few cores)
+# Open MPI on one machine: shared memory only, more ranks than cores allowed, and started
+# as root too (containers and CI runners run as root; mpirun refuses otherwise).
+LOCAL_MPIRUN_OPTIONS = ["--allow-run-as-root", "--oversubscribe", "--mca", "btl", "self,vader"]
+
+
 def local_system() -> dict:
-    cores = os.cpu_count() or 1
-    return {"name": "local", "descr": "this machine: real Open MPI, Debian binaries",
+    """This machine with real Open MPI and the binaries of the Spack view
+    (``T2HX_SPACK_VIEW``, default spack-env/view): a case runs only when the view holds its
+    benchmark's ``local_binary`` (checks/lib/base.py says which were left out and why)."""
+    view = spack_view()
+    return {"name": "local", "descr": "this machine: real Open MPI, the Spack view's binaries",
             "hostnames": [".*"], "modules_system": "nomod",
             "partitions": [{
                 "name": "default", "scheduler": "local", "launcher": WALLTIME_LAUNCHER,
                 "environs": ["openmpi"], "max_jobs": 1, "features": ["local"],
+                "env_vars": view_env(view),
                 "extras": {"mode": "local", "conf_system": "local", "plane": "local",
-                           "hca": None, "nodes": cores, "cores": 1, "routings": [],
-                           "root": str(ROOT),
-                           "launcher_options": ["--allow-run-as-root", "--oversubscribe"]}}]}
+                           "hca": None, "nodes": LOCAL_RANKS, "cores": 1, "routings": [],
+                           "root": str(ROOT), "spack_view": str(view),
+                           "launcher_options": list(LOCAL_MPIRUN_OPTIONS)}}]}
 
 
 _REGISTERED = False

@@ -215,6 +215,8 @@ def test_every_check_class_takes_its_identity_from_an_entry(tmp_path) -> None:
             assert case["markers"] == list(entry.markers)
             assert case["output_file"] == entry.output_file
             assert case["command"][0] and isinstance(case["command"][1], list)
+            # The binary `local` looks for in the Spack view is the one the check runs.
+            assert case["command"][0] == entry.local_binary == case["local_binary"]
     # Perflog names stay what logs and resume already hold.
     assert {"imb-bcast", "imb-barrier", "hpl", "qball", "ring-allreduce"} <= names
     assert len(names) == len(_sim_names())

@@ -7,7 +7,11 @@ machine comes from the partition's ``extras`` (t2hx.reframe_site). The three run
   hostfile (or srun --nodelist), MPI pinned to the plane's HCA by the partition;
 * ``sim``   (system ``sim``): ``run/t2hx simulate`` runs the flow model instead of MPI and
   prints the benchmark's upstream-format output;
-* ``local`` (system ``local``): a Debian binary under real Open MPI on this machine.
+* ``local`` (system ``local``): the same command as ``real`` with the small inputs of
+  ``conf/study.yaml`` ``local:``, under real Open MPI on this machine, the binary taken from
+  the Spack view (``T2HX_SPACK_VIEW``). A benchmark runs there only when the view holds its
+  registry ``local_binary`` and the study gives it a local input; every other one is left out
+  with its reason logged (:func:`local_reason`).
 
 A check's identity (parser family, metric, unit, markers, Spack spec, simulated workload)
 comes from its ``benchmark``'s entry in the registry, t2hx/benchmarks.py. Its command line
@@ -37,7 +41,7 @@ from t2hx import ROOT, benchmarks
 from t2hx.post import parsers
 from t2hx.post.ingest import RUN_META
 from t2hx.post.records import better_for, split_simulated
-from t2hx.paths import cli, hostfiles_root, log_root, work_root
+from t2hx.paths import cli, hostfiles_root, log_root, spack_view, work_root
 from t2hx.reframe_site import campaign
 from t2hx.study import load_study
 
@@ -61,16 +65,16 @@ def _git_hash() -> str:
 GIT_HASH = _git_hash()
 
 
-def study_parameters(bench: str, local: bool = False):
+def study_parameters(bench: str):
     """(combo, num_nodes, repetition) parameters of a benchmark, from the study. When the
     selected profile leaves the benchmark out, one placeholder case that no system accepts
     (set_case), so ReFrame neither runs nor warns about it."""
     if bench not in STUDY.benchmarks:
         return (parameter([STUDY.combos[0].name], type=str),
                 parameter(STUDY.nodes(bench)[:1], type=int), parameter([0], type=int))
-    combos = [c.name for c in STUDY.combos] + ([LOCAL] if local else [])
-    nodes = sorted(set(STUDY.nodes(bench)) | (set(STUDY.local["nodes"]) if local else set()))
-    reps = max(STUDY.repetitions, STUDY.local["repetitions"] if local else 0)
+    combos = [c.name for c in STUDY.combos] + [LOCAL]
+    nodes = sorted(set(STUDY.nodes(bench)) | set(STUDY.local["nodes"]))
+    reps = max(STUDY.repetitions, STUDY.local["repetitions"])
     return (parameter(combos, type=str), parameter(nodes, type=int),
             parameter(range(reps), type=int))
 
@@ -150,8 +154,11 @@ class T2hxCheck(rfm.RunOnlyRegressionTest):
         self.identify()
         self.time_limit = STUDY.walltime
         if self.combo == LOCAL:
-            ok = (self.local_binary and self.num_nodes in STUDY.local["nodes"]
+            ok = (self.num_nodes in STUDY.local["nodes"]
                   and self.repetition < STUDY.local["repetitions"])
+            if ok and (reason := self.local_reason()):
+                announce_left_out(self.entry.key, reason)
+                ok = False
             self.valid_systems = ["local"] if ok else []
             self.topology, self.routing, self.placement = "local", "none", "linear"
             return
@@ -197,7 +204,7 @@ class T2hxCheck(rfm.RunOnlyRegressionTest):
         self.env_vars.update({"OMP_NUM_THREADS": str(cores), "OMP_PROC_BIND": "close",
                               "OMP_PLACES": "cores"})
         if self.mode == "local":
-            self.num_tasks = self.num_nodes
+            self.num_tasks = self.launch_spec().ranks
             self.executable, self.executable_opts = self.local_command()
             return
         if not Path(self.hostfile).is_file():
@@ -243,7 +250,7 @@ class T2hxCheck(rfm.RunOnlyRegressionTest):
 
     @run_before("run")
     def stage_inputs(self):
-        if self.mode == "real":
+        if self.mode in ("real", "local"):
             write_inputs(type(self), self.launch_spec(), Path(self.stagedir))
 
     def sim_command(self) -> list[str]:
@@ -276,9 +283,12 @@ class T2hxCheck(rfm.RunOnlyRegressionTest):
         return {}
 
     def local_command(self) -> tuple[str, list[str]]:
-        """The binary on the `local` system; only checks with a Debian binary define it."""
-        self.skip(f"{self.benchmark} has no binary on this machine (only HPL via HPCC runs "
-                  "on `local`; use the sim or a real system)")
+        """The command on the `local` system: the real one (the view is on PATH)."""
+        return self.command(self.launch_spec())
+
+    def local_reason(self) -> str | None:
+        """Why this benchmark cannot run on `local`, or None when it can."""
+        return local_reason(self.entry)
 
     # --- results ----------------------------------------------------------------------------
     def output_path(self) -> Path:
@@ -332,6 +342,38 @@ class T2hxCheck(rfm.RunOnlyRegressionTest):
             os.replace(final, old)
         os.replace(tmp, final)
         shutil.rmtree(old, ignore_errors=True)
+
+
+def view_binary(name: str) -> Path:
+    return spack_view() / "bin" / name
+
+
+def local_reason(entry: benchmarks.Benchmark) -> str | None:
+    """The rule that selects a benchmark for `local` (None: selected), as a reason a user can
+    act on: a registry binary that the Spack view holds, and a small input in the study."""
+    if not entry.local_binary:
+        return "no local_binary in t2hx/benchmarks.py"
+    if not os.access(view_binary(entry.local_binary), os.X_OK):
+        return (f"the Spack view {spack_view()} has no bin/{entry.local_binary} "
+                "(fix: build spack-env, or point T2HX_SPACK_VIEW at its view)")
+    if entry.key not in STUDY.local["input"]:
+        return f"no small input (fix: add local.input.{entry.key} to conf/study.yaml)"
+    return None
+
+
+_ANNOUNCED: set[str] = set()
+
+
+def announce_left_out(benchmark: str, reason: str) -> None:
+    """One visible line per benchmark left out of `local` (listing and run output), only
+    when ReFrame runs for the `local` system."""
+    from reframe.core.logging import getlogger
+    from reframe.core.runtime import runtime
+
+    if benchmark in _ANNOUNCED or runtime().system.name != "local":
+        return
+    _ANNOUNCED.add(benchmark)
+    getlogger().warning(f"local: {benchmark} not selected: {reason}")
 
 
 def write_inputs(check: type[T2hxCheck], launch: Launch, folder: Path) -> None:

@@ -108,15 +108,27 @@ def _git_hash() -> str:
     return out.stdout.strip() or "unknown"
 
 
+LOCAL_BINARIES = "the Spack view of spack-env (T2HX_SPACK_VIEW)"
+
+
+def portable(arg: str) -> str:
+    """A command argument relative to the checkout: provenance travels with the log, and
+    this machine's paths mean nothing elsewhere."""
+    return arg.replace(f"{ROOT}/", "")
+
+
 def write_provenance(args: argparse.Namespace, cmd: list[str]) -> None:
     study = load_study(profile=args.profile)
     logdir = log_root() / args.campaign
     path = logdir / "provenance.json"
     prov = json.loads(path.read_text()) if path.is_file() else {}
     runs = prov.get("runs", [])
-    runs.append({"date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-                 "command": cmd, "git_hash": _git_hash(), "system": args.system,
-                 "profile": args.profile})
+    run = {"date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+           "command": [portable(a) for a in cmd], "git_hash": _git_hash(),
+           "system": args.system, "profile": args.profile}
+    if args.system == "local":
+        run["binaries"] = LOCAL_BINARIES
+    runs.append(run)
     prov.update(campaign=args.campaign, baseline=study.baseline, study=study.name,
                 profile=args.profile, git_hash=runs[-1]["git_hash"],
                 simulated=args.system == "sim", runs=runs)

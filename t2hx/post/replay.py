@@ -73,32 +73,42 @@ def replay(logdir: Path, out: Path | None = None, quiet: bool | None = None) -> 
         write_table(results, data_dir / "results")
         write_table(canonical(ing.matrices, MATRIX_COLUMNS), data_dir / "matrices")
         write_table(canonical(g, list(g.columns)), data_dir / "stats")
+        # One combo (e.g. the `local` system): nothing to compare, so no gain figures, no
+        # scorecard; the report lists the measured values instead.
+        single = len(combos) == 1
         figs = _figures(results, ing.matrices, g, combos, baseline, logdir, fig_dir, summary,
-                        prog)
+                        prog, comparative=not single)
         sim = bool(results["simulated"].any()) or bool(ing.provenance.get("simulated"))
         ref = None
         if sim:
             efi = next((f.table for f in figs if f.name == "routing-efi-histogram"), None)
             dark = next((f.table for f in figs if f.name == "routing-dark-fiber"), None)
             ref = reference.comparison(results, efi, dark)
-        try:
-            sc = scorecard.frame(scorecard.score(results, logdir=logdir))
-        except T2hxError as err:
-            summary.skip("scorecard", "conf/claims", err.message)
-            sc = None
+        sc = None if single else _scorecard(results, logdir, summary)
         summ = summary.as_dict()
         write_json(data_dir / "summary.json", summ)
         campaign = str(ing.provenance.get("campaign") or
                        (results["campaign"].iloc[0] if len(results) else logdir.resolve().name))
-        bl = report.blocks(campaign, ing.provenance, summ, baseline, figs, sim, ref, out, sc)
+        bl = report.blocks(campaign, ing.provenance, summ, baseline, figs, sim, ref, out, sc,
+                           values=report.measured_values(results) if single else None)
         report.write_report(out, bl, f"t2hx report — {campaign}")
         prog.say(f"{len(figs)} figures, {len(summ['skipped'])} skipped input(s); report in {out}")
     return ReplayResult(out, figs, summ)
 
 
+def _scorecard(results: pd.DataFrame, logdir: Path, summary) -> pd.DataFrame | None:
+    try:
+        return scorecard.frame(scorecard.score(results, logdir=logdir))
+    except T2hxError as err:
+        summary.skip("scorecard", "conf/claims", err.message)
+        return None
+
+
 def _figures(results: pd.DataFrame, matrices: pd.DataFrame, g: pd.DataFrame, combos: list[str],
-             baseline: str | None, logdir: Path, fig_dir: Path, summary, prog: Progress
-             ) -> list[F.Figure]:
+             baseline: str | None, logdir: Path, fig_dir: Path, summary, prog: Progress,
+             comparative: bool = True) -> list[F.Figure]:
+    """Every figure the data allows; ``comparative=False`` (one combo) keeps only those that
+    need no second combo (mpiGraph matrices, routing analysis)."""
     base = baseline or ""
     jobs: list[tuple[str, Future]] = []
     # gnuplot runs in subprocesses, so threads overlap the drawing on every core.
@@ -107,7 +117,7 @@ def _figures(results: pd.DataFrame, matrices: pd.DataFrame, g: pd.DataFrame, com
     def attempt(name: str, make: Callable[[], Any]) -> None:
         jobs.append((name, pool.submit(make)))
 
-    for bench in sorted(g["benchmark"].dropna().unique()):
+    for bench in sorted(g["benchmark"].dropna().unique()) if comparative else ():
         sub = g[g["benchmark"] == bench]
         metric = F.primary_metric(bench, sorted(sub["metric"].dropna().unique()))
         rows = sub[sub["metric"] == metric]
@@ -124,14 +134,20 @@ def _figures(results: pd.DataFrame, matrices: pd.DataFrame, g: pd.DataFrame, com
                     g, "ring-allreduce", m, "msg_size", combos, fig_dir,
                     f"ring-allreduce-{int(n)}", f"Ring allreduce t_avg, {int(n)} nodes",
                     where=g["nodes"] == n))
-    attempt("ebb-lines", lambda: F.lines(g, "ebb", "bandwidth", "nodes", combos, fig_dir,
-                                         "ebb-bandwidth", "Effective bisection bandwidth"))
-    attempt("capacity", lambda: F.capacity(results, combos, fig_dir))
+    if comparative:
+        attempt("ebb-lines", lambda: F.lines(g, "ebb", "bandwidth", "nodes", combos, fig_dir,
+                                             "ebb-bandwidth", "Effective bisection bandwidth"))
+        attempt("capacity", lambda: F.capacity(results, combos, fig_dir))
     attempt("mpigraph", lambda: F.mpigraph_heatmaps(results, matrices, combos, fig_dir))
     attempt("routing-efi", lambda: routing.efi_histogram(routing.read_efi(logdir, summary),
                                                          fig_dir))
     attempt("routing-dark-fiber", lambda: routing.dark_fiber_bars(
         routing.read_dark_fiber(logdir, summary), fig_dir))
+    return _collect(jobs, pool, summary, prog)
+
+
+def _collect(jobs: list[tuple[str, Future]], pool: ThreadPoolExecutor, summary,
+             prog: Progress) -> list[F.Figure]:
     figs: list[F.Figure] = []
     with pool:
         for name, job in jobs:  # submission order: deterministic figure list

@@ -15,6 +15,7 @@ from __future__ import annotations
 import fcntl
 import hashlib
 import json
+import os
 from pathlib import Path
 
 from t2hx.atomic import atomic_write
@@ -90,17 +91,18 @@ def _content(value: str) -> str:
 def args_digest(args: dict, engine: str) -> str:
     """sha256 of everything a routing run with ``args`` depends on besides the fabric: the
     arguments (input files by content, not by path) and, for our engines, the plugin."""
-    from t2hx import ROOT
-    from t2hx.routing.opensm import PLUGIN_ENGINES
+    from t2hx.routing.opensm import OPENSM_ENV, PLUGIN_ENGINES, opensm_binary, parx_library
 
     conf = {k: v for k, v in args.get("extra_conf", {}).items() if k != "event_plugin_options"}
     doc = {"engine": engine, "lmc": args.get("lmc"), "conf": conf,
            "options": [(k, _content(v)) for k, v in _plugin_options(args)],
            "guid2lid": sorted((args.get("guid2lid") or {}).items())}
     h = hashlib.sha256(json.dumps(doc, sort_keys=True, default=str).encode())
-    lib = ROOT / "parx" / "libparx.so"
+    lib = parx_library()
     if engine in PLUGIN_ENGINES and lib.is_file():
         h.update(lib.read_bytes())
+    if os.environ.get(OPENSM_ENV):       # another OpenSM build may route differently
+        h.update(Path(opensm_binary()).read_bytes())
     return h.hexdigest()
 
 

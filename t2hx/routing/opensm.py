@@ -4,6 +4,10 @@ ibsim serves the fabric's MADs over a unix socket named by IBSIM_SOCKNAME (uniqu
 so runs overlap safely); OpenSM runs once (``-o``) with libumad2sim preloaded, writes its
 dumps (``opensm-lfts.dump``, ``opensm-subnet.lst``) and the ``guid2lid`` cache, and exits.
 Both processes live in their own process group and are killed on every exit path.
+
+A site may route with its own build (e.g. the Spack view's OpenSM and plugin): ``T2HX_OPENSM``
+names the opensm binary (default: ``opensm`` on PATH), ``T2HX_PARX_LIB`` the PARX/SAR plugin
+(default: parx/libparx.so of this checkout).
 """
 
 from __future__ import annotations
@@ -30,6 +34,9 @@ UMAD2SIM = Path("/usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so")
 #: Our routing engines, registered by the event plugin parx/libparx.so.
 PLUGIN_ENGINES = ("parx", "sar")
 READY_MARK = "Network simulator ready."
+OPENSM_ENV = "T2HX_OPENSM"
+PARX_LIB_ENV = "T2HX_PARX_LIB"
+PARX_LIB_NAME = "libparx.so"   # OpenSM dlopen()s lib<event_plugin_name>.so
 _LIVE: set[int] = set()
 
 
@@ -143,14 +150,39 @@ def route(fabric: Fabric, out_dir: str | Path, engine: str, lmc: int = 0,
     return RoutingRun(out, summary)
 
 
-def plugin_setup(engine: str, extra: dict[str, object]) -> tuple[dict, dict[str, str]]:
-    """For our plugin engines, the conf lines and library path that make the stock opensm
-    load parx/libparx.so (OpenSM dlopen()s lib<event_plugin_name>.so)."""
-    if engine not in PLUGIN_ENGINES or "event_plugin_name" in extra:
-        return dict(extra), {}
+def opensm_binary() -> str:
+    """The opensm to run: ``$T2HX_OPENSM`` when set, else ``opensm`` from PATH."""
+    path = os.environ.get(OPENSM_ENV)
+    if not path:
+        return "opensm"
+    if not (os.path.isfile(path) and os.access(path, os.X_OK)):
+        raise RoutingError(f"{path} is not an executable file", field=OPENSM_ENV,
+                           fix="point it at an opensm binary, e.g. <Spack view>/sbin/opensm, "
+                           "or unset it to use opensm from PATH")
+    return path
+
+
+def parx_library() -> Path:
+    """The PARX/SAR plugin: ``$T2HX_PARX_LIB`` when set, else parx/libparx.so."""
     from t2hx import ROOT
 
-    lib = ROOT / "parx" / "libparx.so"
+    path = os.environ.get(PARX_LIB_ENV)
+    if not path:
+        return ROOT / "parx" / PARX_LIB_NAME
+    lib = Path(path).resolve()
+    if not lib.is_file() or Path(path).name != PARX_LIB_NAME:
+        raise RoutingError(f"{path} is not a file named {PARX_LIB_NAME}", field=PARX_LIB_ENV,
+                           fix="point it at the plugin, e.g. <Spack view>/lib/libparx.so "
+                           "(OpenSM loads it by that name), or unset it")
+    return Path(path)
+
+
+def plugin_setup(engine: str, extra: dict[str, object]) -> tuple[dict, dict[str, str]]:
+    """For our plugin engines, the conf lines and library path that make the stock opensm
+    load the plugin (:func:`parx_library`; OpenSM dlopen()s lib<event_plugin_name>.so)."""
+    if engine not in PLUGIN_ENGINES or "event_plugin_name" in extra:
+        return dict(extra), {}
+    lib = parx_library()
     if not lib.exists():
         raise RoutingError("the parx/sar OpenSM plugin is not built", file=lib,
                            fix="run run/setup (it runs make -C parx)")
@@ -183,7 +215,7 @@ def _start_ibsim(fabric: Fabric, netfile: Path, out: Path, env: dict[str, str],
 
 def _run_opensm(conf: Path, out: Path, env: dict[str, str], timeout: float) -> None:
     env = dict(env, LD_PRELOAD=str(umad2sim()))
-    cmd = ["opensm", "-F", str(conf), "-o", "-f", str(out / "opensm.log")]
+    cmd = [opensm_binary(), "-F", str(conf), "-o", "-f", str(out / "opensm.log")]
     with open(out / "opensm.out", "w") as log:
         proc = _spawn(cmd, env, log, out)
         try:
