@@ -33,6 +33,7 @@ from t2hx.post.perflog import LOGGING_OPTIONS, reframe_handler
 from t2hx.schema import F, validate
 
 CAMPAIGN_ENV = "T2HX_CAMPAIGN"
+LOCAL_SLURM_ENV = "T2HX_LOCAL_SLURM"
 NAME_RE = re.compile(r"^[A-Za-z0-9_-]+$")
 
 LAUNCHER = {
@@ -144,7 +145,8 @@ def real_system(system: System) -> dict:
 
 def sim_system(systems: list[System]) -> dict:
     """One partition per plane of every conf system that has hostfiles (simulating a system
-    is opt-in: ``t2hx hostfiles --system S`` first)."""
+    is opt-in: ``t2hx hostfiles --system S`` first). The conf's ``simulate:`` section picks
+    the scheduler: this machine, or one batch job per case on a Slurm cluster."""
     parts = []
     for system in systems:
         if not (hostfiles_root() / system.name).is_dir():
@@ -153,12 +155,44 @@ def sim_system(systems: list[System]) -> dict:
             parts.append({
                 "name": f"{system.name}-{plane}",
                 "descr": f"simulated {system.name} plane {plane} (t2hx.flowsim)",
-                "scheduler": "local", "launcher": "local", "environs": ["openmpi"],
-                "max_jobs": 1,   # per partition: both planes together fill the 2 cores
+                "launcher": "local", "environs": ["openmpi"],
                 "features": ["sim", f"plane_{plane}"],
-                "extras": _common_extras(system, plane, "sim")})
+                "extras": _common_extras(system, plane, "sim"), **sim_scheduler(system)})
     return {"name": "sim", "descr": "the conf systems, simulated by t2hx.flowsim",
             "hostnames": ["(?!)"], "modules_system": "nomod", "partitions": parts}
+
+
+def slurm_access(partition: str | None, account: str | None, options: list[str]) -> list[str]:
+    access = [f"--partition={partition}"] if partition else []
+    return access + ([f"--account={account}"] if account else []) + list(options)
+
+
+def sim_scheduler(system: System) -> dict:
+    """Scheduler, access and job slots of a sim partition (default: this machine, one case
+    per plane at a time - both planes together fill 2 cores)."""
+    spec = system.simulate
+    if spec["scheduler"] == "local":
+        return {"scheduler": "local", "max_jobs": spec["max_jobs"]}
+    return {"scheduler": spec["scheduler"], "max_jobs": spec["max_jobs"],
+            "access": slurm_access(spec["partition"], spec["account"], spec["options"])}
+
+
+def local_slurm_partition() -> list[dict]:
+    """``local:slurm``: the same cases as ``local:default``, submitted with sbatch to the
+    Slurm partition named by ``$T2HX_LOCAL_SLURM`` (absent when unset: most machines have no
+    Slurm). Ranks start with mpirun inside the allocation (Debian's Slurm has no PMIx
+    plugin for Debian's Open MPI), under the job's walltime."""
+    partition = os.environ.get(LOCAL_SLURM_ENV)
+    if not partition:
+        return []
+    cores = os.cpu_count() or 1
+    return [{
+        "name": "slurm", "scheduler": "squeue", "launcher": WALLTIME_LAUNCHER,
+        "access": slurm_access(partition, None, []), "environs": ["openmpi"], "max_jobs": 1,
+        "features": ["local", "slurm"],
+        "extras": {"mode": "local", "conf_system": "local", "plane": "local", "hca": None,
+                   "nodes": cores, "cores": 1, "routings": [], "root": str(ROOT),
+                   "launcher_options": ["--allow-run-as-root", "--oversubscribe"]}}]
 
 
 def local_system() -> dict:
@@ -171,7 +205,8 @@ def local_system() -> dict:
                 "extras": {"mode": "local", "conf_system": "local", "plane": "local",
                            "hca": None, "nodes": cores, "cores": 1, "routings": [],
                            "root": str(ROOT),
-                           "launcher_options": ["--allow-run-as-root", "--oversubscribe"]}}]}
+                           "launcher_options": ["--allow-run-as-root", "--oversubscribe"]}}]
+            + local_slurm_partition()}
 
 
 _REGISTERED = False
