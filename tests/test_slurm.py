@@ -44,3 +44,58 @@ def test_hpl_submitted_with_sbatch(slurm, tmp_path):
     text = "\n".join(s.read_text() for s in scripts)
     assert "#SBATCH --partition=fattree" in text and "#SBATCH --time=" in text
     assert "timeout --signal=TERM" in text                 # the walltime on the launcher too
+
+
+SIM_CASES = ("-c", "checks/mpigraph.py", "-n", "MpiGraph", "-P", "repetition=0",
+             "-P", "num_nodes=7")
+
+
+@pytest.fixture(scope="module")
+def sim_setup(tmp_path_factory):
+    """mini.yaml twice (as is, and with ``simulate:`` on the test's Slurm with 2 concurrent
+    jobs), its hostfiles, and the local-scheduler campaign's records as the reference."""
+    tmp = tmp_path_factory.mktemp("simslurm")
+    local, slurm_conf = tmp / "conf-local", tmp / "conf-slurm"
+    for d in (local, slurm_conf):
+        d.mkdir()
+    text = MINI.read_text()
+    (local / "mini.yaml").write_text(text)
+    (slurm_conf / "mini.yaml").write_text(
+        text + "simulate: {scheduler: squeue, partition: hyperx, max_jobs: 2}\n")
+    hosts = tmp / "hostfiles"
+    made = subprocess.run([T2HX, "hostfiles", "--system", str(local / "mini.yaml"), "--out",
+                           str(hosts)], capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert made.returncode == 0, made.stderr
+    ref = campaign(tmp, local, "local")
+    assert ref.returncode == 0, ref.stdout[-3000:] + ref.stderr[-2000:]
+    return tmp, slurm_conf, records(tmp, "local")
+
+
+def campaign(tmp: Path, confdir: Path, name: str, extra_env: dict | None = None,
+             wait: bool = True):
+    env = env_for(tmp, campaign=name, T2HX_CONF_SYSTEMS=str(confdir),
+                  T2HX_HOSTFILES=str(tmp / "hostfiles"), **(extra_env or {}))
+    cmd = [T2HX, "campaign", "run", "--system", "sim", "--campaign", name, "--profile",
+           "quick", "--", *SIM_CASES]
+    if not wait:
+        return subprocess.Popen(cmd, env=env, cwd=ROOT, stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT, text=True)
+    return subprocess.run(cmd, env=env, cwd=ROOT, capture_output=True, text=True, timeout=600)
+
+
+def records(tmp: Path, name: str) -> list[tuple]:
+    """(case key, perf_var, perf_value) of every record, sorted: duplicates stay visible."""
+    rows = perf_rows(tmp / "log" / name / "perflogs")
+    return sorted((r["benchmark"], r["combo"], r["num_nodes"], r["repetition"], r["perf_var"],
+                   r["perf_value"]) for r in rows if r["result"] == "pass")
+
+
+def test_sim_campaign_through_slurm_equals_local(slurm, sim_setup):
+    tmp, confdir, reference = sim_setup
+    assert len(reference) == 5                   # one MpiGraph case per combo
+    out = campaign(tmp, confdir, "slurm", {"SLURM_CONF": str(slurm.layout.conf)})
+    assert out.returncode == 0, out.stdout[-3000:] + slurm.logs()
+    assert records(tmp, "slurm") == reference
+    scripts = "\n".join(p.read_text() for p in (tmp / "work").rglob("rfm_job.sh")
+                        if "/slurm/" in str(p))
+    assert "#SBATCH --partition=hyperx" in scripts
