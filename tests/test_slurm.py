@@ -6,6 +6,7 @@ exactly what the local scheduler records."""
 from __future__ import annotations
 
 import subprocess
+import time
 import sys
 from pathlib import Path
 
@@ -99,3 +100,33 @@ def test_sim_campaign_through_slurm_equals_local(slurm, sim_setup):
     scripts = "\n".join(p.read_text() for p in (tmp / "work").rglob("rfm_job.sh")
                         if "/slurm/" in str(p))
     assert "#SBATCH --partition=hyperx" in scripts
+
+
+def test_scancel_and_slurmd_crash_then_resume(slurm, sim_setup):
+    """Mid-campaign one job is cancelled and slurmd dies (SIGKILL), then comes back: the
+    rerun of the campaign fills in what is missing, nothing is lost or recorded twice."""
+    tmp, confdir, reference = sim_setup
+    env = {"SLURM_CONF": str(slurm.layout.conf)}
+    proc = campaign(tmp, confdir, "fault", env, wait=False)
+    try:
+        job = ""
+        for _ in range(600):
+            job = slurm.run("squeue", "-h", "-o", "%i").split()
+            if job or proc.poll() is not None:
+                break
+            time.sleep(0.05)
+        assert job, "no job was ever queued: " + (proc.stdout.read() if proc.stdout else "")
+        slurm.run("scancel", job[0])
+        slurm.kill_slurmd()
+        time.sleep(2)
+        slurm.start_slurmd()
+        proc.wait(timeout=300)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    first = records(tmp, "fault")
+    assert len(first) < len(reference)                    # the cancelled case is missing
+    again = campaign(tmp, confdir, "fault", env)
+    assert again.returncode == 0, again.stdout[-3000:] + slurm.logs()
+    assert records(tmp, "fault") == reference             # resumed: none lost, none twice
