@@ -26,7 +26,8 @@ from t2hx.conf import load_system
 from t2hx.fabric.build import build_plane
 from t2hx.routing.cache import ensure_routing
 system = load_system({str(MINI)!r})
-print(ensure_routing(system, "hyperx", {ENGINE!r}, 0, Path(sys.argv[1]), build_plane(system, "hyperx")))
+fabric = build_plane(system, "hyperx")
+print(ensure_routing(system, "hyperx", {ENGINE!r}, 0, Path(sys.argv[1]), fabric))
 """
 
 
