@@ -9,7 +9,8 @@ nodes) is run once to fill the routing cache, then timed on the local scheduler 
 (same routing cache, fresh campaigns). ``overhead_s_per_case`` is the start-up cost of one
 case's command, the installed ``t2hx simulate`` (median of ``t2hx simulate --help``);
 *before* it was that plus ``run/setup`` (the old run/t2hx ran setup for every case; median
-of ``T2HX_QUIET=1 run/setup`` on a ready .venv), so ``cases_per_min_local_before`` is derived: the measured
+of ``T2HX_QUIET=1 run/setup`` on a ready .venv), so ``cases_per_min_local_before`` is
+derived: the measured
 seconds per case plus that setup time. The full-matrix estimate on 2 cores uses the faster
 of the two (the local scheduler); on 128 cores it scales the measured Slurm throughput (2
 cores) linearly (one single-core job per core, routing cached). mini's cases (7-64 nodes) are
