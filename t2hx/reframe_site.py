@@ -21,6 +21,7 @@ Environment: ``T2HX_CONF_SYSTEMS`` (directory of system files, default conf/syst
 
 from __future__ import annotations
 
+import copy
 import os
 import re
 from pathlib import Path
@@ -177,27 +178,23 @@ def sim_scheduler(system: System) -> dict:
             "access": slurm_access(spec["partition"], spec["account"], spec["options"])}
 
 
-def local_slurm_partition() -> list[dict]:
-    """``local:slurm``: the same cases as ``local:default``, submitted with sbatch to the
-    Slurm partition named by ``$T2HX_LOCAL_SLURM`` (absent when unset: most machines have no
-    Slurm). Ranks start with mpirun inside the allocation (Debian's Slurm has no PMIx
-    plugin for Debian's Open MPI), under the job's walltime."""
+def local_slurm_partition(default: dict) -> list[dict]:
+    """``local:slurm``: the cases of ``local:default`` (same binaries, environment, extras),
+    submitted with sbatch to the Slurm partition named by ``$T2HX_LOCAL_SLURM`` (absent when
+    unset: most machines have no Slurm). Ranks start with mpirun inside the allocation
+    (Debian's Slurm has no PMIx plugin for Debian's Open MPI), under the job's walltime."""
     partition = os.environ.get(LOCAL_SLURM_ENV)
     if not partition:
         return []
-    cores = os.cpu_count() or 1
-    return [{
-        "name": "slurm", "scheduler": "squeue", "launcher": WALLTIME_LAUNCHER,
-        "access": slurm_access(partition, None, []), "environs": ["openmpi"], "max_jobs": 1,
-        "features": ["local", "slurm"],
-        "extras": {"mode": "local", "conf_system": "local", "plane": "local", "hca": None,
-                   "nodes": cores, "cores": 1, "routings": [], "root": str(ROOT),
-                   "launcher_options": ["--allow-run-as-root", "--oversubscribe"]}}]
+    part = copy.deepcopy(default)
+    part.update(name="slurm", scheduler="squeue", access=slurm_access(partition, None, []),
+                features=[*default.get("features", []), "slurm"])
+    return [part]
 
 
 def local_system() -> dict:
     cores = os.cpu_count() or 1
-    return {"name": "local", "descr": "this machine: real Open MPI, Debian binaries",
+    system = {"name": "local", "descr": "this machine: real Open MPI, Debian binaries",
             "hostnames": [".*"], "modules_system": "nomod",
             "partitions": [{
                 "name": "default", "scheduler": "local", "launcher": WALLTIME_LAUNCHER,
@@ -205,8 +202,9 @@ def local_system() -> dict:
                 "extras": {"mode": "local", "conf_system": "local", "plane": "local",
                            "hca": None, "nodes": cores, "cores": 1, "routings": [],
                            "root": str(ROOT),
-                           "launcher_options": ["--allow-run-as-root", "--oversubscribe"]}}]
-            + local_slurm_partition()}
+                           "launcher_options": ["--allow-run-as-root", "--oversubscribe"]}}]}
+    system["partitions"] += local_slurm_partition(system["partitions"][0])
+    return system
 
 
 _REGISTERED = False

@@ -20,6 +20,35 @@ pytestmark = pytest.mark.slurm
 T2HX = str(Path(sys.executable).parent / "t2hx")
 
 
+def test_simulate_section_picks_the_sim_scheduler(tmp_path, monkeypatch):
+    """simulate: in a system conf → sim partitions on Slurm; a bad scheduler is one line
+    naming file and field; local:slurm exists only with T2HX_LOCAL_SLURM."""
+    from t2hx.conf import load_system
+    from t2hx.errors import ConfError
+    from t2hx.reframe_site import local_system, sim_system
+
+    conf = tmp_path / "mini.yaml"
+    conf.write_text(MINI.read_text() + "simulate: {scheduler: squeue, partition: batch, "
+                    "account: proj, max_jobs: 8}\n")
+    (tmp_path / "hostfiles" / "mini").mkdir(parents=True)
+    monkeypatch.setenv("T2HX_HOSTFILES", str(tmp_path / "hostfiles"))
+    parts = sim_system([load_system(conf)])["partitions"]
+    assert [(p["name"], p["scheduler"], p["max_jobs"], p["access"]) for p in parts] == [
+        (f"mini-{plane}", "squeue", 8, ["--partition=batch", "--account=proj"])
+        for plane in ("fattree", "hyperx")]
+    plain = sim_system([load_system(MINI)])["partitions"]
+    assert {(p["scheduler"], p["max_jobs"]) for p in plain} == {("local", 1)}
+    conf.write_text(MINI.read_text() + "simulate: {scheduler: pbs}\n")
+    with pytest.raises(ConfError, match="simulate.scheduler"):
+        load_system(conf)
+    monkeypatch.delenv("T2HX_LOCAL_SLURM", raising=False)
+    assert [p["name"] for p in local_system()["partitions"]] == ["default"]
+    monkeypatch.setenv("T2HX_LOCAL_SLURM", "batch")
+    default, slurm_part = local_system()["partitions"]
+    assert slurm_part["scheduler"] == "squeue" and slurm_part["access"] == ["--partition=batch"]
+    assert slurm_part["extras"] == default["extras"]        # the same cases, the same binaries
+
+
 def test_conf_from_system_and_a_job_runs(slurm, mini, tmp_path):
     """Partitions are the planes, the node is named after the system's first host, and a
     batch job runs on it."""
