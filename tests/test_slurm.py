@@ -128,7 +128,8 @@ def test_sim_campaign_through_slurm_equals_local(slurm, sim_setup):
     assert records(tmp, "slurm") == reference
     scripts = "\n".join(p.read_text() for p in (tmp / "work").rglob("rfm_job.sh")
                         if "/slurm/" in str(p))
-    assert "#SBATCH --partition=hyperx" in scripts
+    assert "#SBATCH --partition=hyperx" in scripts and "#SBATCH --time=" in scripts
+    assert f"\n{T2HX} simulate " in scripts and "run/setup" not in scripts   # no setup per case
 
 
 def test_scancel_and_slurmd_crash_then_resume(slurm, sim_setup):
