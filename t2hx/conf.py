@@ -10,7 +10,7 @@ import hashlib
 import math
 import re
 import string
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from t2hx import ROOT
@@ -130,6 +130,18 @@ MODEL = {
                      doc="rate of the local reduction in reducing collectives, Gbit/s"),
 }
 
+# Where the simulated cases of this system run (t2hx.reframe_site.sim_system): on this machine,
+# or each case as a batch job of a Slurm cluster (docs/architecture.md, "Running on Slurm").
+SIMULATE = {
+    "scheduler": F(str, default="local", choices=("local", "slurm", "squeue"),
+                   doc="ReFrame scheduler of the sim partitions: local, slurm (polls with "
+                   "sacct: needs accounting) or squeue (Slurm without accounting)"),
+    "partition": F(str, default=None, doc="Slurm partition, e.g. partition: batch"),
+    "account": F(str, default=None, doc="Slurm account"),
+    "max_jobs": F(int, default=1, min=1, doc="concurrent cases per plane"),
+    "options": F(list, default=[], items=F(str), doc="extra sbatch options, e.g. [--mem=4G]"),
+}
+
 SYSTEM = {
     "name": F(str, required=True, doc="system name, e.g. name: t2hx"),
     "description": F(str, default=""),
@@ -137,6 +149,8 @@ SYSTEM = {
     "planes": F(dict, required=True, values=F(dict), doc="planes: {fattree: {...}, hyperx: {...}}"),
     "model": F(dict, default=None, fields=MODEL, doc="flow-model parameters (see t2hx.flowsim)"),
     "launcher": F(dict, default={}, doc="how jobs start on the real cluster (see checks/)"),
+    "simulate": F(dict, default={}, fields=SIMULATE,
+                  doc="where simulated cases run: simulate: {scheduler: squeue, partition: x}"),
 }
 
 
@@ -160,6 +174,7 @@ class System:
     model: dict
     launcher: dict
     sha256: str
+    simulate: dict = field(default_factory=dict)
 
     def hostnames(self) -> list[str]:
         fmt = self.nodes["hostname"]
@@ -190,7 +205,8 @@ def load_system(path: str | Path) -> System:
     if not planes:
         raise ConfError("no planes", file=path, field="planes", fix="describe at least one plane")
     system = System(data["name"], path, data["description"], data["nodes"], planes,
-                    data["model"], data["launcher"], hashlib.sha256(text.encode()).hexdigest())
+                    data["model"], data["launcher"], hashlib.sha256(text.encode()).hexdigest(),
+                    validate(data["simulate"], SIMULATE, path, "simulate"))
     _check_hosts(system)
     return system
 

@@ -23,6 +23,7 @@ Environment: ``T2HX_CONF_SYSTEMS`` (directory of system files, default conf/syst
 
 from __future__ import annotations
 
+import copy
 import os
 import re
 from pathlib import Path
@@ -35,6 +36,7 @@ from t2hx.post.perflog import LOGGING_OPTIONS, reframe_handler
 from t2hx.schema import F, validate
 
 CAMPAIGN_ENV = "T2HX_CAMPAIGN"
+LOCAL_SLURM_ENV = "T2HX_LOCAL_SLURM"
 NAME_RE = re.compile(r"^[A-Za-z0-9_-]+$")
 
 LAUNCHER = {
@@ -146,7 +148,8 @@ def real_system(system: System) -> dict:
 
 def sim_system(systems: list[System]) -> dict:
     """One partition per plane of every conf system that has hostfiles (simulating a system
-    is opt-in: ``t2hx hostfiles --system S`` first)."""
+    is opt-in: ``t2hx hostfiles --system S`` first). The conf's ``simulate:`` section picks
+    the scheduler: this machine, or one batch job per case on a Slurm cluster."""
     parts = []
     for system in systems:
         if not (hostfiles_root() / system.name).is_dir():
@@ -155,12 +158,40 @@ def sim_system(systems: list[System]) -> dict:
             parts.append({
                 "name": f"{system.name}-{plane}",
                 "descr": f"simulated {system.name} plane {plane} (t2hx.flowsim)",
-                "scheduler": "local", "launcher": "local", "environs": ["openmpi"],
-                "max_jobs": 1,   # per partition: both planes together fill the 2 cores
+                "launcher": "local", "environs": ["openmpi"],
                 "features": ["sim", f"plane_{plane}"],
-                "extras": _common_extras(system, plane, "sim")})
+                "extras": _common_extras(system, plane, "sim"), **sim_scheduler(system)})
     return {"name": "sim", "descr": "the conf systems, simulated by t2hx.flowsim",
             "hostnames": ["(?!)"], "modules_system": "nomod", "partitions": parts}
+
+
+def slurm_access(partition: str | None, account: str | None, options: list[str]) -> list[str]:
+    access = [f"--partition={partition}"] if partition else []
+    return access + ([f"--account={account}"] if account else []) + list(options)
+
+
+def sim_scheduler(system: System) -> dict:
+    """Scheduler, access and job slots of a sim partition (default: this machine, one case
+    per plane at a time - both planes together fill 2 cores)."""
+    spec = system.simulate
+    if spec["scheduler"] == "local":
+        return {"scheduler": "local", "max_jobs": spec["max_jobs"]}
+    return {"scheduler": spec["scheduler"], "max_jobs": spec["max_jobs"],
+            "access": slurm_access(spec["partition"], spec["account"], spec["options"])}
+
+
+def local_slurm_partition(default: dict) -> list[dict]:
+    """``local:slurm``: the cases of ``local:default`` (same binaries, environment, extras),
+    submitted with sbatch to the Slurm partition named by ``$T2HX_LOCAL_SLURM`` (absent when
+    unset: most machines have no Slurm). Ranks start with mpirun inside the allocation
+    (Debian's Slurm has no PMIx plugin for Debian's Open MPI), under the job's walltime."""
+    partition = os.environ.get(LOCAL_SLURM_ENV)
+    if not partition:
+        return []
+    part = copy.deepcopy(default)
+    part.update(name="slurm", scheduler="squeue", access=slurm_access(partition, None, []),
+                features=[*default.get("features", []), "slurm"])
+    return [part]
 
 
 LOCAL_RANKS = 4     # the most ranks a local case may ask for (oversubscribed on few cores)
@@ -174,16 +205,18 @@ def local_system() -> dict:
     (``T2HX_SPACK_VIEW``, default spack-env/view): a case runs only when the view holds its
     benchmark's ``local_binary`` (checks/lib/base.py says which were left out and why)."""
     view = spack_view()
-    return {"name": "local", "descr": "this machine: real Open MPI, the Spack view's binaries",
-            "hostnames": [".*"], "modules_system": "nomod",
-            "partitions": [{
-                "name": "default", "scheduler": "local", "launcher": WALLTIME_LAUNCHER,
-                "environs": ["openmpi"], "max_jobs": 1, "features": ["local"],
-                "env_vars": view_env(view),
-                "extras": {"mode": "local", "conf_system": "local", "plane": "local",
-                           "hca": None, "nodes": LOCAL_RANKS, "cores": 1, "routings": [],
-                           "root": str(ROOT), "spack_view": str(view),
-                           "launcher_options": list(LOCAL_MPIRUN_OPTIONS)}}]}
+    system = {"name": "local", "descr": "this machine: real Open MPI, the Spack view's binaries",
+              "hostnames": [".*"], "modules_system": "nomod",
+              "partitions": [{
+                  "name": "default", "scheduler": "local", "launcher": WALLTIME_LAUNCHER,
+                  "environs": ["openmpi"], "max_jobs": 1, "features": ["local"],
+                  "env_vars": view_env(view),
+                  "extras": {"mode": "local", "conf_system": "local", "plane": "local",
+                             "hca": None, "nodes": LOCAL_RANKS, "cores": 1, "routings": [],
+                             "root": str(ROOT), "spack_view": str(view),
+                             "launcher_options": list(LOCAL_MPIRUN_OPTIONS)}}]}
+    system["partitions"] += local_slurm_partition(system["partitions"][0])
+    return system
 
 
 _REGISTERED = False

@@ -1,4 +1,5 @@
-"""Shared fixtures: systems, routed planes (routed once per session), stray-process guard."""
+"""Shared fixtures: systems, routed planes (routed once per session), a real Slurm,
+stray-process guard."""
 
 from __future__ import annotations
 
@@ -51,17 +52,34 @@ def routed(tmp_path_factory):
     return get
 
 
+@pytest.fixture(scope="session")
+def slurm(tmp_path_factory, mini):
+    """A running single-host Slurm generated from mini.yaml (tests/slurm_cluster.py); its
+    daemons stop when the session ends, whatever the tests did."""
+    from tests.slurm_cluster import SlurmCluster
+
+    cluster = SlurmCluster(mini, tmp_path_factory.mktemp("slurm"))
+    try:
+        yield cluster.start()
+    finally:
+        cluster.stop()
+
+
+# Daemons our tests start; each runs from (or is configured in) a pytest temp dir.
+GUARDED = ("ibsim", "opensm", "munged", "slurmctld", "slurmd", "slurmstepd")
+
+
 def leftovers(marker: str) -> list[str]:
     out = subprocess.run(["pgrep", "-a", "-f", marker], capture_output=True, text=True)
     return [line for line in out.stdout.splitlines()
-            if line.split()[1].rsplit("/", 1)[-1] in ("ibsim", "opensm")]
+            if line.split()[1].rsplit("/", 1)[-1] in GUARDED]
 
 
 def pytest_sessionfinish(session, exitstatus):
-    """The suite fails if any ibsim/opensm started from a test's temp dir is still alive."""
+    """The suite fails if any daemon started from a test's temp dir is still alive."""
     if hasattr(session.config, "workerinput"):
         return  # xdist worker: the controller checks once everything has finished
     stray = leftovers("pytest-of-")
     if stray:
         session.exitstatus = 1
-        print("\nstray ibsim/opensm processes after the test suite:\n" + "\n".join(stray))
+        print("\nstray daemons after the test suite:\n" + "\n".join(stray))

@@ -6,8 +6,11 @@ cached under ``<work>/routing/<sys>/<plane>/<engine>-lmc<N>[-<inputs>]/`` (the s
 the content of a demand or job file) and reused while the system conf's sha256, the
 generated fabric's netfile sha256 and the digest of the routing arguments (input files by
 content, our plugin library) - all stored in ``t2hx-conf.sha256`` next to the dumps - match.
-Concurrent users of one entry serialise on a lock file beside it; a run killed mid-routing
-leaves no stamp, so the next user routes again. See docs/routing.md.
+Concurrent users of one entry (simulated cases as parallel Slurm jobs; the cache then lives on
+a shared filesystem: ``T2HX_WORK_ROOT``) serialise on a lock file beside it, so a plane is
+never routed twice at once. A run routes into a temp directory beside the entry and renames
+it into place whole: a job killed mid-routing leaves no half-written entry (its temp
+directory is removed by the next router). See docs/routing.md.
 """
 
 from __future__ import annotations
@@ -16,9 +19,11 @@ import fcntl
 import hashlib
 import json
 import os
+import shutil
+import tempfile
 from pathlib import Path
 
-from t2hx.atomic import atomic_write
+from t2hx.atomic import replace_dir
 from t2hx.conf import System
 from t2hx.errors import RoutingError, WorkloadError
 from t2hx.fabric.graph import Fabric
@@ -44,7 +49,7 @@ def ensure_routing(system: System, plane: str, engine: str, lmc: int | None, wor
         raise WorkloadError(f"{engine} routes with LMC {args['lmc']}, not {lmc}", field="lmc",
                             fix=f"drop --lmc or pass --lmc {args['lmc']}")
     out = routing_dir(work, system, plane, engine, args["lmc"], inputs_tag(args))
-    out.mkdir(parents=True, exist_ok=True)
+    out.parent.mkdir(parents=True, exist_ok=True)
     # Simulated jobs may start side by side: one routes, the others wait and reuse.
     with open(out.parent / f".{out.name}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
@@ -64,15 +69,28 @@ def _route_locked(system: System, plane: str, engine: str, args: dict, out: Path
     if stamp.exists() and stamp.read_text().strip() == want \
             and (out / "opensm-lfts.dump").exists() and (out / "guid2lid").exists():
         return out
-    stamp.unlink(missing_ok=True)            # a failed re-route must not look cached
-    with Progress(f"routing {system.name}/{plane} {engine}", quiet=quiet) as prog:
-        prog.say("running ibsim + OpenSM")
-        run = route(fabric, out, engine, timeout=system.plane(plane).opensm["timeout"], **args)
-    if run.summary.get("fallback") or run.summary.get("engine_used") != engine:
-        raise RoutingError(f"OpenSM fell back from {engine} to {run.summary['engine_used']}",
-                           file=run.log, fix="read the ERR lines; the engine cannot route "
-                           "this plane")
-    atomic_write(stamp, want + "\n")
+    for stale in out.parent.glob(f".{out.name}.*.tmp"):   # a killed router's (we hold the lock)
+        shutil.rmtree(stale, ignore_errors=True)
+    fresh = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}.", suffix=".tmp"))
+    fresh.chmod(0o755)                   # mkdtemp's 0700 would hide it from other users' jobs
+    fell_back = None
+    try:
+        with Progress(f"routing {system.name}/{plane} {engine}", quiet=quiet) as prog:
+            prog.say("running ibsim + OpenSM")
+            run = route(fabric, fresh, engine, timeout=system.plane(plane).opensm["timeout"],
+                        **args)
+        if run.summary.get("fallback") or run.summary.get("engine_used") != engine:
+            fell_back = run.summary.get("engine_used")
+        else:
+            (fresh / STAMP).write_text(want + "\n")    # only a good run looks cached
+    finally:
+        # Whole, also after an error (its log is what the user reads), but stamped only
+        # when good: readers see the old entry or this one, never half of one.
+        replace_dir(fresh, out)
+    if fell_back is not None:
+        raise RoutingError(f"OpenSM fell back from {engine} to {fell_back}",
+                           file=out / Path(run.log).name,
+                           fix="read the ERR lines; the engine cannot route this plane")
     return out
 
 

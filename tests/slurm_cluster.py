@@ -1,0 +1,131 @@
+"""A real Slurm for the tests: munged, slurmctld and slurmd from Debian's packages, run as
+root in the foreground from one temp directory, configured by t2hx.slurmconf from a conf
+system. Every daemon is a child of the test process and is stopped by :meth:`stop` (called
+from a fixture finalizer, so also when a test fails); tests/conftest.py's stray-process guard
+fails the suite if one outlives it.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+from t2hx.conf import System
+from t2hx.slurmconf import SlurmLayout, node_name, slurm_conf
+
+DAEMONS = ("munged", "slurmctld", "slurmd")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class SlurmCluster:
+    def __init__(self, system: System, root: Path, cpus: int = 2) -> None:
+        self.system = system
+        self.layout = SlurmLayout(root, free_port(), free_port())
+        self.cpus = cpus
+        self.procs: dict[str, subprocess.Popen] = {}
+
+    @property
+    def env(self) -> dict[str, str]:
+        """The environment of a Slurm client talking to this instance."""
+        return {**os.environ, "SLURM_CONF": str(self.layout.conf)}
+
+    @property
+    def node(self) -> str:
+        return node_name(self.system)
+
+    def start(self) -> "SlurmCluster":
+        root = self.layout.root
+        for sub in ("state", "spool", "munge"):
+            (root / sub).mkdir(parents=True, exist_ok=True)
+        self.layout.conf.write_text(slurm_conf(self.system, self.layout, self.cpus))
+        self.layout.munge_key.write_bytes(os.urandom(1024))
+        os.chmod(self.layout.munge_key, 0o400)
+        os.chmod(root / "munge", 0o700)
+        munge = root / "munge"
+        self._spawn("munged", ["munged", "--foreground", "--force",
+                               f"--socket={self.layout.munge_socket}",
+                               f"--key-file={self.layout.munge_key}",
+                               f"--pid-file={munge}/munged.pid", f"--log-file={munge}/munged.log",
+                               f"--seed-file={munge}/munged.seed"])
+        self._wait(lambda: self.layout.munge_socket.exists(), "munged socket")
+        self._spawn("slurmctld", ["slurmctld", "-D", "-i", "-f", str(self.layout.conf)])
+        self._wait(lambda: self._ok(["scontrol", "ping"], "UP"), "slurmctld")
+        self.start_slurmd()
+        return self
+
+    def start_slurmd(self) -> None:
+        self._spawn("slurmd", ["slurmd", "-D", "-N", self.node, "-f", str(self.layout.conf)])
+        self._wait(lambda: self._ok(["sinfo", "-h", "-N", "-o", "%t"], "idle", "mix", "alloc"),
+                   "slurmd to register")
+
+    def kill_slurmd(self) -> None:
+        """A crashed node daemon (SIGKILL: no clean shutdown)."""
+        proc = self.procs.pop("slurmd")
+        proc.kill()
+        proc.wait()
+
+    def stop(self) -> None:
+        for name in reversed(DAEMONS):
+            proc = self.procs.pop(name, None)
+            if proc is None or proc.poll() is not None:
+                continue
+            proc.send_signal(signal.SIGTERM)
+            try:
+                proc.wait(timeout=3)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        # Job steps slurmd started (slurmstepd) are its children's children: end any left.
+        out = subprocess.run(["pgrep", "-f", str(self.layout.root)], capture_output=True,
+                             text=True)
+        for pid in out.stdout.split():
+            try:
+                os.kill(int(pid), signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+    def run(self, *cmd: str, check: bool = True, timeout: float = 60) -> str:
+        out = subprocess.run(list(cmd), env=self.env, capture_output=True, text=True,
+                             timeout=timeout)
+        if check and out.returncode:
+            raise RuntimeError(f"{' '.join(cmd)}: {out.stderr.strip()}\n{self.logs()}")
+        return out.stdout
+
+    def logs(self) -> str:
+        parts = []
+        for name in ("slurmctld.log", "slurmd.log"):
+            log = self.layout.root / name
+            if log.exists():
+                parts.append(f"--- {name}\n" + "\n".join(log.read_text().splitlines()[-15:]))
+        return "\n".join(parts)
+
+    def _spawn(self, name: str, cmd: list[str]) -> None:
+        log = open(self.layout.root / f"{name}.out", "w")
+        self.procs[name] = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT,
+                                            env=self.env, start_new_session=True)
+
+    def _ok(self, cmd: list[str], *wanted: str) -> bool:
+        out = subprocess.run(cmd, env=self.env, capture_output=True, text=True, timeout=20)
+        return out.returncode == 0 and any(w in out.stdout for w in wanted)
+
+    def _wait(self, ready, what: str, timeout: float = 60) -> None:
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            for name, proc in self.procs.items():
+                if proc.poll() is not None:
+                    raise RuntimeError(f"{name} exited ({proc.returncode}) waiting for "
+                                       f"{what}: {(self.layout.root / f'{name}.out').read_text()}"
+                                       f"\n{self.logs()}")
+            if ready():
+                return
+            time.sleep(0.3)
+        raise RuntimeError(f"timed out waiting for {what}\n{self.logs()}")
