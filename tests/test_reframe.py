@@ -29,6 +29,9 @@ def env_for(tmp: Path, campaign: str = "test", **extra: str) -> dict:
     for key in ("T2HX_STUDY", "T2HX_STUDY_PROFILE", "T2HX_CONF_SYSTEMS", "T2HX_HOSTFILES",
                 "T2HX_RESUME"):
         env.pop(key, None)
+    # No Spack view: on `local` only HPL runs (Debian's hpcc), whether or not this checkout
+    # has built spack-env/view (tests/test_local_runs.py covers the view).
+    env["T2HX_SPACK_VIEW"] = str(tmp / "no-spack-view")
     env.update(T2HX_LOG_ROOT=str(tmp / "log"), T2HX_WORK_ROOT=str(tmp / "work"),
                T2HX_CAMPAIGN=campaign, **extra)
     return env
