@@ -2,7 +2,8 @@
 disjoint node set and reruns back to back until the window closes (3 h real; simulated time
 on `sim`). Every finished run is recorded; the perf variables are finished runs per app.
 
-Node sets: the combo's placement order of all nodes (its largest hostfile), cut into
+Node counts: the study's mix, scaled to the system's usable nodes when it does not fit
+(``Study.capacity_apps``, docs/modelling.md). Node sets: the combo's placement order of all nodes (its largest hostfile), cut into
 consecutive chunks of the apps' sizes in study order. Record format, one line per finished
 run, printed by the driver script (real) or ``t2hx campaign simulate-capacity`` (sim):
 ``T2HX capacity finished: app=<app> run=<k> start=<s> end=<s>``; the window's end is
@@ -101,7 +102,7 @@ class Capacity(T2hxCheck):
                                     f"{self.extras['conf_file']})")
         order = (folder / f"{big[0]}.txt").read_text().split()
         sets, at = {}, 0
-        for app, size in STUDY.capacity["apps"].items():
+        for app, size in self.apps.items():
             sets[app] = order[at:at + size]
             at += size
         return sets
@@ -109,6 +110,9 @@ class Capacity(T2hxCheck):
     @run_after("setup")
     def configure(self):
         resume.skip_if_recorded(self)
+        # The mix scaled to the system's usable nodes (Study.capacity_apps): a port runs it.
+        self.apps = STUDY.capacity_apps(self.extras["nodes"])
+        self.num_nodes = sum(self.apps.values())
         self.skip_if(self.num_nodes > self.extras["nodes"],
                      f"capacity mix needs {self.num_nodes} nodes > {self.extras['nodes']}")
         self.simulated = self.mode == "sim"
