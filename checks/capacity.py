@@ -45,6 +45,7 @@ from t2hx.study import seconds                                     # noqa: E402
 
 FINISHED = "T2HX capacity finished:"
 CLOSED = "T2HX capacity window closed"
+WINDOW_FILE = "window.json"
 FINISHED_RE = re.compile(r"^T2HX capacity finished: app=(\S+) run=(\d+) ", re.M)
 
 
@@ -125,6 +126,10 @@ class Capacity(T2hxCheck):
             jobs[app] = {"hostfile": str(stage / f"{app}.hosts"), "nodes": len(hosts),
                          "benchmark": app, "params": STUDY.input(app, len(hosts))}
         (stage / "capacity.json").write_text(json.dumps(jobs, indent=2) + "\n")
+        # What the report states about this capacity run (t2hx/post/report.py).
+        (stage / WINDOW_FILE).write_text(json.dumps({
+            "window_s": self.window, "nodes": self.num_nodes, "apps": self.apps,
+            "note": STUDY.capacity.get("note", "")}, indent=2) + "\n")
         self.num_tasks = 1
         if self.mode == "sim":
             self.executable = cli()
@@ -192,7 +197,7 @@ class Capacity(T2hxCheck):
         final.parent.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix=".tmp-", dir=final.parent))
         stage = Path(self.stagedir)
-        for name in [str(self.stdout), "capacity.json", "capacity.hosts"]:
+        for name in [str(self.stdout), "capacity.json", "capacity.hosts", WINDOW_FILE]:
             if (stage / name).is_file():
                 shutil.copyfile(stage / name, tmp / name)
         if final.exists():

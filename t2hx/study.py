@@ -61,6 +61,7 @@ CAPACITY = {
               doc="app: node count, e.g. apps: {amg: 56}"),
     "min_nodes": F(int, default=2, min=2,
                    doc="smallest node count of an app when the mix shrinks to a system"),
+    "note": F(str, default="", doc="why this window (the report prints it)"),
 }
 PROFILE = {
     "repetitions": F(int, default=None, min=1),
@@ -70,7 +71,8 @@ PROFILE = {
                   doc="a subset of a benchmark's variants, e.g. variants: {imb: [Bcast]}"),
     "capacity": F(dict, default=None, fields={
         "window": F(str, default=None, check=_duration),
-        "repetitions": F(int, default=None, min=1)}),
+        "repetitions": F(int, default=None, min=1),
+        "note": F(str, default=None, doc="why this window (the report prints it)")}),
 }
 STUDY = {
     "name": F(str, required=True),
