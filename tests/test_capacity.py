@@ -117,3 +117,14 @@ def test_capacity_runs_on_a_240_node_system(tmp_path, capsys) -> None:
     done = {a for a, _ in re.findall(r"^T2HX capacity finished: app=(\S+) run=(\d+) ",
                                      out, re.M)}
     assert done and done <= set(apps), done
+
+
+def test_report_states_the_capacity_window_and_why() -> None:
+    from t2hx.post.report import capacity_paragraph
+
+    text = capacity_paragraph([{"window_s": 30.0, "nodes": 664, "note": "Too slow for 3 h."},
+                               {"window_s": 30.0, "nodes": 664, "note": "Too slow for 3 h."}])
+    assert text.startswith("Capacity window: 30 s per combo") and "664 nodes" in text
+    assert text.endswith("Too slow for 3 h.") and text.count("Too slow") == 1
+    quick = load_study(profile="quick").capacity
+    assert quick["window"] == "30s" and "3 h" in quick["note"]
