@@ -5,7 +5,6 @@ import json
 import re
 
 import numpy as np
-import pytest
 
 from t2hx.cli import main
 from t2hx.conf import load_system
