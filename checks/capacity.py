@@ -4,8 +4,9 @@ on `sim`). Every finished run is recorded; the perf variables are finished runs 
 
 Node counts: the study's mix, scaled to the system's usable nodes when it does not fit
 (``Study.capacity_apps``, docs/modelling.md). Node sets: the combo's placement order of all
-nodes (its largest hostfile), cut into consecutive chunks of the apps' sizes in study order. Record format, one line per finished
-run, printed by the driver script (real) or ``t2hx campaign simulate-capacity`` (sim):
+nodes (its largest hostfile), cut into consecutive chunks of the apps' sizes in study
+order. Record format, one line per finished run, printed by the driver script (real) or
+``t2hx campaign simulate-capacity`` (sim):
 ``T2HX capacity finished: app=<app> run=<k> start=<s> end=<s>``; the window's end is
 ``T2HX capacity window closed``.
 
