@@ -2,9 +2,11 @@
 disjoint node set and reruns back to back until the window closes (3 h real; simulated time
 on `sim`). Every finished run is recorded; the perf variables are finished runs per app.
 
-Node sets: the combo's placement order of all nodes (its largest hostfile), cut into
-consecutive chunks of the apps' sizes in study order. Record format, one line per finished
-run, printed by the driver script (real) or ``t2hx campaign simulate-capacity`` (sim):
+Node counts: the study's mix, scaled to the system's usable nodes when it does not fit
+(``Study.capacity_apps``, docs/modelling.md). Node sets: the combo's placement order of all
+nodes (its largest hostfile), cut into consecutive chunks of the apps' sizes in study
+order. Record format, one line per finished run, printed by the driver script (real) or
+``t2hx campaign simulate-capacity`` (sim):
 ``T2HX capacity finished: app=<app> run=<k> start=<s> end=<s>``; the window's end is
 ``T2HX capacity window closed``.
 
@@ -44,6 +46,7 @@ from t2hx.study import seconds                                     # noqa: E402
 
 FINISHED = "T2HX capacity finished:"
 CLOSED = "T2HX capacity window closed"
+WINDOW_FILE = "window.json"
 FINISHED_RE = re.compile(r"^T2HX capacity finished: app=(\S+) run=(\d+) ", re.M)
 
 
@@ -101,7 +104,7 @@ class Capacity(T2hxCheck):
                                     f"{self.extras['conf_file']})")
         order = (folder / f"{big[0]}.txt").read_text().split()
         sets, at = {}, 0
-        for app, size in STUDY.capacity["apps"].items():
+        for app, size in self.apps.items():
             sets[app] = order[at:at + size]
             at += size
         return sets
@@ -109,6 +112,9 @@ class Capacity(T2hxCheck):
     @run_after("setup")
     def configure(self):
         resume.skip_if_recorded(self)
+        # The mix scaled to the system's usable nodes (Study.capacity_apps): a port runs it.
+        self.apps = STUDY.capacity_apps(self.extras["nodes"])
+        self.num_nodes = sum(self.apps.values())
         self.skip_if(self.num_nodes > self.extras["nodes"],
                      f"capacity mix needs {self.num_nodes} nodes > {self.extras['nodes']}")
         self.simulated = self.mode == "sim"
@@ -121,6 +127,10 @@ class Capacity(T2hxCheck):
             jobs[app] = {"hostfile": str(stage / f"{app}.hosts"), "nodes": len(hosts),
                          "benchmark": app, "params": STUDY.input(app, len(hosts))}
         (stage / "capacity.json").write_text(json.dumps(jobs, indent=2) + "\n")
+        # What the report states about this capacity run (t2hx/post/report.py).
+        (stage / WINDOW_FILE).write_text(json.dumps({
+            "window_s": self.window, "nodes": self.num_nodes, "apps": self.apps,
+            "note": STUDY.capacity.get("note", "")}, indent=2) + "\n")
         self.num_tasks = 1
         if self.mode == "sim":
             self.executable = cli()
@@ -188,7 +198,7 @@ class Capacity(T2hxCheck):
         final.parent.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix=".tmp-", dir=final.parent))
         stage = Path(self.stagedir)
-        for name in [str(self.stdout), "capacity.json", "capacity.hosts"]:
+        for name in [str(self.stdout), "capacity.json", "capacity.hosts", WINDOW_FILE]:
             if (stage / name).is_file():
                 shutil.copyfile(stage / name, tmp / name)
         if final.exists():

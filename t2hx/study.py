@@ -59,6 +59,9 @@ CAPACITY = {
     "repetitions": F(int, default=1, min=1),
     "apps": F(dict, required=True, values=F(int, min=1),
               doc="app: node count, e.g. apps: {amg: 56}"),
+    "min_nodes": F(int, default=2, min=2,
+                   doc="smallest node count of an app when the mix shrinks to a system"),
+    "note": F(str, default="", doc="why this window (the report prints it)"),
 }
 NOISE_MODELS = ("none", "lognormal")     # t2hx.flowsim.noise.MODELS (not imported: heavy-free)
 NOISE_GROUPS = ("network", "app", "x500")  # the registry's groups (t2hx/benchmarks.py)
@@ -78,7 +81,8 @@ PROFILE = {
                   doc="a subset of a benchmark's variants, e.g. variants: {imb: [Bcast]}"),
     "capacity": F(dict, default=None, fields={
         "window": F(str, default=None, check=_duration),
-        "repetitions": F(int, default=None, min=1)}),
+        "repetitions": F(int, default=None, min=1),
+        "note": F(str, default=None, doc="why this window (the report prints it)")}),
     "noise": F(dict, default=None, fields={
         "model": F(str, default=None, choices=NOISE_MODELS),
         "seed": F(int, default=None, min=0)}),
@@ -185,8 +189,34 @@ class Study:
         """The placements the combos use, in combo order."""
         return list(dict.fromkeys(c.placement for c in self.combos))
 
-    def capacity_nodes(self) -> int:
-        return sum(self.capacity["apps"].values())
+    def capacity_nodes(self, usable: int | None = None) -> int:
+        return sum(self.capacity_apps(usable).values())
+
+    def capacity_apps(self, usable: int | None = None) -> dict[str, int]:
+        """The capacity mix on a system with ``usable`` nodes (docs/modelling.md, capacity).
+
+        The study's node counts when they fit; otherwise every count scaled by
+        usable / (the mix's nodes), rounded down to a power of two for apps on a pow2
+        ladder and to an even count for the rest (MuPP pairs ranks), never below
+        ``min_nodes``. Same apps, same order, so a port runs capacity unedited."""
+        apps = self.capacity["apps"]
+        total = sum(apps.values())
+        if usable is None or usable >= total:
+            return dict(apps)
+        factor = usable / total
+        low = self.capacity.get("min_nodes", 2)
+        return {app: max(low, _round_to_ladder(int(n * factor),
+                                               self._pow2(app))) for app, n in apps.items()}
+
+    def _pow2(self, app: str) -> bool:
+        ladder = self.ladders[self.catalog[app]["ladder"]]
+        return all(n & (n - 1) == 0 for n in ladder)
+
+
+def _round_to_ladder(n: int, pow2: bool) -> int:
+    if n < 1:
+        return 0
+    return 1 << (n.bit_length() - 1) if pow2 else n - n % 2
 
 
 def study_path() -> Path:

@@ -154,8 +154,9 @@ def test_capacity_model_runs_every_capacity_app(mini, routed, tmp_path, capsys) 
     out = capsys.readouterr().out
     assert out.rstrip().endswith("T2HX capacity window closed")
     done = re.findall(r"^T2HX capacity finished: app=(\S+) run=(\d+) ", out, re.M)
-    # EmDL is an allreduce + 0.1 s sleep: three runs fit in 0.35 s, a fourth does not.
-    assert sorted(int(k) for a, k in done if a == "emdl") == [0, 1, 2]
+    # An EmDL run is a whole IMB sweep (minutes of 0.1 s sleeps): none ends in 0.35 s;
+    # runs of quicker apps do (tests/test_capacity.py checks the counts).
+    assert done and "emdl" not in {a for a, _ in done}, done
     spec.write_text(json.dumps({"nosuch": jobs["emdl"]}))
     assert main(cmd) == 2
     err = capsys.readouterr().err.strip().splitlines()

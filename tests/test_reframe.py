@@ -285,8 +285,8 @@ def test_capacity_on_sim_records_and_resumes(tmp_path):
     count, and a rerun of the campaign skips it (no duplicate records)."""
     study = tmp_path / "study.yaml"
     text = (ROOT / "conf" / "study.yaml").read_text()
-    study.write_text(text.replace("capacity: {window: 10s, repetitions: 1}",
-                                  "capacity: {window: 1s, repetitions: 1}"))
+    assert "      window: 15s\n" in text                   # profiles: quick: capacity:
+    study.write_text(text.replace("      window: 15s\n", "      window: 1s\n"))
     env = env_for(tmp_path, campaign="cap", T2HX_STUDY=str(study), T2HX_STUDY_PROFILE="quick")
     args = ("-c", "checks/capacity.py", "-r", "--system", "sim", "-P", "combo=ft-ftree-linear")
     out = reframe(env, *args, timeout=600)

@@ -16,6 +16,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Callable
 
 from t2hx import ROOT
 from t2hx.errors import T2hxError
@@ -187,6 +188,18 @@ CLOSED = "T2HX capacity window closed"
 REPEATS = 100000            # "thousands of runs": more than any window can finish
 
 
+#: Fluid engines of the capacity model (docs/modelling.md, capacity runs).
+ENGINES = {"fast": ("t2hx.flowsim.fluid_fast", "run_jobs_fast"),
+           "exact": ("t2hx.flowsim.fluid", "run_jobs")}
+
+
+def _engine(name: str) -> Callable:
+    import importlib
+
+    module, func = ENGINES[name]
+    return getattr(importlib.import_module(module), func)
+
+
 def register_capacity(verbs: argparse._SubParsersAction) -> None:
     c = verbs.add_parser("simulate-capacity", help="capacity mode on the flow model",
                          description="All capacity apps at once on their node sets "
@@ -201,6 +214,9 @@ def register_capacity(verbs: argparse._SubParsersAction) -> None:
     c.add_argument("--work", default=str(work_root()), help="routing cache (work/)")
     c.add_argument("--routing-dir", help="OpenSM dumps from a re-route")
     c.add_argument("--lmc", type=int, help="LMC (default: the plane's conf; parx needs 2)")
+    c.add_argument("--engine", choices=list(ENGINES), default="fast",
+                   help="fluid engine: fast (fused steps, cached rates; default) or exact "
+                   "(the reference it is checked against)")
     c.set_defaults(func=cmd_simulate_capacity)
 
 
@@ -211,9 +227,9 @@ def cmd_simulate_capacity(args: argparse.Namespace) -> int:
 
     from t2hx import benchmarks
     from t2hx.flowsim import workloads
-    from t2hx.flowsim.fluid import run_jobs
     from t2hx.flowsim.network import open_network
 
+    run_jobs = _engine(args.engine)
     jobs_in = json.loads(Path(args.capacity).read_text())
     entries = {app: benchmarks.get(app, field=f"{args.capacity}: {app}") for app in jobs_in}
     hosts, spans = [], {}
@@ -226,7 +242,7 @@ def cmd_simulate_capacity(args: argparse.Namespace) -> int:
     jobs = [workloads.job(net, entries[app], ranks, REPEATS) for app, ranks in spans.items()]
     run_jobs(net, jobs, until=args.window)
     print(f"# t2hx-simulated: capacity system={args.system} plane={args.plane} "
-          f"routing={args.routing} window={args.window:g}")
+          f"routing={args.routing} window={args.window:g} engine={args.engine}")
     for app, job in zip(spans, jobs):
         start = 0.0
         for run, end in enumerate(e for e in job.ends if e <= args.window):

@@ -169,23 +169,6 @@ def _steps(ranks: np.ndarray, phases: list[Phase]) -> list:
     return steps
 
 
-def mupp_job(net: Network, name: str, ranks: np.ndarray, size: int = 1 << 20,
-             repeat: int = 1) -> Job:
-    """IMB Multi-PingPong as a fluid job: pairs i and i+n/2 ping-pong ``size`` bytes."""
-    ranks = np.asarray(ranks, dtype=np.int64)
-    half = len(ranks) // 2
-    a, b = ranks[:half], ranks[half:2 * half]
-    return Job(name, [Comm(a, b, size), Comm(b, a, size)], repeat)
-
-
-def emdl_job(net: Network, name: str, ranks: np.ndarray, size: int = 1 << 20,
-             repeat: int = 1) -> Job:
-    """EmDL as a fluid job: an allreduce of ``size`` bytes, then a 0.1 s usleep."""
-    ranks = np.asarray(ranks, dtype=np.int64)
-    phases = collectives.phases("Allreduce", len(ranks), size, net.loggp.reduce_rate)[1]
-    return Job(name, _steps(ranks, phases) + [Compute(0.1)], repeat)
-
-
 # --- the text the real codes print (our walltime patch, HPL, HPCG, Graph500) ----------------
 
 def walltime_text(result: AppResult, ranks: int) -> str:

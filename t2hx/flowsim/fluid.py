@@ -87,7 +87,9 @@ SMALL_BYTES = 12 * 1024
 
 def run_jobs(net: Network, jobs: list[Job], until: float = np.inf,
              small_bytes: int = SMALL_BYTES) -> list[Job]:
-    """Simulate concurrent jobs until all finish or ``until``; fills ``job.ends``.
+    """The exact (reference) engine: simulate concurrent jobs until all finish or ``until``;
+    fills ``job.ends``. :mod:`t2hx.flowsim.fluid_fast` is the faster engine checked
+    against it.
 
     Messages up to ``small_bytes`` do not enter the fluid sharing: they take their
     latency plus size / link rate (an event-count saving: tiny allreduces and barriers
@@ -112,6 +114,8 @@ class _State:
         self.remaining = np.zeros(0)
         self.owner = np.zeros(0, dtype=np.int64)
         self.tail = np.zeros(0)
+        self.fid = np.zeros(0, dtype=np.int64)     # flow ids: (plan, message) numbered once
+        self.next_fid = 0
         self.small = SMALL_BYTES
         self.plans: dict[int, _Plan] = {}
         self.steps_seen: list[Comm] = []
@@ -124,7 +128,7 @@ class _State:
         dirty = True
         while True:
             if dirty and len(self.remaining):
-                rate = maxmin_rates(self.paths, self.net.capacity)
+                rate = self.rates()
             dirty = False
             t_flow = float(np.min(self.remaining / rate)) if len(self.remaining) else np.inf
             t_timer = float(self.timer.min() - self.now) if len(self.timer) else np.inf
@@ -149,6 +153,7 @@ class _State:
                 keep = ~done
                 self.paths, self.remaining = self.paths[keep], self.remaining[keep]
                 self.owner, self.tail = self.owner[keep], self.tail[keep]
+                self.fid = self.fid[keep]
             for j in np.flatnonzero(self.timer <= self.now + 1e-15):
                 dirty |= self._advance(int(j))
 
@@ -180,7 +185,12 @@ class _State:
         self.remaining = np.concatenate([self.remaining, plan.size])
         self.owner = np.concatenate([self.owner, np.full(len(plan.size), j)])
         self.tail = np.concatenate([self.tail, plan.latency])
+        self.fid = np.concatenate([self.fid, plan.ids])
         return True
+
+    def rates(self) -> np.ndarray:
+        """Max-min rates of the flows in flight (re-solved from scratch here)."""
+        return maxmin_rates(self.paths, self.net.capacity)
 
     def _plan(self, step: Comm) -> "_Plan":
         """The routed messages of a Comm step, computed once: a job repeats its steps
@@ -196,10 +206,13 @@ class _State:
         lat = self.net.loggp.latency(hops.astype(np.float64))
         moving = size > self.small
         if moving.any():
-            plan = _Plan(p[moving], size[moving].copy(), lat[moving], 0.0)
+            ids = np.arange(self.next_fid, self.next_fid + int(moving.sum()))
+            self.next_fid += len(ids)
+            plan = _Plan(p[moving], size[moving].copy(), lat[moving], 0.0, ids)
         else:
             alone = lat + size / self.net.capacity.max()
-            plan = _Plan(None, size, lat, float(alone.max()) if alone.size else 0.0)
+            plan = _Plan(None, size, lat, float(alone.max()) if alone.size else 0.0,
+                         np.zeros(0, dtype=np.int64))
         self.plans[id(step)] = plan
         self.steps_seen.append(step)        # keeps id(step) unique while cached
         return plan
@@ -211,6 +224,7 @@ class _Plan:
     size: np.ndarray
     latency: np.ndarray
     alone: float                 # step time when every message is short
+    ids: np.ndarray              # flow ids of the long messages
 
 
 def _pad(p: np.ndarray, width: int) -> np.ndarray:

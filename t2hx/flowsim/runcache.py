@@ -62,11 +62,32 @@ def case_inputs(*, benchmark: str, workload: str, system_file: Path, plane: str,
     routing = None
     if routing_dir:
         routing = {name: file_digest(Path(routing_dir) / name) for name in ROUTING_DUMPS}
-    return {"benchmark": benchmark, "system": file_digest(system_file), "plane": plane,
+    return {"benchmark": benchmark, "system": system_digest(system_file), "plane": plane,
             "engine": engine, "lmc": lmc, "hostfile": file_digest(hostfile),
             "routing": routing, "demand": file_digest(demand), "jobs": file_digest(jobs),
             "plugin": file_digest(PLUGIN) if engine in PLUGIN_ENGINES else None,
             "options": options, "seed": seed if workload in SEEDED_WORKLOADS else None}
+
+
+# Conf sections that say how jobs are launched or scheduled, not what is simulated: a
+# campaign on Slurm and one on this machine share their cases (and noise draws).
+NOT_SIMULATED = ("description", "launcher", "simulate")
+
+
+def system_digest(path: Path) -> str | None:
+    """The conf's content minus NOT_SIMULATED (parsed, so comments do not count either)."""
+    import yaml
+
+    try:
+        data = yaml.safe_load(Path(path).read_text())
+    except (OSError, yaml.YAMLError):
+        return file_digest(path)     # open_network reports the file's error
+    if not isinstance(data, dict):
+        return file_digest(path)
+    try:
+        return digest({k: v for k, v in data.items() if k not in NOT_SIMULATED})
+    except (TypeError, ValueError):   # keys YAML allows and JSON does not
+        return file_digest(path)
 
 
 def digest(data: dict[str, Any]) -> str:

@@ -15,7 +15,7 @@ import numpy as np
 
 from t2hx.benchmarks import Benchmark
 from t2hx.errors import WorkloadError
-from t2hx.flowsim import apps, collectives, output, patterns
+from t2hx.flowsim import apps, collectives, imbjobs, output, patterns
 from t2hx.flowsim.fluid import Job
 from t2hx.flowsim.network import Network
 
@@ -102,11 +102,11 @@ def _app_job(net: Network, bench: Benchmark, ranks: np.ndarray, repeat: int) -> 
 
 
 def _mupp_job(net: Network, bench: Benchmark, ranks: np.ndarray, repeat: int) -> Job:
-    return apps.mupp_job(net, bench.key, ranks, repeat=repeat)
+    return imbjobs.mupp_job(net, bench.key, ranks, repeat=repeat)
 
 
 def _emdl_job(net: Network, bench: Benchmark, ranks: np.ndarray, repeat: int) -> Job:
-    return apps.emdl_job(net, bench.key, ranks, repeat=repeat)
+    return imbjobs.emdl_job(net, bench.key, ranks, repeat=repeat)
 
 
 WORKLOADS: dict[str, Workload] = {

@@ -12,6 +12,7 @@ Output layout (``--out``; default ``paper/`` for ``log/reference``, else ``<logd
 
 from __future__ import annotations
 
+import json
 import os
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
@@ -89,8 +90,10 @@ def replay(logdir: Path, out: Path | None = None, quiet: bool | None = None) -> 
         write_json(data_dir / "summary.json", summ)
         campaign = str(ing.provenance.get("campaign") or
                        (results["campaign"].iloc[0] if len(results) else logdir.resolve().name))
+        windows = [json.loads(p.read_text())
+                   for p in sorted(Path(logdir).glob("capacity/**/window.json"))]
         bl = report.blocks(campaign, ing.provenance, summ, baseline, figs, sim, ref, out, sc,
-                           values=report.measured_values(results) if single else None)
+                           windows, values=report.measured_values(results) if single else None)
         report.write_report(out, bl, f"t2hx report — {campaign}")
         prog.say(f"{len(figs)} figures, {len(summ['skipped'])} skipped input(s); report in {out}")
     return ReplayResult(out, figs, summ)

@@ -34,7 +34,8 @@ def _cell(v: Any) -> str:
 def blocks(campaign: str, prov: dict[str, Any], summary: dict[str, Any], baseline: str | None,
            figs: list[Figure], simulated: bool, reference: pd.DataFrame | None,
            out: Path, scorecard: pd.DataFrame | None = None,
-           values: pd.DataFrame | None = None) -> list[Block]:
+           capacity: list[dict] | None = None, values: pd.DataFrame | None = None
+           ) -> list[Block]:
     """``values`` (from :func:`measured_values`) replaces the comparisons for a log of one
     combo, e.g. a campaign on the `local` system."""
     b: list[Block] = [("h", 1, f"t2hx report — campaign {campaign}")]
@@ -90,6 +91,8 @@ def blocks(campaign: str, prov: dict[str, Any], summary: dict[str, Any], baselin
             b.append(("img", fig.title, os.path.relpath(png, out), links))
         if fig.table is not None and not fig.table.empty:
             b.append(("table", fig.table))
+        if fig.kind == "capacity" and capacity:
+            b.append(("p", capacity_paragraph(capacity)))
     return b
 
 
@@ -134,6 +137,16 @@ def values_blocks(values: pd.DataFrame) -> list[Block]:
              "sweeps: the largest size [bytes]; every size and metric is in "
              "data/results.csv)."),
             ("table", values)]
+
+
+def capacity_paragraph(windows: list[dict]) -> str:
+    """What window the capacity runs had and why (window.json of checks/capacity.py)."""
+    seconds = sorted({float(w["window_s"]) for w in windows})
+    nodes = sorted({int(w["nodes"]) for w in windows})
+    notes = sorted({w.get("note", "") for w in windows} - {""})
+    text = (f"Capacity window: {', '.join(f'{s:g}' for s in seconds)} s per combo "
+            f"(seed 000 §4.4.2 ran 3 h = 10800 s) on {', '.join(map(str, nodes))} nodes.")
+    return text + (" " + " ".join(notes) if notes else "")
 
 
 def scorecard_blocks(sc: pd.DataFrame) -> list[Block]:

@@ -1,0 +1,120 @@
+#!/usr/bin/env python3
+"""Speed of the capacity model (seed 000 §4.4.2, issue #15) and agreement of the fast fluid
+engine with the exact one. Writes bench/results/capacity.json.
+
+For every combo of conf/study.yaml: the study's capacity mix (Study.capacity_apps on the
+t2hx system's usable nodes) on the combo's plane, routing and placement (real OpenSM
+routes), all jobs rerun back to back for ``--window`` simulated seconds with the fast
+engine. Contract: {window_s, nodes, jobs, wall_s_per_combo: {combo: s},
+simulated_per_wall, agreement: {max_runs_diff, max_rel_diff_completion}}, plus the
+finished runs per app per combo and the peak RSS.
+
+* simulated_per_wall: total simulated seconds over total wall seconds of the combos.
+* agreement: the fast and the exact engine on the first combo for ``--agree-window``
+  simulated seconds: the largest difference of finished runs of an app, and the largest
+  relative difference of the completion times of the runs both engines finished.
+"""
+
+import argparse
+import json
+import os
+import resource
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from t2hx import benchmarks  # noqa: E402
+from t2hx.atomic import atomic_write  # noqa: E402
+from t2hx.commands.campaign import REPEATS  # noqa: E402
+from t2hx.conf import load_system  # noqa: E402
+from t2hx.flowsim import workloads  # noqa: E402
+from t2hx.flowsim.fluid import run_jobs  # noqa: E402
+from t2hx.flowsim.fluid_fast import run_jobs_fast  # noqa: E402
+from t2hx.flowsim.network import open_network  # noqa: E402
+from t2hx.placement.hostfiles import Options, place  # noqa: E402
+from t2hx.reframe_site import usable_nodes  # noqa: E402
+from t2hx.study import load_study  # noqa: E402
+
+#: Engines' LMC where the plane's is not the routing's (PARX: docs/routing.md).
+ENGINE_LMC = {"parx": 2}
+
+
+def mix(system, combo, study, work: str):
+    """(network, jobs factory) of the capacity mix on ``combo``."""
+    apps = study.capacity_apps(usable_nodes(system))
+    usable = [h for h in system.hostnames() if h not in system.nodes["down"]]
+    order = place(system, combo.placement, sum(apps.values()), usable, Options())
+    net = open_network(system, combo.plane, combo.routing, hosts=order, work=work,
+                       lmc=ENGINE_LMC.get(combo.routing), quiet=False)
+    spans, at = {}, 0
+    for app, n in apps.items():
+        spans[app], at = np.arange(at, at + n), at + n
+
+    def jobs():
+        return [workloads.job(net, benchmarks.get(app), r, REPEATS) for app, r in spans.items()]
+    return net, jobs, apps
+
+
+def agreement(exact, fast) -> dict:
+    runs = max(abs(len(e.ends) - len(f.ends)) for e, f in zip(exact, fast))
+    rel = 0.0
+    for e, f in zip(exact, fast):
+        k = min(len(e.ends), len(f.ends))
+        if k:
+            a, b = np.array(e.ends[:k]), np.array(f.ends[:k])
+            rel = max(rel, float(np.max(np.abs(a - b) / a)))
+    return {"max_runs_diff": runs, "max_rel_diff_completion": rel}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--window", type=float, default=30.0, help="simulated seconds per combo")
+    ap.add_argument("--agree-window", type=float, default=10.0)
+    ap.add_argument("--work", default=str(ROOT / "work"))
+    ap.add_argument("--out", default=str(ROOT / "bench" / "results" / "capacity.json"))
+    args = ap.parse_args()
+    system = load_system(ROOT / "conf" / "systems" / "t2hx.yaml")
+    study = load_study()
+    walls, runs, apps = {}, {}, {}
+    for combo in study.combos:
+        net, jobs, apps = mix(system, combo, study, args.work)
+        done, t = jobs(), time.perf_counter()
+        run_jobs_fast(net, done, until=args.window)
+        walls[combo.name] = round(time.perf_counter() - t, 2)
+        runs[combo.name] = {j.name: len(j.ends) for j in done}
+        print(f"{combo.name}: {walls[combo.name]} s wall for {args.window:g} s; {runs[combo.name]}",
+              flush=True)
+    net, jobs, _ = mix(system, study.combos[0], study, args.work)
+    exact, t = jobs(), time.perf_counter()
+    run_jobs(net, exact, until=args.agree_window)
+    exact_s = time.perf_counter() - t
+    fast, t = jobs(), time.perf_counter()
+    run_jobs_fast(net, fast, until=args.agree_window)
+    fast_s = time.perf_counter() - t
+    result = {
+        "window_s": args.window, "nodes": sum(apps.values()), "jobs": len(apps),
+        "wall_s_per_combo": walls,
+        "simulated_per_wall": round(args.window * len(walls) / sum(walls.values()), 3),
+        "agreement": {**agreement(exact, fast), "combo": study.combos[0].name,
+                      "window_s": args.agree_window, "exact_wall_s": round(exact_s, 2),
+                      "fast_wall_s": round(fast_s, 2),
+                      "runs_exact": {j.name: len(j.ends) for j in exact}},
+        "runs_per_combo": runs,
+        "full_window_s": 3 * 3600,
+        "full_window_wall_s_per_combo_estimate": round(
+            3 * 3600 * max(walls.values()) / args.window),
+        "peak_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+        "cpu_count": os.cpu_count(),
+    }
+    atomic_write(Path(args.out), json.dumps(result, indent=2) + "\n")
+    print(json.dumps(result, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
