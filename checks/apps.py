@@ -85,7 +85,10 @@ class SWFFT(T2hxCheck):
 
     @staticmethod
     def command(launch):
-        ng = round(launch.input["grid_per_rank"] * launch.ranks ** (1 / 3))
+        ng = launch.input["grid_per_rank"] * launch.ranks ** (1 / 3)
+        # SWFFT's 1-D slab layout needs ng divisible by the rank count (else it aborts in
+        # distribution_init): the nearest such grid.
+        ng = max(1, round(ng / launch.ranks)) * launch.ranks
         return "TestDfft", [str(launch.input["reps"]), str(ng)]
 
 

@@ -235,11 +235,31 @@ def load_study(path: str | Path | None = None, profile: str | None = None) -> St
         data = _apply_profile(data, profile, path)
     _check(data, catalog, path)
     combos = [Combo(**c) for c in data["combos"]]
+    _local_nodes_override(data, path)
     return Study(path, profile, data["name"], data["system"], data["baseline"], combos,
                  data["ladders"], data["repetitions"], data["walltime"], data["ranks_per_node"],
                  data["reroute_engines"], data["benchmarks"], data["capacity"],
                  data["local"] or {"nodes": [2], "repetitions": 1, "input": {}}, catalog,
                  data["noise"] or {"model": "none", "seed": 0, "cv": {}, "source": ""})
+
+
+LOCAL_NODES_ENV = "T2HX_LOCAL_NODES"
+
+
+def _local_nodes_override(data: dict, path: Path) -> None:
+    """``$T2HX_LOCAL_NODES`` (e.g. ``1,2,4``) replaces ``local.nodes``: `t2hx calibrate` runs
+    the local checks at several rank counts without editing the study."""
+    text = os.environ.get(LOCAL_NODES_ENV, "").strip()
+    if not text:
+        return
+    try:
+        nodes = sorted({int(v) for v in text.split(",")})
+    except ValueError:
+        nodes = []
+    if not nodes or nodes[0] < 1:
+        raise ConfError(f"{LOCAL_NODES_ENV}={text!r} is not a list of rank counts", file=path,
+                        field="local.nodes", fix=f"set {LOCAL_NODES_ENV} like 1,2,4 or unset it")
+    data["local"] = dict(data["local"] or {"repetitions": 1, "input": {}}, nodes=nodes)
 
 
 def _apply_profile(data: dict, profile: str, path: Path) -> dict:

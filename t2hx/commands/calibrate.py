@@ -1,0 +1,43 @@
+"""``t2hx calibrate APP``: run one application or x500 code here, for real, at several rank
+counts with Open MPI's pml_monitoring, and rewrite ``conf/calibration/<app>.json``
+(t2hx/calibration.py, docs/modelling.md#calibration)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("calibrate", help="measure an app's compute and communication here",
+                       description=__doc__)
+    p.add_argument("app", nargs="?",
+                   help="a benchmark of t2hx/benchmarks.py with a local binary, e.g. amg")
+    p.add_argument("--table", action="store_true",
+                   help="print the committed calibrations as a Markdown table instead")
+    p.add_argument("--ranks", default="1,2,4",
+                   help="rank counts, comma separated (default 1,2,4; oversubscribed here)")
+    p.add_argument("--out", default=None,
+                   help="directory for <app>.json (default conf/calibration)")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from t2hx import calibration
+    from t2hx.errors import T2hxError
+
+    if args.table:
+        print(calibration.table())
+        return 0
+    if not args.app:
+        raise T2hxError("no APP given", field="APP", fix="name one, e.g. `t2hx calibrate amg`")
+    try:
+        ranks = sorted({int(v) for v in args.ranks.split(",")})
+    except ValueError:
+        ranks = []
+    if not ranks or ranks[0] < 1:
+        raise T2hxError(f"--ranks {args.ranks!r}", field="--ranks", fix="give e.g. 1,2,4")
+    out = Path(args.out) if args.out else calibration.CALIBRATION_DIR
+    path = calibration.calibrate(args.app, ranks, quiet=args.quiet, out_dir=out)
+    print(path)
+    return 0
