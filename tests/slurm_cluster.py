@@ -64,8 +64,16 @@ class SlurmCluster:
 
     def start_slurmd(self) -> None:
         self._spawn("slurmd", ["slurmd", "-D", "-N", self.node, "-f", str(self.layout.conf)])
-        self._wait(lambda: self._ok(["sinfo", "-h", "-N", "-o", "%t"], "idle", "mix", "alloc"),
-                   "slurmd to register")
+        self._wait(self._node_up, "slurmd to register", timeout=120)
+
+    def _node_up(self) -> bool:
+        """The node answers (no ``*``) and is usable; after a crash it may still be
+        completing the killed job's step (``comp``, ``mix-``), which is fine."""
+        out = subprocess.run(["sinfo", "-h", "-N", "-o", "%t"], env=self.env,
+                             capture_output=True, text=True, timeout=20)
+        state = out.stdout.strip()
+        return (out.returncode == 0 and bool(state) and not state.endswith("*")
+                and not state.startswith(("down", "drain", "fail", "unk")))
 
     def kill_slurmd(self) -> None:
         """A crashed node daemon (SIGKILL: no clean shutdown)."""
