@@ -25,7 +25,7 @@ SCRIPT_DIRS = ("run", ".ci")
 SKIP_DIRS = ("log/", "paper/", ".venv/", "work/")
 # Built from pieces so this file does not match itself.
 FORBIDDEN = ("DES" + "IGN", "STY" + "LE.md", "PACK" + "AGES.md", "../" + "shared",
-             "/work/" + "shared")
+             "/".join(("", "work", "shared")))
 CITATION = re.compile(r"docs/([A-Za-z0-9_./-]+?\.md)(?:#([A-Za-z0-9_-]+))?")
 MD_LINK = re.compile(r"\]\(([^)\s]+)\)")
 HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
