@@ -3,7 +3,6 @@ agreed ``T2HX solver walltime: <s> s`` line our patches print around each solver
 (t2hx.post.records.WALLTIME_FORMAT); inputs and weak/strong scaling from conf/study.yaml."""
 
 import itertools
-import math
 import shutil
 import sys
 from pathlib import Path
@@ -14,22 +13,8 @@ import reframe as rfm                                              # noqa: E402
 from reframe.core.builtins import run_before                      # noqa: E402
 
 from lib.base import T2hxCheck, study_parameters                  # noqa: E402
-
-
-def grid3(ranks: int) -> tuple[int, int, int]:
-    """A near-cubic px*py*pz = ranks decomposition (largest factors first)."""
-    best = (ranks, 1, 1)
-    for px in range(1, ranks + 1):
-        if ranks % px:
-            continue
-        for py in range(1, ranks // px + 1):
-            if (ranks // px) % py:
-                continue
-            pz = ranks // px // py
-            cand = tuple(sorted((px, py, pz), reverse=True))
-            if max(cand) - min(cand) < max(best) - min(best):
-                best = cand
-    return best
+from t2hx.inputs import (grid3, minife_n, qball_atoms, qball_cells,  # noqa: E402
+                         swfft_ng)
 
 
 @rfm.simple_test
@@ -73,8 +58,7 @@ class MiniFE(T2hxCheck):
 
     @staticmethod
     def command(launch):
-        # Weak scaling of seed 000 §4.2: n = cbrt(n_b^3 * P).
-        n = round((launch.input["n_base"] ** 3 * launch.ranks) ** (1 / 3))
+        n = minife_n(launch.input, launch.ranks)
         return "miniFE.x", [f"nx={n}", f"ny={n}", f"nz={n}"]
 
 
@@ -85,10 +69,7 @@ class SWFFT(T2hxCheck):
 
     @staticmethod
     def command(launch):
-        ng = launch.input["grid_per_rank"] * launch.ranks ** (1 / 3)
-        # SWFFT's 1-D slab layout needs ng divisible by the rank count (else it aborts in
-        # distribution_init): the nearest such grid.
-        ng = max(1, round(ng / launch.ranks)) * launch.ranks
+        ng = swfft_ng(launch.input, launch.ranks)
         return "TestDfft", [str(launch.input["reps"]), str(ng)]
 
 
@@ -171,8 +152,7 @@ class Qball(T2hxCheck):
 
     @staticmethod
     def command(launch):
-        atoms = launch.input["atoms_per_node"] * launch.nodes
-        return "qball", [f"gold_{atoms}.i"]
+        return "qball", [f"gold_{qball_atoms(launch.input, launch.nodes)}.i"]
 
     @staticmethod
     def input_files(launch):
@@ -201,7 +181,7 @@ FCC_BASIS = ((0, 0, 0), (0, 0.5, 0.5), (0.5, 0, 0.5), (0.5, 0.5, 0))
 def gold_deck(atoms: int, ecut: float, steps: str, pseudopotential: str) -> str:
     """A qb@ll command file: ``atoms`` gold atoms on fcc sites in the smallest cubic cell of
     whole unit cells holding them, plane-wave cutoff ``ecut`` [Ry], then ``run <steps>``."""
-    cells = math.ceil((atoms / len(FCC_BASIS)) ** (1 / 3))
+    cells = round(qball_cells({"atoms_per_node": atoms}, 1) ** (1 / 3))
     sites = [tuple((c + b) * FCC_BOHR for c, b in zip(cell, basis))
              for cell in itertools.product(range(cells), repeat=3) for basis in FCC_BASIS]
     side = cells * FCC_BOHR

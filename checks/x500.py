@@ -5,7 +5,6 @@ When the view has no ``xhpl``, HPL runs through Debian's HPCC (package hpcc, /us
 that a machine without the Spack build still measures one benchmark for real: HPCC reads
 ``hpccinf.txt`` in the working directory and writes ``hpccoutf.txt``."""
 
-import math
 import sys
 from pathlib import Path
 
@@ -16,6 +15,7 @@ from reframe.core.builtins import run_before                      # noqa: E402
 
 from lib.base import (Launch, T2hxCheck, local_reason, study_parameters,  # noqa: E402
                       view_binary)
+from t2hx.inputs import graph500_scale, hpl_grid, hpl_n             # noqa: E402
 
 HPCC = Path("/usr/bin/hpcc")
 HPCC_EXAMPLE = Path("/usr/share/doc/hpcc/examples/_hpccinf.txt")
@@ -56,27 +56,12 @@ HPL.out      output file name (if any)
 """
 
 
-def hpl_n(gib_per_rank: float, ranks: int, nb: int) -> int:
-    """N so that the matrix takes gib_per_rank GiB per process, rounded down to NB."""
-    n = int(math.sqrt(gib_per_rank * 2**30 * ranks / 8))
-    return max(nb, n - n % nb)
-
-
-def hpl_grid(ranks: int) -> tuple[int, int]:
-    """The most square P x Q = ranks with P <= Q (HPL's preferred shape)."""
-    p = int(math.isqrt(ranks))
-    while ranks % p:
-        p -= 1
-    return p, ranks // p
-
-
 def hpl_values(launch: Launch) -> dict:
     """N, NB and P x Q for all of the job's ranks (nodes x ranks_per_node)."""
     inp, ranks = launch.input, launch.ranks
-    nb = int(inp.get("nb", 192))
-    n = int(inp["n"]) if "n" in inp else hpl_n(float(inp["gib_per_rank"]), ranks, nb)
     p, q = hpl_grid(ranks)
-    return {"n": n, "nb": nb, "p": p, "q": q, "case": launch.name}
+    return {"n": hpl_n(inp, ranks), "nb": int(inp.get("nb", 192)), "p": p, "q": q,
+            "case": launch.name}
 
 
 @rfm.simple_test
@@ -140,7 +125,5 @@ class Graph500(T2hxCheck):
     @staticmethod
     def command(launch):
         inp = launch.input
-        # SCALE: 2^SCALE vertices x edgefactor edges x 16 B per edge ~ gib_per_rank per rank.
-        edges = inp["gib_per_rank"] * 2**30 * launch.ranks / 16
-        scale = max(1, int(math.log2(edges / inp["edgefactor"])))
-        return "graph500_reference_bfs", [str(scale), str(inp["edgefactor"])]
+        return "graph500_reference_bfs", [str(graph500_scale(inp, launch.ranks)),
+                                          str(inp["edgefactor"])]

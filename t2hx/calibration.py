@@ -183,8 +183,10 @@ def calibrate(name: str, ranks: list[int], quiet: bool = False,
         traffic = read_traffic(_stage_of(stage_root, row), n).__dict__
         runs.append({"ranks": n, "metric": row["perf_var"], "value": float(row["perf_value"]),
                      "unit": row["perf_unit"], "traffic": traffic})
-    if not runs:
-        raise CalibrationError(f"no passing run of {bench.key}", field=bench.key,
+    missing = sorted(set(ranks) - {r["ranks"] for r in runs})
+    if missing:
+        raise CalibrationError(f"no passing run of {bench.key} at {missing} ranks",
+                               field=bench.key,
                                fix=f"see {work_root() / 'reframe' / campaign}/reframe.log")
     data = {"benchmark": bench.key, "input": local, "provenance": prov, "runs": runs}
     path = out_dir / f"{bench.key}.json"
@@ -207,11 +209,19 @@ def load(name: str, directory: Path = CALIBRATION_DIR) -> dict:
                                fix=f"run `t2hx calibrate {name}`") from None
 
 
+MACHINE = "machine"      # machine.json: this machine's rates (t2hx/machine.py), not a code
+
+
+def codes(directory: Path = CALIBRATION_DIR) -> list[str]:
+    """The calibrated codes (``<code>.json``)."""
+    return sorted(p.stem for p in directory.glob("*.json") if p.stem != MACHINE)
+
+
 def table(directory: Path = CALIBRATION_DIR) -> str:
     """One Markdown row per (code, rank count): metric, and what one rank sent on average."""
     rows = ["| code | ranks | metric | p2p B/rank | p2p msgs/rank | coll B/rank | peers (p2p) |",
             "|---|---|---|---|---|---|---|"]
-    for path in sorted(directory.glob("*.json")):
+    for path in (directory / f"{code}.json" for code in codes(directory)):
         data = load(path.stem, directory)
         for r in data["runs"]:
             t = r["traffic"]

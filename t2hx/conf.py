@@ -43,6 +43,12 @@ NODES = {
     "racks": F(int, required=True, min=1, doc="number of racks, e.g. racks: 24"),
     "per_rack": F(int, required=True, min=1, doc="compute nodes per rack, e.g. per_rack: 28"),
     "cores": F(int, default=1, min=1, doc="cores per node (OpenMP threads per rank)"),
+    "peak_gflops": F(float, default=None, min=0.001,
+                     doc="node peak double-precision Gflop/s, scales the compute of flop-bound "
+                     "app models, e.g. 140.6 (default: conf/appmodels.yaml default_node)"),
+    "mem_gbs": F(float, default=None, min=0.001,
+                 doc="node memory bandwidth in GB/s, scales memory-bound app models, e.g. 64 "
+                 "(default: conf/appmodels.yaml default_node)"),
     "down": F(list, default=[], items=F(str), doc="hostnames that must not be used"),
 }
 

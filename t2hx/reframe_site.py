@@ -195,6 +195,15 @@ def local_slurm_partition(default: dict) -> list[dict]:
 
 
 LOCAL_RANKS = 4     # the most ranks a local case may ask for (oversubscribed on few cores)
+
+
+def local_ranks() -> int:
+    """LOCAL_RANKS, or more when ``$T2HX_LOCAL_NODES`` asks for more (`t2hx calibrate
+    --ranks 1,2,4,8` oversubscribes on purpose; its byte counts do not depend on cores)."""
+    from t2hx.study import LOCAL_NODES_ENV
+
+    asked = [int(v) for v in os.environ.get(LOCAL_NODES_ENV, "").split(",") if v.strip().isdigit()]
+    return max([LOCAL_RANKS, *asked])
 # Open MPI on one machine: shared memory only, more ranks than cores allowed, and started
 # as root too (containers and CI runners run as root; mpirun refuses otherwise).
 LOCAL_MPIRUN_OPTIONS = ["--allow-run-as-root", "--oversubscribe", "--mca", "btl", "self,vader"]
@@ -212,7 +221,7 @@ def local_system() -> dict:
                   "environs": ["openmpi"], "max_jobs": 1, "features": ["local"],
                   "env_vars": view_env(view),
                   "extras": {"mode": "local", "conf_system": "local", "plane": "local",
-                             "hca": None, "nodes": LOCAL_RANKS, "cores": 1, "routings": [],
+                             "hca": None, "nodes": local_ranks(), "cores": 1, "routings": [],
                              "root": str(ROOT), "spack_view": str(view),
                              "launcher_options": list(LOCAL_MPIRUN_OPTIONS)}}]}
     system["partitions"] += local_slurm_partition(system["partitions"][0])

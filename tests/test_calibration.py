@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from t2hx import ROOT, benchmarks
-from t2hx.calibration import (CALIBRATION_DIR, CalibrationError, load, mean_per_rank,
+from t2hx.calibration import (CALIBRATION_DIR, CalibrationError, codes, load, mean_per_rank,
                               read_traffic)
 from t2hx.study import load_study
 
@@ -39,7 +39,7 @@ def test_missing_rank_files_is_a_one_line_error(tmp_path):
 
 
 def calibrated() -> list[str]:
-    return sorted(p.stem for p in CALIBRATION_DIR.glob("*.json"))
+    return codes(CALIBRATION_DIR)
 
 
 def test_every_app_with_a_local_input_is_calibrated():

@@ -265,6 +265,10 @@ class T2hxCheck(rfm.RunOnlyRegressionTest):
         if self.routing in STUDY.reroute_engines:
             # The tables `t2hx campaign reroute` made for this job, when it had a demand.
             opts.append('$([ -d routing ] && echo --routing-dir routing)')
+        if self.entry.skeleton:
+            # The model runs this case's input (HPL's N, Graph500's SCALE, ...): the same
+            # the real binary would get (t2hx/inputs.py).
+            opts += ["--input", shlex.quote(json.dumps(self.input, sort_keys=True))]
         return opts + self.sim_options()
 
     def sim_options(self) -> list[str]:

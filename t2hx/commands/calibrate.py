@@ -17,6 +17,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="print the committed calibrations as a Markdown table instead")
     p.add_argument("--ranks", default="1,2,4",
                    help="rank counts, comma separated (default 1,2,4; oversubscribed here)")
+    p.add_argument("--machine", action="store_true",
+                   help="measure this machine's single-core flop and memory rates into "
+                   "machine.json instead (the reference app models scale from)")
     p.add_argument("--out", default=None,
                    help="directory for <app>.json (default conf/calibration)")
     p.set_defaults(func=run)
@@ -28,6 +31,15 @@ def run(args: argparse.Namespace) -> int:
 
     if args.table:
         print(calibration.table())
+        return 0
+    if args.machine:
+        from t2hx import machine
+
+        out = Path(args.out) if args.out else calibration.CALIBRATION_DIR
+        out.mkdir(parents=True, exist_ok=True)
+        data = machine.write(out / "machine.json", calibration._cpu_model())
+        print(f"{out / 'machine.json'}: {data['gflops']:.1f} Gflop/s, "
+              f"{data['mem_gbs']:.1f} GB/s per core")
         return 0
     if not args.app:
         raise T2hxError("no APP given", field="APP", fix="name one, e.g. `t2hx calibrate amg`")

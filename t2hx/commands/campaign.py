@@ -227,6 +227,7 @@ def cmd_simulate_capacity(args: argparse.Namespace) -> int:
 
     from t2hx import benchmarks
     from t2hx.flowsim import workloads
+    from t2hx.commands.simulate import node_rates
     from t2hx.flowsim.network import open_network
 
     run_jobs = _engine(args.engine)
@@ -239,7 +240,11 @@ def cmd_simulate_capacity(args: argparse.Namespace) -> int:
         hosts += mine
     net = open_network(args.system, args.plane, args.routing, hosts=hosts, work=args.work,
                        routing=args.routing_dir, lmc=args.lmc)
-    jobs = [workloads.job(net, entries[app], ranks, REPEATS) for app, ranks in spans.items()]
+    node = node_rates(args.system)
+    study = load_study()
+    jobs = [workloads.job(net, entries[app], ranks, REPEATS,
+                          study.input(app, len(ranks)) if app in study.catalog else None, node)
+            for app, ranks in spans.items()]
     run_jobs(net, jobs, until=args.window)
     print(f"# t2hx-simulated: capacity system={args.system} plane={args.plane} "
           f"routing={args.routing} window={args.window:g} engine={args.engine}")

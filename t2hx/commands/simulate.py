@@ -62,6 +62,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--compute-scale", type=float, default=1.0,
                    help="apps: compute runs this many times faster (seed 003: 2, 10, 25, 50)")
     p.add_argument("--iterations", type=int, default=None, help="apps: solver iterations")
+    p.add_argument("--input", default=None,
+                   help="apps and x500: the run's study input as JSON, e.g. "
+                   "'{\"gib_per_rank\": 1.0, \"nb\": 192}' (default: the study's input "
+                   "at this rank count, conf/study.yaml)")
     p.add_argument("--repetition", type=int, default=0,
                    help="repetition index of this run (noise draw; recorded in the first line)")
     p.add_argument("--noise", choices=("none", "lognormal"), default="none",
@@ -144,4 +148,38 @@ def simulate(args: argparse.Namespace, bench: benchmarks.Benchmark,
                        demand=args.demand, jobs=args.jobs, parx_threshold=args.parx_threshold)
     # Skeleton runs depend on the compute scale: the header records it for post.
     extra = {"compute_scale": args.compute_scale} if bench.skeleton else {}
+    if bench.skeleton:
+        args.app_input = app_input(args, bench, net.ranks)
+        args.node = node_rates(args.system)
     return output.header(net, **extra) + workloads.render(net, bench, variant, args)
+
+
+def app_input(args: argparse.Namespace, bench: benchmarks.Benchmark, ranks: int) -> dict:
+    """``--input`` or the study's input of the benchmark at ``ranks`` nodes."""
+    import json
+
+    if args.input is None:
+        from t2hx.study import load_study
+
+        study = load_study()
+        if bench.key not in study.catalog:
+            raise WorkloadError(f"no --input and the study has no '{bench.key}'",
+                                field="--input", fix="give --input as a JSON object")
+        return study.input(bench.key, ranks)
+    try:
+        value = json.loads(args.input)
+    except json.JSONDecodeError as err:
+        raise WorkloadError(f"--input is not JSON ({err.msg})", field="--input",
+                            fix="give a JSON object, e.g. '{\"cube\": 256}'") from None
+    if not isinstance(value, dict):
+        raise WorkloadError("--input is not a JSON object", field="--input",
+                            fix="give a JSON object, e.g. '{\"cube\": 256}'")
+    return value
+
+
+def node_rates(system: str) -> dict:
+    """The conf system's node rates (docs/modelling.md#application-models)."""
+    from t2hx.conf import load_system, system_path
+    from t2hx.flowsim import appmodel
+
+    return appmodel.node_of(load_system(system_path(system)).nodes)

@@ -19,9 +19,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from t2hx import benchmarks
+from t2hx import benchmarks, inputs
 from t2hx.errors import WorkloadError
-from t2hx.flowsim import bulk, collectives
+from t2hx.flowsim import appmodel, bulk, collectives
 from t2hx.flowsim.bulk import Phase
 from t2hx.flowsim.fluid import Comm, Compute, Job
 from t2hx.flowsim.network import Network
@@ -102,7 +102,96 @@ def halo(n: int, size: int) -> Phase:
     return Phase.of(np.concatenate(src), np.concatenate(dst), size, name="halo")
 
 
-def iteration_phases(name: str, n: int, scale: float, reduce_rate: float) -> list[Phase]:
+def iteration_phases(name: str, n: int, scale: float, reduce_rate: float,
+                     inp: dict | None = None, node: dict | None = None) -> list[Phase]:
+    """One iteration: the calibrated model's (t2hx/flowsim/appmodel.py) when the code has
+    one and the run's input is known, else the skeleton's."""
+    model = appmodel.model(skeleton_key(name)) if inp is not None else None
+    if model is not None:
+        return model_phases(model, n, scale, reduce_rate, inp, node or appmodel.default_node())
+    return skeleton_phases(name, n, scale, reduce_rate)
+
+
+def iterations_of(name: str, inp: dict | None) -> int:
+    model = appmodel.model(skeleton_key(name)) if inp is not None else None
+    return model.iterations if model is not None else skeleton(name).iterations
+
+
+def skeleton_key(name: str) -> str:
+    hit = benchmarks.find(name)
+    return hit[0].skeleton if hit is not None and hit[0].skeleton else name
+
+
+def model_phases(model: appmodel.AppModel, n: int, scale: float, reduce_rate: float,
+                 inp: dict, node: dict) -> list[Phase]:
+    its = model.iterations
+    out = [Phase.of([], [], 0, model.compute_seconds(n, inp, node) / its / scale, "compute")]
+    if n == 1:
+        return out
+    for term, total in zip(model.terms, model.term_bytes(n, inp)):
+        if total > 0:
+            out.extend(term_phases(term.pattern, n, total / its, reduce_rate))
+    return out
+
+
+def term_phases(pattern: str, n: int, per_rank: float, reduce_rate: float) -> list[Phase]:
+    """One call of a traffic pattern in which a rank sends ``per_rank`` bytes on average."""
+    r = np.arange(n)
+    if pattern in ("halo3d", "staged_halo3d"):     # CoMD's edge cells ride in its faces
+        return [halo(n, per_rank / appmodel.halo_faces(n))]
+    if pattern == "pencil_fft3d":
+        return pencil_phases(n, per_rank / appmodel.pencil_moves(n))
+    if pattern == "hpl_panel":
+        return panel_phases(n, per_rank)
+    if pattern == "hpl_swap":
+        return [Phase.of(r, (r + grid2d(n)[1]) % n, per_rank, name="swap")]
+    if pattern == "const":
+        return [Phase.of(r, (r + 1) % n, per_rank, name="exchange")]
+    coll = appmodel.COLLECTIVE[pattern]
+    m = per_rank / appmodel.PATTERNS[pattern](n, 1.0)      # the call's bytes per rank
+    if coll == "Alltoall":
+        m /= n                                             # IMB's #bytes: per pair
+    return collectives.phases(coll, n, max(1, int(m)), reduce_rate)[1]
+
+
+def pencil_phases(n: int, block: float) -> list[Phase]:
+    """SWFFT's transitions: along axis d, every rank sends block/p_d to the other ranks of
+    its grid line (appmodel.PENCIL_TRANSITIONS times per transform pair)."""
+    dims = grid3d(n)
+    coords = np.stack(np.unravel_index(np.arange(n), dims), axis=1)
+    out = []
+    for axis, times in enumerate(appmodel.PENCIL_TRANSITIONS):
+        p = dims[axis]
+        if p < 2:
+            continue
+        src, dst = [], []
+        for shift in range(1, p):
+            c = coords.copy()
+            c[:, axis] = (c[:, axis] + shift) % p
+            src.append(np.arange(n))
+            dst.append(np.ravel_multi_index(tuple(c.T), dims))
+        phase = Phase.of(np.concatenate(src), np.concatenate(dst), block / p, name="pencil")
+        out.extend([phase] * times)
+    return out
+
+
+def panel_phases(n: int, panel: float) -> list[Phase]:
+    """HPL: a 1-ring broadcast of a panel along each process row (q - 1 hops); ``panel`` =
+    bytes a rank forwards on average, so each hop carries panel * q / (q - 1)."""
+    p, q = grid2d(n)
+    if q < 2:
+        return []
+    rows = np.arange(p)[:, None] * q
+    size = panel * q / (q - 1)
+    out = []
+    for hop in range(q - 1):
+        src = (rows + hop % q).ravel()
+        out.append(Phase.of(src, (src + 1 - rows.ravel()) % q + rows.ravel(), size,
+                            name="panel"))
+    return out
+
+
+def skeleton_phases(name: str, n: int, scale: float, reduce_rate: float) -> list[Phase]:
     sk = skeleton(name)
     out = [Phase.of([], [], 0, sk.compute_s / scale, "compute")]
     for kind, size in sk.comm:
@@ -136,26 +225,28 @@ class AppResult:
     seconds: float            # solver walltime
     iteration_s: float
     compute_s: float
+    input: dict | None = None
+    calibrated: bool = False
 
 
-def run_app(net: Network, name: str, scale: float = 1.0, iterations: int | None = None
-            ) -> AppResult:
+def run_app(net: Network, name: str, scale: float = 1.0, iterations: int | None = None,
+            inp: dict | None = None, node: dict | None = None) -> AppResult:
     if scale <= 0:
         raise WorkloadError("compute scale must be > 0", field="compute-scale",
                             fix="use e.g. 1, 2, 10, 25 or 50")
-    sk = skeleton(name)
-    ph = iteration_phases(name, net.ranks, scale, net.loggp.reduce_rate)
+    ph = iteration_phases(name, net.ranks, scale, net.loggp.reduce_rate, inp, node)
     t = bulk.run(net, ph).total
-    its = iterations or sk.iterations
-    return AppResult(name, t * its, t, sk.compute_s / scale)
+    its = iterations or iterations_of(name, inp)
+    calibrated = inp is not None and appmodel.model(skeleton_key(name)) is not None
+    return AppResult(name, t * its, t, ph[0].compute, inp, calibrated)
 
 
 def app_job(net: Network, name: str, ranks: np.ndarray, scale: float = 1.0,
-            repeat: int = 1) -> Job:
-    """The skeleton as a fluid-mode job on ``ranks`` (capacity runs, interference)."""
+            repeat: int = 1, inp: dict | None = None, node: dict | None = None) -> Job:
+    """The app as a fluid-mode job on ``ranks`` (capacity runs, interference)."""
     ranks = np.asarray(ranks, dtype=np.int64)
-    phases = iteration_phases(name, len(ranks), scale, net.loggp.reduce_rate)
-    return Job(name, _steps(ranks, phases) * skeleton(name).iterations, repeat)
+    phases = iteration_phases(name, len(ranks), scale, net.loggp.reduce_rate, inp, node)
+    return Job(name, _steps(ranks, phases) * iterations_of(name, inp), repeat)
 
 
 def _steps(ranks: np.ndarray, phases: list[Phase]) -> list:
@@ -178,25 +269,37 @@ def walltime_text(result: AppResult, ranks: int) -> str:
 
 
 def hpl_text(result: AppResult, ranks: int) -> str:
-    n = int(np.sqrt(ranks * (1 << 30) / 8))       # ≈1 GiB of A per process
-    p, q = grid2d(ranks)
+    """HPL's result line for the run's N (t2hx.inputs.hpl_n: the input's GiB per process)."""
+    inp = result.input or {"gib_per_rank": 1.0, "nb": 192}
+    n, nb = inputs.hpl_n(inp, ranks), int(inp.get("nb", 192))
+    p, q = inputs.hpl_grid(ranks)
     gflops = 2 / 3 * n ** 3 / result.seconds / 1e9
     return ("T/V                N    NB     P     Q               Time                 Gflops\n"
             "--------------------------------------------------------------------------------\n"
-            f"WR11C2R4 {n:>11d} {192:>5d} {p:>5d} {q:>5d} {result.seconds:>18.2f} "
+            f"WR11C2R4 {n:>11d} {nb:>5d} {p:>5d} {q:>5d} {result.seconds:>18.2f} "
             f"{gflops:>22.4e}\n")
 
 
 def hpcg_text(result: AppResult, ranks: int) -> str:
-    flops = 192 ** 3 * 27 * 2 * ranks * skeleton(result.name).iterations
+    """HPCG's rating: the flops of the run over its simulated time. A calibrated run does the
+    flops this machine's one-rank HPCG did per second of its ``seconds`` input."""
+    model = appmodel.model("hpcg")
+    if result.calibrated and model is not None:
+        flops = model.one_rank_value() * 1e9 * float(result.input["seconds"]) * ranks
+    else:
+        flops = 192 ** 3 * 27 * 2 * ranks * skeleton(result.name).iterations
     return (f"Final Summary::HPCG result is VALID with a GFLOP/s rating of="
             f"{flops / result.seconds / 1e9:.5g}\n")
 
 
 def graph500_text(result: AppResult, ranks: int) -> str:
-    edges = 16 * (1 << 26) * ranks / 8
-    teps = edges / (result.seconds / 16)
-    return (f"SCALE:                          {26 + int(np.log2(max(ranks, 1)))}\n"
-            f"edgefactor:                     16\nNBFS:                           16\n"
+    """Graph500's summary for the run's SCALE (t2hx.inputs.graph500_scale) and the reference
+    code's BFS count; TEPS = edges per BFS / (simulated time / NBFS)."""
+    inp = result.input or {"gib_per_rank": 1.0, "edgefactor": 16}
+    scale, ef = inputs.graph500_scale(inp, ranks), int(inp["edgefactor"])
+    nbfs = inputs.GRAPH500_NBFS
+    teps = ef * 2.0 ** scale / (result.seconds / nbfs)
+    return (f"SCALE:                          {scale}\n"
+            f"edgefactor:                     {ef}\nNBFS:                           {nbfs}\n"
             f"num_mpi_processes:              {ranks}\n"
             f"bfs  harmonic_mean_TEPS:     !  {teps:.5g}\n")

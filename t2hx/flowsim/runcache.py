@@ -31,7 +31,9 @@ from t2hx.atomic import atomic_write
 
 SEEDED_WORKLOADS = ("ebb",)      # Netgauge draws its random bisections from --seed
 CODE_DIRS = ("t2hx/fabric", "t2hx/routing", "t2hx/flowsim")
-CODE_FILES = ("t2hx/benchmarks.py", "t2hx/conf.py", "t2hx/post/records.py")
+CODE_FILES = ("t2hx/benchmarks.py", "t2hx/conf.py", "t2hx/post/records.py", "t2hx/inputs.py",
+              "conf/appmodels.yaml")
+MODEL_DATA = "conf/calibration"     # the app models' calibrations (*.json) are model too
 PLUGIN_ENGINES = ("parx", "sar")
 PLUGIN = ROOT / "parx" / "libparx.so"
 ROUTING_DUMPS = ("guid2lid", "opensm-lfts.dump")
@@ -48,6 +50,7 @@ def code_version() -> str:
     """sha256 over the model's sources: a code change invalidates every entry."""
     h = hashlib.sha256()
     files = [p for d in CODE_DIRS for p in sorted((ROOT / d).rglob("*.py"))]
+    files += sorted((ROOT / MODEL_DATA).glob("*.json"))
     for path in files + [ROOT / f for f in CODE_FILES]:
         h.update(str(path.relative_to(ROOT)).encode())
         h.update(path.read_bytes())

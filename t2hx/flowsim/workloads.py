@@ -92,20 +92,24 @@ def ring_allreduce(net: Network, bench: Benchmark, variant: str | None, opts: An
 def _app(text: Callable[[apps.AppResult, int], str]) -> Render:
     """A skeleton run printed the way the real code prints its metric."""
     def render(net: Network, bench: Benchmark, variant: str | None, opts: Any) -> str:
-        res = apps.run_app(net, bench.key, opts.compute_scale, opts.iterations)
+        res = apps.run_app(net, bench.key, opts.compute_scale, opts.iterations,
+                           getattr(opts, "app_input", None), getattr(opts, "node", None))
         return text(res, net.ranks)
     return render
 
 
-def _app_job(net: Network, bench: Benchmark, ranks: np.ndarray, repeat: int) -> Job:
-    return apps.app_job(net, bench.key, ranks, repeat=repeat)
+def _app_job(net: Network, bench: Benchmark, ranks: np.ndarray, repeat: int,
+             inp: dict | None = None, node: dict | None = None) -> Job:
+    return apps.app_job(net, bench.key, ranks, repeat=repeat, inp=inp, node=node)
 
 
-def _mupp_job(net: Network, bench: Benchmark, ranks: np.ndarray, repeat: int) -> Job:
+def _mupp_job(net: Network, bench: Benchmark, ranks: np.ndarray, repeat: int,
+              inp: dict | None = None, node: dict | None = None) -> Job:
     return imbjobs.mupp_job(net, bench.key, ranks, repeat=repeat)
 
 
-def _emdl_job(net: Network, bench: Benchmark, ranks: np.ndarray, repeat: int) -> Job:
+def _emdl_job(net: Network, bench: Benchmark, ranks: np.ndarray, repeat: int,
+              inp: dict | None = None, node: dict | None = None) -> Job:
     return imbjobs.emdl_job(net, bench.key, ranks, repeat=repeat)
 
 
@@ -136,10 +140,12 @@ def render(net: Network, bench: Benchmark, variant: str | None, opts: Any) -> st
     return workload(bench).render(net, bench, variant, opts)
 
 
-def job(net: Network, bench: Benchmark, ranks: np.ndarray, repeat: int) -> Job:
+def job(net: Network, bench: Benchmark, ranks: np.ndarray, repeat: int,
+        inp: dict | None = None, node: dict | None = None) -> Job:
+    """A capacity app's fluid job; apps with ``inp`` run their calibrated model."""
     build = workload(bench).job
     if build is None:
         raise WorkloadError(f"'{bench.key}' has no fluid job, so it cannot be a capacity app",
                             field=f"capacity.apps.{bench.key}",
                             fix="use a proxy app, an x500 code, mupp or emdl")
-    return build(net, bench, ranks, repeat)
+    return build(net, bench, ranks, repeat, inp, node)

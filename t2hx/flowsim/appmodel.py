@@ -1,0 +1,271 @@
+"""Application models calibrated from our own runs (docs/modelling.md#application-models).
+
+A code's run is ``iterations`` equal steps of compute, then its point-to-point pattern, then
+its collectives. What the steps carry comes from two files:
+
+* ``conf/appmodels.yaml`` (data): per code, which node rate bounds its compute, and per
+  traffic kind (p2p, coll) a *pattern* (how per-rank bytes grow with the rank count n: halo
+  faces of the 3-D process grid, an all-to-all's (n-1)/n, an Open MPI collective's bytes
+  sent per rank) and a *measure* of the input (t2hx/inputs.py MEASURES: face area, data per
+  rank, ...) that scales the bytes with the problem size;
+* ``conf/calibration/<code>.json`` (measured by ``t2hx calibrate``): the per-rank bytes at
+  several rank counts and the one-rank time on this machine.
+
+Per-rank bytes of a kind = k x pattern(n, measure(input, n)); k is the least-squares fit over
+the calibrated rank counts >= 2. Compute = the calibrated one-rank time x work(study input) /
+work(calibration input) x this machine's rate / the conf node's rate for the code's bound
+(``node:`` of the conf system, ``conf/calibration/machine.json`` for this machine).
+Nothing is fitted to a published result.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+import numpy as np
+import yaml
+
+from t2hx import inputs
+from t2hx.errors import WorkloadError
+
+ROOT = Path(__file__).resolve().parents[2]
+MODELS_FILE = ROOT / "conf" / "appmodels.yaml"
+CALIBRATION_DIR = ROOT / "conf" / "calibration"
+MACHINE_FILE = CALIBRATION_DIR / "machine.json"
+KINDS = ("p2p", "coll")
+# A term may also fit "all" = p2p + coll: for codes whose split moves with n (qb@ll's
+# transposes are an MPI_Alltoallv at 2 ranks and point-to-point above).
+FIT_KINDS = (*KINDS, "all")
+
+
+# --- patterns: per-rank bytes of one unit of the measure at n ranks -------------------------
+
+def halo_faces(n: int) -> float:
+    """Mean number of face neighbours per rank of the non-periodic grid3(n)."""
+    dims = inputs.grid3(n)
+    return sum(2 * (d - 1) / d for d in dims)
+
+
+def staged_halo(n: int, cells: float) -> float:
+    """Face area (in cells) a rank exchanges when axes are swapped one after the other and
+    each later axis carries the halo cells of the earlier ones (edges and corners travel in
+    the faces): x: c*c, y: (c+2)*c, z: (c+2)^2, counting axes the grid splits."""
+    dims = inputs.grid3(n)
+    widths = [cells, cells, cells]
+    area = 0.0
+    for axis in range(3):
+        others = [widths[a] for a in range(3) if a != axis]
+        if dims[axis] > 1:
+            area += others[0] * others[1]
+        widths[axis] = cells + 2
+    return area
+
+
+# SWFFT's forward transform goes block -> x-pencils -> block -> y -> block -> z, the
+# backward transform back (Dfft.hpp, distribution_3_to_2 / 2_to_3): 4 x-, 4 y-, 2 z-
+# transitions per repetition. Pencils lie inside the blocks, so a transition along axis d
+# keeps 1/p_d of a rank's data and sends the rest to the p_d - 1 ranks of its grid line.
+PENCIL_TRANSITIONS = (4, 4, 2)
+
+
+def pencil_moves(n: int) -> float:
+    """Block-sized moves per rank per forward+backward SWFFT transform at n ranks."""
+    return sum(t * (p - 1) / p for t, p in zip(PENCIL_TRANSITIONS, inputs.grid3(n)))
+
+
+def hpl_panel(n: int) -> float:
+    """HPL's panel broadcast along a process row of Q: a rank forwards (Q-1)/Q of its row's
+    panels, which hold 1/P of the matrix."""
+    p, q = inputs.hpl_grid(n)
+    return (q - 1) / q / p
+
+
+def hpl_swap(n: int) -> float:
+    """HPL's row swaps and U broadcast along a process column of P: (P-1)/P of the 1/Q of
+    the matrix a column holds."""
+    p, q = inputs.hpl_grid(n)
+    return (p - 1) / p / q
+
+
+# Collectives by the bytes a rank sends per byte of the call (Open MPI 4.1 tuned: recursive
+# doubling below 8 KiB, Rabenseifner = reduce-scatter + allgather above; binomial bcast).
+PATTERNS = {
+    "halo3d": lambda n, m: halo_faces(n) * m,
+    "staged_halo3d": lambda n, m: staged_halo(n, m),
+    "alltoall": lambda n, m: (n - 1) / n * m,
+    "pencil_fft3d": lambda n, m: pencil_moves(n) * m,
+    "hpl_panel": lambda n, m: hpl_panel(n) * m,
+    "hpl_swap": lambda n, m: hpl_swap(n) * m,
+    "const": lambda n, m: m,
+    "allreduce_small": lambda n, m: math.ceil(math.log2(n)) * m,
+    "allreduce_large": lambda n, m: 2 * (n - 1) / n * m,
+    "bcast": lambda n, m: (n - 1) / n * m,
+}
+# The collective each pattern stands for when a run is simulated (t2hx.flowsim.collectives
+# then picks Open MPI's algorithm for the call's size).
+COLLECTIVE = {"allreduce_small": "Allreduce", "allreduce_large": "Allreduce",
+              "bcast": "Bcast", "alltoall": "Alltoall"}
+
+
+# --- model data --------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Term:
+    kind: str        # p2p | coll
+    pattern: str     # PATTERNS key
+    measure: str     # inputs.MEASURES[code] key
+
+
+@dataclass(frozen=True)
+class AppModel:
+    code: str
+    bound: str                     # flops | memory: the node rate that scales its compute
+    iterations: int                # steps the run is split into
+    terms: tuple[Term, ...]
+    calibration: dict              # conf/calibration/<code>.json
+
+    def fit(self, below: int | None = None) -> list[float]:
+        """k per term: least squares of a kind's measured per-rank bytes = sum of its terms'
+        k x pattern, over the runs with 2 <= n (< ``below`` when given: to predict the
+        largest measured count from the others)."""
+        k = [0.0] * len(self.terms)
+        runs = self.runs(below)
+        for kind in FIT_KINDS:
+            idx = [i for i, t in enumerate(self.terms) if t.kind == kind]
+            if not idx or not runs:
+                continue
+            a = np.array([[self.unit(self.terms[i], r["ranks"], self.calibration["input"])
+                           for i in idx] for r in runs])
+            y = np.array([measured_bytes(r, kind) for r in runs])
+            sol = np.linalg.lstsq(a, y, rcond=None)[0]
+            for i, v in zip(idx, sol):
+                k[i] = float(v)
+        return k
+
+    def runs(self, below: int | None = None) -> list[dict]:
+        return [r for r in self.calibration["runs"]
+                if r["ranks"] >= 2 and (below is None or r["ranks"] < below)]
+
+    def unit(self, term: Term, n: int, inp: dict) -> float:
+        return PATTERNS[term.pattern](n, inputs.measure(self.code, term.measure, inp, n))
+
+    def term_bytes(self, n: int, inp: dict, k: list[float] | None = None) -> list[float]:
+        """Per-rank bytes of each term over one run of ``inp`` at ``n`` ranks."""
+        k = self.fit() if k is None else k
+        return [kt * self.unit(t, n, inp) if n > 1 else 0.0 for kt, t in zip(k, self.terms)]
+
+    def bytes_per_rank(self, n: int, inp: dict, k: list[float] | None = None
+                       ) -> dict[str, float]:
+        """Per-rank bytes of each kind over one run of ``inp`` at ``n`` ranks."""
+        out = {kind: 0.0 for kind in FIT_KINDS}
+        for t, b in zip(self.terms, self.term_bytes(n, inp, k)):
+            out[t.kind] += b
+        return out
+
+    def one_rank_run(self) -> dict:
+        run = next((r for r in self.calibration["runs"] if r["ranks"] == 1), None)
+        if run is None:
+            raise WorkloadError(f"{self.code}: calibration has no 1-rank run",
+                                field="runs", fix=f"t2hx calibrate {self.code} --ranks 1,2,4,8")
+        return run
+
+    def one_rank_value(self) -> float:
+        """The metric the code reported on one rank here (e.g. HPCG's GFLOP/s)."""
+        return float(self.one_rank_run()["value"])
+
+    def one_rank_seconds(self) -> float:
+        """The calibrated one-rank run's measured time on this machine."""
+        return inputs.seconds_of(self.code, self.one_rank_run(), self.calibration["input"])
+
+    def compute_seconds(self, n: int, inp: dict, node: dict) -> float:
+        """Per-rank compute of one run on the conf's node (see module doc)."""
+        here = machine()[self.bound]
+        there = float(node[NODE_RATE[self.bound]])
+        ratio = inputs.work(self.code, inp, n) / inputs.work(
+            self.code, self.calibration["input"], 1)
+        return self.one_rank_seconds() * ratio * here / there
+
+
+NODE_RATE = {"flops": "peak_gflops", "memory": "mem_gbs"}
+
+
+def _mean(values: list[float]) -> float:
+    return float(np.mean(values)) if values else 0.0
+
+
+def measured_bytes(run: dict, kind: str) -> float:
+    """Mean per-rank bytes of a calibration run, of one kind or "all"."""
+    kinds = KINDS if kind == "all" else (kind,)
+    return sum(_mean(run["traffic"]["bytes"][k]) for k in kinds)
+
+
+@cache
+def models() -> dict[str, AppModel]:
+    data = yaml.safe_load(MODELS_FILE.read_text())
+    out = {}
+    for code, spec in data["models"].items():
+        cal_file = CALIBRATION_DIR / f"{code}.json"
+        if not cal_file.is_file():
+            continue
+        terms = tuple(Term(kind, t["pattern"], t["measure"])
+                      for kind, ts in spec["traffic"].items()
+                      for t in (ts if isinstance(ts, list) else [ts]))
+        out[code] = AppModel(code, spec["bound"], int(spec["iterations"]), terms,
+                             json.loads(cal_file.read_text()))
+    return out
+
+
+def model(code: str) -> AppModel | None:
+    """The calibrated model of ``code``, or None (no calibration: the skeleton stands)."""
+    return models().get(code)
+
+
+@cache
+def machine() -> dict[str, float]:
+    """This machine's measured rates: the best flop rate a one-rank run reached here (the
+    matmul probe of ``t2hx calibrate --machine`` or HPL's own one-rank Gflop/s, whichever is
+    higher: no flop-bound code may run faster here than the rate we scale from) and the
+    probe's memory bandwidth."""
+    if not MACHINE_FILE.is_file():
+        raise WorkloadError(f"{MACHINE_FILE.name} missing", field="conf/calibration",
+                            fix="run `t2hx calibrate --machine`")
+    data = json.loads(MACHINE_FILE.read_text())
+    flops = float(data["gflops"])
+    hpl = CALIBRATION_DIR / "hpl.json"
+    if hpl.is_file():
+        runs = json.loads(hpl.read_text())["runs"]
+        flops = max([flops] + [float(r["value"]) for r in runs if r["ranks"] == 1])
+    return {"flops": flops, "memory": float(data["mem_gbs"])}
+
+
+def default_node() -> dict:
+    """The node a conf system without ``nodes.peak_gflops``/``mem_gbs`` has
+    (conf/appmodels.yaml ``default_node``: a 2 x Xeon X5670 TSUBAME2 node, with sources)."""
+    return dict(yaml.safe_load(MODELS_FILE.read_text())["default_node"])
+
+
+def node_of(nodes: dict) -> dict:
+    """A conf system's ``nodes:`` rates, the default node's where it gives none."""
+    out = default_node()
+    out.update({k: nodes[k] for k in NODE_RATE.values() if nodes.get(k) is not None})
+    return out
+
+
+def predict_largest(code: str) -> tuple[int, float, float]:
+    """(n_max, predicted, measured) per-rank bytes (p2p + coll) at the largest calibrated
+    rank count, from a fit over the smaller ones: the model's acceptance check."""
+    m = model(code)
+    if m is None:
+        raise WorkloadError(f"no calibrated model for {code}", field=code,
+                            fix=f"t2hx calibrate {code} --ranks 1,2,4,8")
+    n_max = max(r["ranks"] for r in m.calibration["runs"])
+    k = m.fit(below=n_max)
+    pred = sum(m.bytes_per_rank(n_max, m.calibration["input"], k).values())
+    run = next(r for r in m.calibration["runs"] if r["ranks"] == n_max)
+    meas = measured_bytes(run, "all")
+    return n_max, pred, meas
+

@@ -1,0 +1,183 @@
+"""What a study input means for a code: the parameters the real binary gets (checks/) and
+the per-rank work the flow model scales from (t2hx/flowsim/appmodel.py).
+
+One place for both, so the simulated and the real run of a case agree on HPL's N, Graph500's
+SCALE, miniFE's grid and every process grid (issue: "one Graph500 SCALE everywhere").
+Inputs are the study's ``input`` entries (conf/study.yaml) after its ``scale`` overrides.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+from t2hx.errors import WorkloadError
+
+
+def grid3(ranks: int) -> tuple[int, int, int]:
+    """A near-cubic px*py*pz = ranks decomposition, largest factor first (MPI_Dims_create)."""
+    best = (ranks, 1, 1)
+    for px in range(1, ranks + 1):
+        if ranks % px:
+            continue
+        for py in range(1, ranks // px + 1):
+            if (ranks // px) % py:
+                continue
+            cand = tuple(sorted((px, py, ranks // px // py), reverse=True))
+            if max(cand) - min(cand) < max(best) - min(best):
+                best = cand
+    return best
+
+
+def hpl_grid(ranks: int) -> tuple[int, int]:
+    """The most square P x Q = ranks with P <= Q (HPL's preferred shape)."""
+    p = math.isqrt(ranks)
+    while ranks % p:
+        p -= 1
+    return p, ranks // p
+
+
+def hpl_n(inp: dict, ranks: int) -> int:
+    """N: given (``n``) or so that A takes ``gib_per_rank`` GiB per process, rounded down to
+    NB (seed 000 Table 2: 1 GiB per process, 0.25 GiB from 224 nodes)."""
+    nb = int(inp.get("nb", 192))
+    if "n" in inp:
+        return int(inp["n"])
+    n = int(math.sqrt(float(inp["gib_per_rank"]) * 2**30 * ranks / 8))
+    return max(nb, n - n % nb)
+
+
+def graph500_scale(inp: dict, ranks: int) -> int:
+    """SCALE: 2^SCALE vertices x edgefactor edges x 16 B per edge ~ gib_per_rank per rank."""
+    edges = float(inp["gib_per_rank"]) * 2**30 * ranks / 16
+    return max(1, int(math.log2(edges / inp["edgefactor"])))
+
+
+GRAPH500_NBFS = 64      # the reference code's BFS count (graph500 3.0 NBFS_max)
+
+
+def minife_n(inp: dict, ranks: int) -> int:
+    """Weak scaling of seed 000 §4.2: global n = cbrt(n_base^3 * P)."""
+    return round((inp["n_base"] ** 3 * ranks) ** (1 / 3))
+
+
+def swfft_ng(inp: dict, ranks: int) -> int:
+    """Global grid ~ grid_per_rank * cbrt(P), divisible by P (SWFFT's slab layout aborts in
+    distribution_init otherwise)."""
+    ng = inp["grid_per_rank"] * ranks ** (1 / 3)
+    return max(1, round(ng / ranks)) * ranks
+
+
+def qball_atoms(inp: dict, ranks: int) -> int:
+    return int(inp["atoms_per_node"]) * ranks
+
+
+# mVMC-mini's decks: their zmodpara.def values the study can override with ``modpara``.
+MVMC_DECKS = {"job_middle": {"NSROptItrStep": 20, "NVMCSample": 192}}
+
+
+def mvmc_param(inp: dict, key: str) -> float:
+    case = inp["case"]
+    if case not in MVMC_DECKS:
+        raise WorkloadError(f"unknown mVMC case '{case}'", field="benchmarks.mvmc.input.case",
+                            fix=f"use one of: {', '.join(MVMC_DECKS)}")
+    return float(inp.get("modpara", {}).get(key, MVMC_DECKS[case][key]))
+
+
+FCC_BASIS_ATOMS = 4
+
+
+def qball_cells(inp: dict, ranks: int) -> int:
+    """fcc unit cells of the gold deck's cubic cell: the smallest cube of whole cells that
+    holds the atoms (checks/apps.py gold_deck; assumed for the site's deck too)."""
+    return math.ceil((qball_atoms(inp, ranks) / FCC_BASIS_ATOMS) ** (1 / 3) - 1e-9) ** 3
+
+
+def qball_data(inp: dict, ranks: int) -> float:
+    """Wave-function data per rank ~ states x plane waves / P; states ~ atoms, plane waves
+    ~ cell volume (the site's deck is assumed to use our cutoff: seed 000 does not give it)."""
+    return qball_atoms(inp, ranks) * qball_cells(inp, ranks) / ranks
+
+
+# Per-rank work of one run, in units proportional to what the code computes per process;
+# only ratios of the same code's work are ever used (study input vs calibration input).
+WORK: dict[str, Callable[[dict, int], float]] = {
+    "amg": lambda i, n: float(i["cube"]) ** 3,
+    "comd": lambda i, n: float(i["atoms_per_dim_per_rank"]) ** 3,
+    "minife": lambda i, n: minife_n(i, n) ** 3 / n,
+    "swfft": lambda i, n: i["reps"] * swfft_ng(i, n) ** 3 * math.log2(swfft_ng(i, n)) / n,
+    "ffvc": lambda i, n: float(i["cube"]) ** 3,
+    # HPCG runs CG sets for ``seconds``: its work is the flops this machine does in that
+    # time (the simulated run does those iterations on the conf's node, faster or slower).
+    "hpcg": lambda i, n: float(i["seconds"]),
+    "hpl": lambda i, n: 2 / 3 * hpl_n(i, n) ** 3 / n,
+    "graph500": lambda i, n: i["edgefactor"] * 2.0 ** graph500_scale(i, n) / n,
+    # Plane-wave DFT in the FFT-bound regime: states x plane waves / P. Our calibration
+    # (2-16 atoms) grows with that product, not with the N^3 of orthogonalisation.
+    "qball": qball_data,
+    # Stochastic reconfiguration: every step samples NVMCSample configurations, split over P.
+    "mvmc": lambda i, n: mvmc_param(i, "NSROptItrStep") * mvmc_param(i, "NVMCSample") / n,
+}
+
+
+def _face(w: float) -> float:
+    return w ** (2 / 3)
+
+
+# Measures of an input that a code's traffic scales with (conf/appmodels.yaml names them):
+# ``face`` = area of a rank's subdomain face, ``cells`` = CoMD link cells per rank and axis,
+# ``data`` = bytes-proportional data per rank, ``one`` = independent of the input.
+COMD_LATTICE, COMD_CUTOFF = 3.615, 4.95    # CoMD -e (Cu EAM): Angstrom, its potential's cutoff
+MEASURES: dict[str, dict[str, Callable[[dict, int], float]]] = {
+    "amg": {"face": lambda i, n: float(i["cube"]) ** 2},
+    "comd": {"cells": lambda i, n: float(math.floor(
+        i["atoms_per_dim_per_rank"] * COMD_LATTICE / COMD_CUTOFF))},
+    "minife": {"face": lambda i, n: _face(minife_n(i, n) ** 3 / n)},
+    "swfft": {"data": lambda i, n: i["reps"] * swfft_ng(i, n) ** 3 / n},
+    "ffvc": {"face": lambda i, n: float(i["cube"]) ** 2},
+    # Iterations done here ~ seconds / grid points; bytes ~ iterations x face.
+    "hpcg": {"face": lambda i, n: i["seconds"] / (i["nx"] * i["ny"] * i["nz"]) ** (1 / 3)},
+    "hpl": {"matrix": lambda i, n: float(hpl_n(i, n)) ** 2},
+    "graph500": {"data": lambda i, n: i["edgefactor"] * 2.0 ** graph500_scale(i, n) / n},
+    "qball": {"data": qball_data},
+    "mvmc": {"steps": lambda i, n: mvmc_param(i, "NSROptItrStep")},
+}
+ONE = lambda i, n: 1.0   # noqa: E731
+
+
+def measure(app: str, name: str, inp: dict, ranks: int) -> float:
+    """Measure ``name`` of ``app``'s input at ``ranks`` (see MEASURES)."""
+    fn = ONE if name == "one" else MEASURES.get(app, {}).get(name)
+    if fn is None:
+        raise WorkloadError(f"no measure '{name}' for '{app}'", field=f"models.{app}",
+                            fix=f"use one of: one, {', '.join(MEASURES.get(app, {}))}")
+    return _guarded(app, fn, inp, ranks)
+
+
+def _guarded(app: str, fn: Callable[[dict, int], float], inp: dict, ranks: int) -> float:
+    try:
+        return float(fn(inp, ranks))
+    except KeyError as err:
+        raise WorkloadError(f"{app} input {inp} has no {err.args[0]}",
+                            field=f"benchmarks.{app}.input",
+                            fix="give the keys conf/study.yaml documents for it") from None
+
+
+def seconds_of(app: str, run: dict, inp: dict) -> float:
+    """The measured time of a calibration run's timed region, from its Table 2 metric."""
+    value, n = float(run["value"]), int(run["ranks"])
+    if app == "hpl":
+        return 2 / 3 * hpl_n(inp, n) ** 3 / (value * 1e9)
+    if app == "hpcg":
+        return float(inp["seconds"])
+    if app == "graph500":
+        return GRAPH500_NBFS * inp["edgefactor"] * 2.0 ** graph500_scale(inp, n) / value
+    return value
+
+
+def work(app: str, inp: dict, ranks: int) -> float:
+    """Per-rank work of ``app`` on ``inp`` at ``ranks`` (see WORK)."""
+    if app not in WORK:
+        raise WorkloadError(f"no work rule for '{app}'", field="benchmark",
+                            fix=f"add one to t2hx/inputs.py WORK (known: {', '.join(WORK)})")
+    return _guarded(app, WORK[app], inp, ranks)
