@@ -63,7 +63,7 @@ CAPACITY = {
                    doc="smallest node count of an app when the mix shrinks to a system"),
     "note": F(str, default="", doc="why this window (the report prints it)"),
 }
-NOISE_MODELS = ("none", "lognormal")     # t2hx.flowsim.noise.MODELS (not imported: heavy-free)
+NOISE_MODELS = ("none", "lognormal", "slowdown")     # t2hx.flowsim.noise.MODELS (not imported: heavy-free)
 NOISE_GROUPS = ("network", "app", "x500")  # the registry's groups (t2hx/benchmarks.py)
 NOISE = {
     "model": F(str, default="none", choices=NOISE_MODELS,

@@ -67,6 +67,16 @@ def test_factor_is_seeded_lognormal_with_the_given_cv() -> None:
     assert noise.Noise("lognormal", 0.0, 2019).factor("case", 3) == 1.0
 
 
+def test_slowdown_never_speeds_a_run_up_and_has_the_given_cv() -> None:
+    """The study's model: the simulated run is the undisturbed best case, so f >= 1 (no
+    bandwidth above the link rate), with the measured coefficient of variation."""
+    model = noise.Noise("slowdown", 0.18, 2019)
+    draws = [model.factor("case", r) for r in range(4000)]
+    assert min(draws) >= 1.0
+    assert statistics.stdev(draws) / statistics.fmean(draws) == pytest.approx(0.18, rel=0.08)
+    assert noise.slowdown_cv(noise.slowdown_sigma(0.3)) == pytest.approx(0.3, rel=1e-6)
+
+
 NAMES = [b.name(v) for b in benchmarks.REGISTRY for v in (b.variants or (None,))]
 
 

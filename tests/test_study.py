@@ -116,7 +116,7 @@ def test_profile_from_environment(monkeypatch):
     ("cv: {network: 0.1706", "cv: {netwrk: 0.1706", "noise.cv.netwrk"),
     ("cv: {network: 0.1706", "cv: {network: -0.1", "noise.cv.network"),
     (", x500: 0.1836}", "}", "noise.cv.x500"),
-    ("model: lognormal", "model: gauss", "noise.model"),
+    ("model: slowdown", "model: gauss", "noise.model"),
     ("seed: 2019\n  cv:", "seed: -1\n  cv:", "noise.seed"),
 ])
 def test_bad_study_names_field(tmp_path, old, new, field):
@@ -155,6 +155,6 @@ def test_profile_noise_override_and_errors(tmp_path):
     path.write_text(STUDY.replace("  quick:", "  quick:\n    noise: {model: none}", 1))
     quick = load_study(path, "quick")
     assert quick.noise["model"] == "none" and quick.noise_of("app")[0] == "none"
-    assert load_study(path, "full").noise_of("app")[0] == "lognormal"
+    assert load_study(path, "full").noise_of("app")[0] == "slowdown"
     assert load_study(ROOT / "conf" / "study.yaml", "quick").noise == \
         load_study(ROOT / "conf" / "study.yaml", "full").noise

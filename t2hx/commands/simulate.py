@@ -7,7 +7,7 @@ simulation runs, so ``t2hx --help`` stays fast.
 
 A deterministic case is simulated once: later repetitions reuse its output from the run
 cache (t2hx/flowsim/runcache.py) and say so in the first line (``cache=hit
-repeat_of=<k>``). ``--noise lognormal`` then multiplies the run's reported times (rates
+repeat_of=<k>``). ``--noise slowdown|lognormal`` then multiplies the run's reported times (rates
 divide) by a seeded factor of (``--noise-seed``, case, ``--repetition``)
 (t2hx/flowsim/noise.py, docs/modelling.md#run-to-run-noise)."""
 
@@ -68,7 +68,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    "at this rank count, conf/study.yaml)")
     p.add_argument("--repetition", type=int, default=0,
                    help="repetition index of this run (noise draw; recorded in the first line)")
-    p.add_argument("--noise", choices=("none", "lognormal"), default="none",
+    p.add_argument("--noise", choices=("none", "lognormal", "slowdown"), default="none",
                    help="run-to-run noise model (default none: every repetition identical)")
     p.add_argument("--noise-cv", type=float, default=0.0,
                    help="coefficient of variation of the noise factor, e.g. 0.05")

@@ -1,0 +1,122 @@
+"""Calibrated application models (t2hx/flowsim/appmodel.py, conf/appmodels.yaml): they predict
+what pml_monitoring measured in our own runs, and the absolutes they print stay physical."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import pytest
+
+from t2hx import calibration, inputs
+from t2hx.cli import main
+from t2hx.flowsim import apps, appmodel
+from t2hx.flowsim.network import open_network
+from t2hx.post.parsers import parse_text
+from t2hx.study import load_study
+
+CODES = calibration.codes()
+STUDY = load_study()
+
+
+def test_every_calibrated_code_has_a_model_that_can_miss():
+    """A prediction must be able to fail: at least two multi-rank points to fit, one more to
+    predict."""
+    assert set(CODES) <= set(appmodel.models()), "fix: add the code to conf/appmodels.yaml"
+    for code in CODES:
+        multi = [r["ranks"] for r in appmodel.model(code).runs()]
+        assert len(multi) >= 3, f"{code}: fix: t2hx calibrate {code} --ranks 1,2,4,8"
+
+
+@pytest.mark.parametrize("code", CODES)
+def test_model_predicts_the_largest_measured_rank_count(code):
+    """Fitted on the smaller rank counts, the model's per-rank bytes at the largest one are
+    within 10 % of what pml_monitoring measured there."""
+    n, predicted, measured = appmodel.predict_largest(code)
+    assert measured > 0
+    assert predicted == pytest.approx(measured, rel=0.10), (code, n)
+
+
+def test_a_wrong_pattern_misses():
+    """The check discriminates: SWFFT read as a plain all-to-all (not its pencil
+    redistributions) misses the 8-rank volume by more than 10 %."""
+    real = appmodel.model("swfft")
+    wrong = dataclasses.replace(real, terms=tuple(
+        dataclasses.replace(t, pattern="alltoall") if t.kind == "p2p" else t
+        for t in real.terms))
+    n_max = max(r["ranks"] for r in real.calibration["runs"])
+    run = next(r for r in real.calibration["runs"] if r["ranks"] == n_max)
+    measured = appmodel.measured_bytes(run, "all")
+    predicted = sum(wrong.bytes_per_rank(n_max, real.calibration["input"],
+                                         wrong.fit(below=n_max)).values())
+    assert abs(predicted / measured - 1) > 0.10
+
+
+def test_patterns_follow_the_process_grids():
+    assert [appmodel.halo_faces(n) for n in (2, 4, 8)] == [1, 2, 3]
+    assert appmodel.pencil_moves(8) == pytest.approx(5.0)         # 4/2 + 4/2 + 2/2
+    assert appmodel.staged_halo(8, 5) == 25 + 35 + 49
+    assert appmodel.hpl_panel(8) == pytest.approx(3 / 8)           # P x Q = 2 x 4
+
+
+def test_compute_scales_with_the_conf_node():
+    model, inp = appmodel.model("hpl"), STUDY.input("hpl", 56)
+    slow = model.compute_seconds(56, inp, {"peak_gflops": 100.0, "mem_gbs": 64.0})
+    fast = model.compute_seconds(56, inp, {"peak_gflops": 200.0, "mem_gbs": 64.0})
+    assert slow == pytest.approx(2 * fast)
+    assert appmodel.node_of({"peak_gflops": 10.0}) == {
+        "peak_gflops": 10.0, "mem_gbs": appmodel.default_node()["mem_gbs"]}
+
+
+@pytest.fixture(scope="module")
+def net(mini, routed):
+    hx = routed(mini, "hyperx", "dfsssp").run.out_dir
+    return open_network(mini, "hyperx", "dfsssp", hosts=mini.hostnames()[:16], routing=hx)
+
+
+def test_hpl_uses_the_input_n_and_stays_below_peak(net):
+    node = appmodel.default_node()
+    for gib in (1.0, 0.25):             # the study's input and its override from 224 nodes
+        inp = {"gib_per_rank": gib, "nb": 192}
+        res = apps.run_app(net, "hpl", inp=inp, node=node)
+        text = apps.hpl_text(res, 16)
+        row = text.splitlines()[-1].split()
+        assert int(row[1]) == inputs.hpl_n(inp, 16)
+        assert 0 < float(row[-1]) < node["peak_gflops"] * 16
+    small = apps.run_app(net, "hpl", inp={"gib_per_rank": 0.25, "nb": 192}, node=node)
+    large = apps.run_app(net, "hpl", inp={"gib_per_rank": 1.0, "nb": 192}, node=node)
+    assert large.seconds > 4 * small.seconds        # N^3 work: 8x for 4x the memory
+
+
+def test_graph500_prints_the_scale_the_real_run_gets(net):
+    inp = STUDY.input("graph500", 16)
+    text = apps.graph500_text(apps.run_app(net, "graph500", inp=inp), 16)
+    assert f"SCALE:                          {inputs.graph500_scale(inp, 16)}\n" in text
+    from checks.x500 import Graph500
+
+    launch = type("L", (), {"input": inp, "ranks": 16})()
+    assert Graph500.command(launch)[1][0] == str(inputs.graph500_scale(inp, 16))
+
+
+def test_apps_communicate_what_the_model_says(net):
+    """The simulated run carries the model's per-rank bytes (phases built from the terms)."""
+    for code in ("amg", "swfft", "hpl", "qball", "mvmc"):
+        model, inp = appmodel.model(code), STUDY.input(code, 16)
+        want = sum(model.term_bytes(16, inp))
+        phases = apps.iteration_phases(code, 16, 1.0, net.loggp.reduce_rate, inp)
+        sent = sum(float(p.size.sum()) for p in phases) / 16 * model.iterations
+        assert sent == pytest.approx(want, rel=0.05), code
+
+
+def test_simulate_takes_the_input_and_rejects_bad_json(mini, routed, tmp_path, capsys):
+    hx = routed(mini, "hyperx", "dfsssp").run.out_dir
+    hosts = tmp_path / "h.txt"
+    hosts.write_text("".join(f"{h}\n" for h in mini.hostnames()[:8]))
+    base = ["simulate", "--system", str(mini.path), "--plane", "hyperx", "--routing",
+            "dfsssp", "--hostfile", str(hosts), "--routing-dir", str(hx), "--benchmark",
+            "hpl", "--work", str(tmp_path), "--no-cache"]
+    assert main([*base, "--input", json.dumps({"gib_per_rank": 0.25, "nb": 192})]) == 0
+    rec = parse_text("hpl", capsys.readouterr().out)
+    assert rec and int(rec[0]["N"]) == inputs.hpl_n({"gib_per_rank": 0.25, "nb": 192}, 8)
+    assert main([*base, "--input", "{nope"]) != 0
+    assert "--input" in capsys.readouterr().err
