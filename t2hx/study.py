@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from t2hx import ROOT
@@ -87,11 +87,15 @@ PROFILE = {
         "model": F(str, default=None, choices=NOISE_MODELS),
         "seed": F(int, default=None, min=0)}),
 }
+EXTRA_COMBO = {**COMBO, "only": F(dict, required=True, values=F(list, items=F(int, min=1)),
+                                          doc="benchmark: node counts, e.g. only: {mpigraph: [28]}")}
 STUDY = {
     "name": F(str, required=True),
     "system": F(str, required=True, doc="conf/systems/<name>.yaml the study was written for"),
     "baseline": F(str, required=True, doc="combo name gains are relative to"),
     "combos": F(list, required=True, items=COMBO),
+    "extra_combos": F(list, default=[], items=EXTRA_COMBO,
+                      doc="combos outside the grid, run only for some benchmarks and node counts"),
     "ladders": F(dict, required=True, values=F(list, items=F(int, min=1))),
     "repetitions": F(int, default=10, min=1),
     "walltime": F(str, default="15m", check=_duration),
@@ -115,6 +119,10 @@ class Combo:
     plane: str
     routing: str
     placement: str
+    only: dict | None = None       # extra combos: {benchmark: [node counts]} they run for
+
+    def runs(self, bench: str, nodes: int) -> bool:
+        return self.only is None or nodes in self.only.get(bench, [])
 
 
 @dataclass
@@ -135,6 +143,10 @@ class Study:
     local: dict
     catalog: dict[str, dict]     # every benchmark of the file (capacity apps, any profile)
     noise: dict                  # model, seed, cv per registry group, source
+    extra_combos: list[Combo] = field(default_factory=list)   # e.g. seed 000 Fig 1's PARX
+
+    def all_combos(self) -> list[Combo]:
+        return [*self.combos, *self.extra_combos]
 
     def noise_of(self, group: str) -> tuple[str, float, int]:
         """(model, cv, seed) of a registry group's simulated repetitions."""
@@ -142,11 +154,11 @@ class Study:
         return (self.noise["model"] if cv > 0 else "none"), cv, self.noise["seed"]
 
     def combo(self, name: str) -> Combo:
-        for combo in self.combos:
+        for combo in self.all_combos():
             if combo.name == name:
                 return combo
         raise ConfError(f"no combo '{name}'", file=self.path, field="combos",
-                        fix="use one of: " + ", ".join(c.name for c in self.combos))
+                        fix="use one of: " + ", ".join(c.name for c in self.all_combos()))
 
     def benchmark(self, name: str) -> dict:
         if name not in self.benchmarks:
@@ -174,7 +186,10 @@ class Study:
     def cases(self, name: str, max_nodes: int | None = None) -> int:
         """How many capability test cases this benchmark has on a system of max_nodes."""
         ladder = [n for n in self.nodes(name) if max_nodes is None or n <= max_nodes]
-        return len(self.variants(name)) * len(self.combos) * len(ladder) * self.repetitions
+        extra = sum(1 for c in self.extra_combos for n in c.only.get(name, [])
+                    if max_nodes is None or n <= max_nodes)
+        return len(self.variants(name)) * (len(self.combos) * len(ladder) + extra) * \
+            self.repetitions
 
     def all_cases(self, max_nodes: int | None = None) -> int:
         capacity = len(self.combos) * self.capacity["repetitions"]
@@ -240,7 +255,8 @@ def load_study(path: str | Path | None = None, profile: str | None = None) -> St
                  data["ladders"], data["repetitions"], data["walltime"], data["ranks_per_node"],
                  data["reroute_engines"], data["benchmarks"], data["capacity"],
                  data["local"] or {"nodes": [2], "repetitions": 1, "input": {}}, catalog,
-                 data["noise"] or {"model": "none", "seed": 0, "cv": {}, "source": ""})
+                 data["noise"] or {"model": "none", "seed": 0, "cv": {}, "source": ""},
+                 [Combo(**c) for c in data["extra_combos"]])
 
 
 LOCAL_NODES_ENV = "T2HX_LOCAL_NODES"
@@ -302,7 +318,7 @@ def _apply_profile(data: dict, profile: str, path: Path) -> dict:
 
 
 def _check(data: dict, catalog: dict, path: Path) -> None:
-    names = [c["name"] for c in data["combos"]]
+    names = [c["name"] for c in data["combos"] + data["extra_combos"]]
     if len(set(names)) != len(names):
         raise ConfError("combo names repeat", file=path, field="combos", fix="give unique names")
     if data["baseline"] not in names:

@@ -26,6 +26,10 @@ def enumerated_cases(raw: dict, max_nodes: int) -> int:
                 for n in raw["ladders"][bench["ladder"]]:
                     if n <= max_nodes and n not in bench.get("exclude", []):
                         count += raw["repetitions"]
+    for extra in raw.get("extra_combos", []):
+        for name, nodes in extra["only"].items():
+            variants = raw["benchmarks"][name].get("variants") or [""]
+            count += len(variants) * sum(raw["repetitions"] for n in nodes if n <= max_nodes)
     return count + len(raw["combos"]) * raw["capacity"]["repetitions"]
 
 
@@ -75,8 +79,9 @@ def test_quick_profile_is_a_subset():
         assert quick.variants(name) == subset
     for name in quick.benchmarks:
         rungs = [n for n in quick.nodes(name) if n <= nodes]
-        assert quick.cases(name, nodes) == len(quick.variants(name)) * len(quick.combos) * \
-            len(rungs) * quick.repetitions
+        extra = sum(len(c.only.get(name, [])) for c in quick.extra_combos)
+        assert quick.cases(name, nodes) == len(quick.variants(name)) * (
+            len(quick.combos) * len(rungs) + extra) * quick.repetitions
     assert quick.all_cases(nodes) < full.all_cases(nodes)
 
 

@@ -72,8 +72,9 @@ def study_parameters(bench: str):
     if bench not in STUDY.benchmarks:
         return (parameter([STUDY.combos[0].name], type=str),
                 parameter(STUDY.nodes(bench)[:1], type=int), parameter([0], type=int))
-    combos = [c.name for c in STUDY.combos] + [LOCAL]
-    nodes = sorted(set(STUDY.nodes(bench)) | set(STUDY.local["nodes"]))
+    combos = [c.name for c in STUDY.all_combos()] + [LOCAL]
+    extra = {n for c in STUDY.extra_combos for n in c.only.get(bench, [])}
+    nodes = sorted(set(STUDY.nodes(bench)) | set(STUDY.local["nodes"]) | extra)
     reps = max(STUDY.repetitions, STUDY.local["repetitions"])
     return (parameter(combos, type=str), parameter(nodes, type=int),
             parameter(range(reps), type=int))
@@ -163,8 +164,9 @@ class T2hxCheck(rfm.RunOnlyRegressionTest):
             self.topology, self.routing, self.placement = "local", "none", "linear"
             return
         combo = STUDY.combo(self.combo)
-        ok = self.study_name in STUDY.benchmarks and \
-            self.num_nodes in STUDY.nodes(self.study_name) and \
+        on_ladder = self.num_nodes in STUDY.nodes(self.study_name) if combo.only is None \
+            else combo.runs(self.study_name, self.num_nodes)
+        ok = self.study_name in STUDY.benchmarks and on_ladder and \
             self.repetition < STUDY.repetitions
         self.valid_systems = [f"%plane={combo.plane}"] if ok else []
         self.topology, self.routing, self.placement = combo.plane, combo.routing, \
