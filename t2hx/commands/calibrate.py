@@ -15,8 +15,12 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="a benchmark of t2hx/benchmarks.py with a local binary, e.g. amg")
     p.add_argument("--table", action="store_true",
                    help="print the committed calibrations as a Markdown table instead")
-    p.add_argument("--ranks", default="1,2,4",
-                   help="rank counts, comma separated (default 1,2,4; oversubscribed here)")
+    p.add_argument("--ranks", default="1,2,4,8",
+                   help="rank counts, comma separated (default 1,2,4,8; oversubscribed here: "
+                   "three multi-rank counts, so the model's prediction of the largest can fail)")
+    p.add_argument("--models", action="store_true",
+                   help="print the app models fitted to the calibrations as a Markdown table "
+                   "(each predicts its largest measured rank count from the smaller ones)")
     p.add_argument("--machine", action="store_true",
                    help="measure this machine's single-core flop and memory rates into "
                    "machine.json instead (the reference app models scale from)")
@@ -31,6 +35,11 @@ def run(args: argparse.Namespace) -> int:
 
     if args.table:
         print(calibration.table())
+        return 0
+    if args.models:
+        from t2hx.flowsim import appmodel
+
+        print(appmodel.table())
         return 0
     if args.machine:
         from t2hx import machine

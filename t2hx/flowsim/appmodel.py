@@ -173,10 +173,6 @@ class AppModel:
                                 field="runs", fix=f"t2hx calibrate {self.code} --ranks 1,2,4,8")
         return run
 
-    def one_rank_value(self) -> float:
-        """The metric the code reported on one rank here (e.g. HPCG's GFLOP/s)."""
-        return float(self.one_rank_run()["value"])
-
     def one_rank_seconds(self) -> float:
         """The calibrated one-rank run's measured time on this machine."""
         return inputs.seconds_of(self.code, self.one_rank_run(), self.calibration["input"])
@@ -269,3 +265,18 @@ def predict_largest(code: str) -> tuple[int, float, float]:
     meas = measured_bytes(run, "all")
     return n_max, pred, meas
 
+
+
+def table() -> str:
+    """Markdown: per calibrated code its terms, fitted byte scales and the check of the
+    largest measured rank count predicted from the smaller ones."""
+    rows = ["| code | bound | traffic terms (kind: pattern x measure) | k (all runs) | "
+            "ranks | predicted B/rank | measured B/rank | error |",
+            "|---|---|---|---|---|---|---|---|"]
+    for code, m in sorted(models().items()):
+        n, pred, meas = predict_largest(code)
+        terms = "; ".join(f"{t.kind}: {t.pattern} x {t.measure}" for t in m.terms)
+        ks = ", ".join(f"{k:.3g}" for k in m.fit())
+        rows.append(f"| {code} | {m.bound} | {terms} | {ks} | {n} | {pred:.4g} | {meas:.4g} | "
+                    f"{pred / meas - 1:+.1%} |")
+    return "\n".join(rows)

@@ -1,16 +1,17 @@
-"""Communication skeletons of the proxy apps and x500 codes of seed 000 Table 2.
+"""The proxy apps and x500 codes of seed 000 Table 2 as flow-model runs.
 
-A skeleton is one solver iteration: a compute phase (``compute_s`` seconds on one
+Calibrated codes run their model (t2hx/flowsim/appmodel.py: bytes and compute fitted to our
+own runs, the case's input, the conf node's rates; docs/modelling.md#application-models).
+NTChem and MILC, which have no calibration, fall back to a skeleton. A skeleton is one
+solver iteration: a compute phase (``compute_s`` seconds on one
 TSUBAME2 Westmere node, divided by the compute-scaling factor of seed 003 §5.2 — 2×, 10×,
 25×, 50× mean a node that computes that much faster) followed by the communication the
 code does per iteration (halo exchanges on a 3-D process grid, transposes = alltoall,
 allreduces, broadcasts, HPL panel broadcasts along process rows, BFS frontier exchanges).
 Collectives expand into Open MPI 4.1's default algorithms (:mod:`t2hx.flowsim.collectives`).
 
-The per-iteration volumes and compute times below are *skeleton defaults* derived from the
-inputs of seed 000 §4.2–4.3 (problem size per process, message sizes they imply); they are
-not calibrated against runs, so absolute times are indicative; the comparisons between
-fabrics, routings and placements are what the skeletons are for.
+The skeletons' per-iteration volumes and compute times below are guesses from the inputs of
+seed 000 §4.2–4.3, NOT calibrated against runs; only codes without a calibration use them.
 """
 
 from __future__ import annotations
@@ -281,11 +282,10 @@ def hpl_text(result: AppResult, ranks: int) -> str:
 
 
 def hpcg_text(result: AppResult, ranks: int) -> str:
-    """HPCG's rating: the flops of the run over its simulated time. A calibrated run does the
-    flops this machine's one-rank HPCG did per second of its ``seconds`` input."""
-    model = appmodel.model("hpcg")
-    if result.calibrated and model is not None:
-        flops = model.one_rank_value() * 1e9 * float(result.input["seconds"]) * ranks
+    """HPCG's rating: the flops of the run (one timed CG set, t2hx.inputs.hpcg_flops) over
+    its simulated time."""
+    if result.calibrated:
+        flops = inputs.hpcg_flops(result.input) * ranks
     else:
         flops = 192 ** 3 * 27 * 2 * ranks * skeleton(result.name).iterations
     return (f"Final Summary::HPCG result is VALID with a GFLOP/s rating of="

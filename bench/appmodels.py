@@ -1,0 +1,76 @@
+#!/usr/bin/env python3
+"""What the calibrated app models (t2hx/flowsim/appmodel.py) say at the study's scales on the
+reference system: per code and rung, the simulated run time, the share of it spent
+communicating and the code's Table 2 metric, on the Fat-Tree plane with ftree routing and
+linear placement (the study's baseline combo). Nothing here is compared with a published
+number: it is what comes out of our calibrations (docs/modelling.md#application-models).
+
+Writes bench/results/appmodels.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from t2hx import benchmarks  # noqa: E402
+from t2hx.atomic import atomic_write  # noqa: E402
+from t2hx.conf import load_system, system_path  # noqa: E402
+from t2hx.flowsim import apps, appmodel, workloads  # noqa: E402
+from t2hx.flowsim.network import open_network  # noqa: E402
+from t2hx.paths import hostfiles_root  # noqa: E402
+from t2hx.post.parsers import parse_text  # noqa: E402
+from t2hx.study import load_study  # noqa: E402
+
+TEXT = {"app": apps.walltime_text, "hpl": apps.hpl_text, "hpcg": apps.hpcg_text,
+        "graph500": apps.graph500_text}
+
+
+def one(code: str, nodes: int, system, plane: str, routing: str, node: dict, study) -> dict:
+    hostfile = hostfiles_root() / system.name / "linear" / f"{nodes}.txt"
+    net = open_network(str(system.path), plane, routing, str(hostfile), quiet=True)
+    bench = benchmarks.get(code)
+    inp = study.input(code, nodes)
+    res = apps.run_app(net, code, inp=inp, node=node)
+    rec = parse_text(bench.parser, TEXT[bench.workload](res, nodes))[0]
+    return {"nodes": nodes, "input": inp, "seconds": round(res.seconds, 3),
+            "comm_share": round(1 - res.compute_s / res.iteration_s, 4),
+            "metric": rec["metric"], "value": rec["value"], "unit": rec["unit"]}
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__)
+    p.add_argument("--system", default="t2hx")
+    p.add_argument("--plane", default="fattree")
+    p.add_argument("--routing", default="ftree")
+    p.add_argument("--out", default=str(ROOT / "bench" / "results" / "appmodels.json"))
+    args = p.parse_args()
+    system = load_system(system_path(args.system))
+    study = load_study(profile="full")
+    node = appmodel.node_of(system.nodes)
+    usable = system.nodes["racks"] * system.nodes["per_rack"]
+    out = {"system": args.system, "combo": f"{args.plane}/{args.routing}/linear",
+           "node": node, "machine": appmodel.machine(), "codes": {}}
+    t0 = time.time()
+    for code in sorted(appmodel.models()):
+        rungs = [n for n in study.nodes(code) if n <= usable]
+        picks = sorted({rungs[0], rungs[len(rungs) // 2], rungs[-1]})
+        out["codes"][code] = [one(code, n, system, args.plane, args.routing, node, study)
+                              for n in picks]
+        for r in out["codes"][code]:
+            print(f"{code:9s} {r['nodes']:4d} nodes: {r['seconds']:9.2f} s, "
+                  f"{100 * r['comm_share']:5.1f} % communication, {r['metric']} "
+                  f"{r['value']:.4g} {r['unit']}", file=sys.stderr)
+    out["wall_s"] = round(time.time() - t0, 1)
+    atomic_write(args.out, json.dumps(out, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
