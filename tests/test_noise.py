@@ -77,6 +77,22 @@ def test_slowdown_never_speeds_a_run_up_and_has_the_given_cv() -> None:
     assert noise.slowdown_cv(noise.slowdown_sigma(0.3)) == pytest.approx(0.3, rel=1e-6)
 
 
+def test_combos_share_a_repetition_draw(capsys, tmp_path, mini, hostfile8, hx_dir) -> None:
+    """Common random numbers: the same benchmark, input, rank count and repetition draw the
+    same factor on another placement; another repetition or rank count draws another."""
+    other = tmp_path / "other8.txt"
+    other.write_text("".join(f"{h}\n" for h in reversed(mini.hostnames()[-8:])))
+    four = tmp_path / "4.txt"
+    four.write_text("".join(f"{h}\n" for h in mini.hostnames()[:4]))
+    on = ["--noise", "slowdown", "--noise-cv", "0.2", "--noise-seed", "5", "--no-cache"]
+    f = {}
+    for label, hosts, rep in (("a", hostfile8, 1), ("b", other, 1), ("c", hostfile8, 2),
+                              ("d", four, 1)):
+        meta, _ = sim(capsys, tmp_path, hosts, hx_dir, "imb-bcast", rep, on)
+        f[label] = meta["noise_factor"]
+    assert f["a"] == f["b"] and f["a"] != f["c"] and f["a"] != f["d"]
+
+
 NAMES = [b.name(v) for b in benchmarks.REGISTRY for v in (b.variants or (None,))]
 
 

@@ -111,7 +111,7 @@ def run(args: argparse.Namespace) -> int:
                                "names": [args.system, args.hostfile]})
         text, repeat_of = runcache.RunCache(args.work).get_or_make(key, args.repetition, make)
     model = noise.Noise(args.noise, args.noise_cv, args.noise_seed)
-    factor = model.factor(case, args.repetition)
+    factor = model.factor(noise_key(args, bench, variant), args.repetition)
     head, _, body = text.partition("\n")
     marks = run_marks(args, model, factor, repeat_of)
     text = head + "".join(f" {k}={v}" for k, v in marks.items()) + "\n" + \
@@ -121,6 +121,23 @@ def run(args: argparse.Namespace) -> int:
     else:
         sys.stdout.write(text)
     return 0
+
+
+def noise_key(args: argparse.Namespace, bench: benchmarks.Benchmark,
+              variant: str | None) -> str:
+    """What a run's noise draw depends on: the benchmark, its options and its rank count,
+    not the fabric, routing or placement. Every combo's repetition k of a case sees the same
+    machine state (common random numbers): repetitions spread as on a real machine, while
+    the differences between combos stay the fabric's (docs/modelling.md#run-to-run-noise)."""
+    from pathlib import Path
+
+    from t2hx.flowsim import runcache
+
+    lines = Path(args.hostfile).read_text().splitlines()
+    ranks = sum(1 for line in lines if line.split("#", 1)[0].strip())
+    options = {k: v for k, v in sorted(vars(args).items()) if k not in NOT_INPUTS}
+    return runcache.digest({"benchmark": bench.name(variant), "options": options,
+                            "ranks": ranks})
 
 
 def run_marks(args: argparse.Namespace, model, factor: float,

@@ -15,8 +15,11 @@ average out over a run's many phases and need a per-phase spread nobody measured
 keeps the deterministic simulation reusable (t2hx/flowsim/runcache.py): a repetition is
 the cached noiseless output with its own factor applied.
 
-Seeded: f is a pure function of (seed, case key, repetition), so a rerun or a resumed
-campaign reproduces every number. The perturbation works on the upstream text formats
+Seeded: f is a pure function of (seed, key, repetition), so a rerun or a resumed campaign
+reproduces every number. ``t2hx simulate`` keys it by the benchmark, its options and rank
+count but not the fabric, routing or placement (common random numbers): repetition k of a
+case sees the same machine state in every combo, so the combos' differences stay the
+fabric's while the repetitions spread. The perturbation works on the upstream text formats
 (the ones the parsers read), per registry workload; this module imports nothing heavy.
 """
 
