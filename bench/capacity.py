@@ -2,7 +2,7 @@
 """Speed of the capacity model (seed 000 §4.4.2, issue #15) and agreement of the fast fluid
 engine with the exact one. Writes bench/results/capacity.json.
 
-For every combo of conf/study.yaml: the study's capacity mix (Study.capacity_apps on the
+For every combo of conf/studies/<study>.yaml: the study's capacity mix (Study.capacity_apps on the
 t2hx system's usable nodes) on the combo's plane, routing and placement (real OpenSM
 routes), all jobs rerun back to back for ``--window`` simulated seconds with the fast
 engine. Contract: {window_s, nodes, jobs, wall_s_per_combo: {combo: s},

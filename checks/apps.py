@@ -1,6 +1,6 @@
 """The nine proxy applications of seed 000 §4.2. Metric (Table 2): kernel runtime [s], the
 agreed ``T2HX solver walltime: <s> s`` line our patches print around each solver
-(t2hx.post.records.WALLTIME_FORMAT); inputs and weak/strong scaling from conf/study.yaml."""
+(t2hx.post.records.WALLTIME_FORMAT); inputs and weak/strong scaling from conf/studies/<study>.yaml."""
 
 import itertools
 import shutil
@@ -119,7 +119,7 @@ def set_modpara(text: str, values: dict) -> str:
         hits = [i for i, line in enumerate(lines) if line.split()[:1] == [key]]
         if not hits:
             raise KeyError(f"zmodpara.def has no {key} line (fix: correct local.input.mvmc."
-                           "modpara in conf/study.yaml)")
+                           "modpara in conf/studies/<study>.yaml)")
         for i in hits:
             lines[i] = f"{key:<14} {value}"
     return "\n".join(lines) + "\n"

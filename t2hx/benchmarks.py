@@ -1,6 +1,6 @@
 """The benchmark registry: one entry per benchmark, the only place its identity lives.
 
-An entry binds the study key (``conf/study.yaml`` ``benchmarks:``/``capacity.apps:``), the
+An entry binds the study key (``conf/studies/<study>.yaml`` ``benchmarks:``/``capacity.apps:``), the
 ReFrame check class (``checks/``), the parser module (``t2hx/post/parsers/<parser>.py``) and
 the Table-2 metric it reads, the completion markers, the Spack spec, the flow-model workload
 (``t2hx.flowsim.workloads.WORKLOADS[<workload>]``: text for ``t2hx simulate``, a fluid job
@@ -25,7 +25,7 @@ IMB_FINALIZE = r"# All processes entering MPI_Finalize"
 
 @dataclass(frozen=True)
 class Benchmark:
-    key: str                       # study.yaml key; the check's perflog ``benchmark``
+    key: str                       # study key (conf/studies/); the check's perflog ``benchmark``
     title: str
     group: str                     # seed 000 §4: network (4.1) | app (4.2) | x500 (4.3)
     check: str                     # check class name in checks/

@@ -166,7 +166,7 @@ def calibrate(name: str, ranks: list[int], quiet: bool = False,
     local = load_study().local["input"].get(bench.key)
     if local is None:
         raise CalibrationError(f"no small input for {bench.key}", field="local.input",
-                               fix=f"add local.input.{bench.key} to conf/study.yaml")
+                               fix=f"add local.input.{bench.key} to conf/studies/<study>.yaml")
     prov = provenance(bench)
     campaign = f"calibrate-{bench.key}"
     work = work_root() / "calibration" / bench.key

@@ -3,7 +3,7 @@ the per-rank work the flow model scales from (t2hx/flowsim/appmodel.py).
 
 One place for both, so the simulated and the real run of a case agree on HPL's N, Graph500's
 SCALE, miniFE's grid and every process grid (issue: "one Graph500 SCALE everywhere").
-Inputs are the study's ``input`` entries (conf/study.yaml) after its ``scale`` overrides.
+Inputs are the study's ``input`` entries (conf/studies/<study>.yaml) after its ``scale`` overrides.
 """
 
 from __future__ import annotations
@@ -53,7 +53,7 @@ def graph500_scale(inp: dict, ranks: int) -> int:
     return max(1, int(math.log2(edges / inp["edgefactor"])))
 
 
-GRAPH500_NBFS = 64
+GRAPH500_NBFS = 64      # the reference code's BFS count (graph500 3.0 NBFS_max)
 
 # HPCG 3.1's own flop count per grid point and CG iteration, from our one-rank run's report
 # (HPCG-Benchmark_3.1 *.txt: GFLOP/s Raw Total x Benchmark Time Total / 16^3 rows / 50),
@@ -64,7 +64,7 @@ HPCG_SET = 50
 
 def hpcg_flops(inp: dict) -> float:
     """Flops of one timed CG set on one rank's nx x ny x nz grid."""
-    return HPCG_FLOPS_PER_ROW * inp["nx"] * inp["ny"] * inp["nz"] * HPCG_SET      # the reference code's BFS count (graph500 3.0 NBFS_max)
+    return HPCG_FLOPS_PER_ROW * inp["nx"] * inp["ny"] * inp["nz"] * HPCG_SET
 
 
 def minife_n(inp: dict, ranks: int) -> int:
@@ -170,7 +170,7 @@ def _guarded(app: str, fn: Callable[[dict, int], float], inp: dict, ranks: int) 
     except KeyError as err:
         raise WorkloadError(f"{app} input {inp} has no {err.args[0]}",
                             field=f"benchmarks.{app}.input",
-                            fix="give the keys conf/study.yaml documents for it") from None
+                            fix="give the keys the study file documents for it") from None
 
 
 def seconds_of(app: str, run: dict, inp: dict) -> float:

@@ -61,6 +61,7 @@ class Options:
     work: Path = ROOT / "work"
     quiet: bool = False
     reframe_args: list[str] = field(default_factory=list)
+    study: str | None = None       # None: $T2HX_STUDY or the default study
 
     @property
     def logdir(self) -> Path:
@@ -176,7 +177,7 @@ def run_campaign(opts: Options) -> int:
     os.environ.update(T2HX_LOG_ROOT=str(opts.logs), T2HX_WORK_ROOT=str(opts.work))
     args = argparse.Namespace(verb="run", system="sim", campaign=opts.campaign,
                               profile=opts.profile, reframe_args=list(opts.reframe_args),
-                              quiet=opts.quiet)
+                              quiet=opts.quiet, study=opts.study)
     return cmd_campaign(args)
 
 
@@ -234,10 +235,16 @@ def fig1_verdicts(results) -> list[str]:
 
 
 def scorecard(results, logdir: Path, out: Path) -> str:
-    """Score seed 000's claims on the campaign, write the contract file, return the counts."""
+    """Score the claims of the campaign's study (conf/claims/<study>.yaml), write the
+    contract file, return the counts."""
     from t2hx import scorecard as S
+    from t2hx.study import load_study
 
-    verdicts = S.score(results, logdir=logdir)
+    claims = S.claims_of(load_study().name)
+    if claims is None:
+        return f"scorecard: no claims file for study '{load_study().name}' in conf/claims/"
+    defaults, listed = S.load_claims(claims)
+    verdicts = S.score(results, listed, defaults, logdir=logdir)
     atomic_write(out, json.dumps(S.contract(verdicts), indent=2, ensure_ascii=False) + "\n")
     return f"{S.counts_line(verdicts)} (table: t2hx scorecard {logdir}; {out})"
 

@@ -65,7 +65,9 @@ from t2hx import ROOT
 from t2hx.errors import T2hxError
 from t2hx.post.gain import DEFAULT_BASELINE, gain
 
-CLAIMS = ROOT / "conf" / "claims" / "hyperx-vs-fattree-sc19.yaml"
+CLAIMS_DIR = ROOT / "conf" / "claims"          # <study name>.yaml: that study's seed claims
+DEFAULT_CLAIMS_STUDY = "hyperx-vs-fattree-sc19"   # logs from before studies were recorded
+CLAIMS = CLAIMS_DIR / f"{DEFAULT_CLAIMS_STUDY}.yaml"
 VERDICTS = ("agrees", "same direction", "contradicts", "not run")
 SPEC_KEYS = ("topology", "routing", "placement")
 BASE_SPEC = dict(zip(SPEC_KEYS, DEFAULT_BASELINE))
@@ -532,9 +534,20 @@ def table_text(verdicts: list[Verdict]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def scorecard(logdir: Path, claims_path: Path = CLAIMS) -> list[Verdict]:
-    """Ingest a log directory (as run/replay does) and score every claim."""
+def claims_of(study: str | None) -> Path | None:
+    """The claims file of the study that produced a log (conf/claims/<study>.yaml), if any."""
+    path = CLAIMS_DIR / f"{study or ''}.yaml"
+    return path if study and path.is_file() else None
+
+
+def scorecard(logdir: Path, claims_path: Path | None = None) -> list[Verdict]:
+    """Ingest a log directory (as run/replay does) and score every claim of the study that
+    produced it (or of ``claims_path``); a study without a claims file has none."""
     from t2hx.post.ingest import ingest
 
-    defaults, claims = load_claims(claims_path)
-    return score(ingest(Path(logdir)).results, claims, defaults, logdir=Path(logdir))
+    data = ingest(Path(logdir))
+    path = claims_path or claims_of(data.provenance.get("study") or DEFAULT_CLAIMS_STUDY)
+    if path is None:
+        return []
+    defaults, claims = load_claims(path)
+    return score(data.results, claims, defaults, logdir=Path(logdir))

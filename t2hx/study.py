@@ -1,4 +1,4 @@
-"""Load and validate the study description (``conf/study.yaml``).
+"""Load and validate a study description (``conf/studies/<name>.yaml``; docs/studies.md).
 
 The study is data: combos, benchmarks with inputs per scale, node ladders, repetitions,
 walltime, the capacity mix and named profiles (``quick``). The ReFrame checks in ``checks/``
@@ -19,9 +19,11 @@ from t2hx.errors import ConfError
 from t2hx.schema import F, validate
 from t2hx.textfile import load_yaml
 
-DEFAULT = ROOT / "conf" / "study.yaml"
+STUDIES = ROOT / "conf" / "studies"
+DEFAULT_STUDY = "hyperx-vs-fattree-sc19"     # seed 000's study, the default
+DEFAULT = STUDIES / f"{DEFAULT_STUDY}.yaml"
 PROFILE_ENV = "T2HX_STUDY_PROFILE"
-STUDY_ENV = "T2HX_STUDY"
+STUDY_ENV = "T2HX_STUDY"                      # a study name (conf/studies/) or a file
 PLACEMENTS = ("linear", "clustered", "random", "two-opt", "hierarchical", "ring", "circulant")
 DURATION_RE = re.compile(r"^(\d+(?:\.\d+)?)([smhd])$")
 
@@ -63,7 +65,8 @@ CAPACITY = {
                    doc="smallest node count of an app when the mix shrinks to a system"),
     "note": F(str, default="", doc="why this window (the report prints it)"),
 }
-NOISE_MODELS = ("none", "lognormal", "slowdown")     # t2hx.flowsim.noise.MODELS (not imported: heavy-free)
+# t2hx.flowsim.noise.MODELS (not imported: this module stays light)
+NOISE_MODELS = ("none", "lognormal", "slowdown")
 NOISE_GROUPS = ("network", "app", "x500")  # the registry's groups (t2hx/benchmarks.py)
 NOISE = {
     "model": F(str, default="none", choices=NOISE_MODELS,
@@ -88,7 +91,7 @@ PROFILE = {
         "seed": F(int, default=None, min=0)}),
 }
 EXTRA_COMBO = {**COMBO, "only": F(dict, required=True, values=F(list, items=F(int, min=1)),
-                                          doc="benchmark: node counts, e.g. only: {mpigraph: [28]}")}
+                                   doc="benchmark: node counts, e.g. only: {mpigraph: [28]}")}
 STUDY = {
     "name": F(str, required=True),
     "system": F(str, required=True, doc="conf/systems/<name>.yaml the study was written for"),
@@ -234,17 +237,33 @@ def _round_to_ladder(n: int, pow2: bool) -> int:
     return 1 << (n.bit_length() - 1) if pow2 else n - n % 2
 
 
-def study_path() -> Path:
-    return Path(os.environ.get(STUDY_ENV) or DEFAULT)
+def study_names() -> list[str]:
+    return sorted(p.stem for p in STUDIES.glob("*.yaml"))
+
+
+def study_path(name: str | None = None) -> Path:
+    """The file of a study: ``name`` (or $T2HX_STUDY) is a name under conf/studies/ or a
+    path; neither given: the default study."""
+    value = name or os.environ.get(STUDY_ENV) or DEFAULT_STUDY
+    path = Path(value)
+    if path.suffix in (".yaml", ".yml") or path.is_file():
+        return path
+    if (STUDIES / f"{value}.yaml").is_file():
+        return STUDIES / f"{value}.yaml"
+    raise ConfError(f"no study '{value}'", file=STUDIES, field=STUDY_ENV if not name else
+                    "--study", fix="use one of: " + ", ".join(study_names()))
 
 
 def load_study(path: str | Path | None = None, profile: str | None = None) -> Study:
     """Load a study; ``profile`` (or $T2HX_STUDY_PROFILE) selects a named subset."""
-    path = Path(path) if path else study_path()
+    path = study_path(str(path) if path else None)
     profile = profile or os.environ.get(PROFILE_ENV) or "full"
     raw, _ = load_yaml(path, ConfError, "study file",
-                       "give the path of a study file such as conf/study.yaml")
+                       f"give a study name ({', '.join(study_names())}) or its file")
     data = validate(raw, STUDY, path)
+    if path.resolve().parent == STUDIES.resolve() and data["name"] != path.stem:
+        raise ConfError(f"name '{data['name']}' differs from the file name", file=path,
+                        field="name", fix=f"set name: {path.stem} (logs record the name)")
     catalog = data["benchmarks"]
     if profile != "full":
         data = _apply_profile(data, profile, path)

@@ -245,7 +245,7 @@ def test_capacity_jobs_use_the_checks_commands_with_ranks_per_node(tmp_path) -> 
     """With two ranks per node the capacity job's HPL.dat, IMB -npmin and AMG grid cover
     nodes x 2 ranks, the same input the HPL check writes for the same nodes."""
     study = tmp_path / "study.yaml"
-    study.write_text((ROOT / "conf" / "study.yaml").read_text()
+    study.write_text((ROOT / "conf" / "studies" / "hyperx-vs-fattree-sc19.yaml").read_text()
                      .replace("ranks_per_node: 1 ", "ranks_per_node: 2 "))
     env = {k: v for k, v in os.environ.items() if not k.startswith("T2HX_")}
     env.update(T2HX_LOG_ROOT=str(tmp_path / "log"), T2HX_WORK_ROOT=str(tmp_path / "work"),

@@ -46,7 +46,7 @@ from t2hx.study import load_study
 
 MINI = ROOT / "conf" / "systems" / "mini.yaml"
 T2HX = ROOT / "conf" / "systems" / "t2hx.yaml"
-STUDY = ROOT / "conf" / "study.yaml"
+STUDY = ROOT / "conf" / "studies" / "hyperx-vs-fattree-sc19.yaml"
 REF = ROOT / "log" / "reference"
 FIXTURES = ROOT / "tests" / "data" / "post"
 CLI = Path(sys.executable).parent / "t2hx"
@@ -263,7 +263,7 @@ def test_ibnetdiscover_file(work: Path, data: bytes) -> None:
     loads_or_names_file(lambda _: check_system(conf), work / "real.net", data, (conf,))
 
 
-# ---- conf/study.yaml ---------------------------------------------------------------------
+# ---- conf/studies/hyperx-vs-fattree-sc19.yaml ---------------------------------------------------------------------
 
 @fuzz("study")
 @given(data=yaml_mutants(STUDY))

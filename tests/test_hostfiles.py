@@ -17,7 +17,7 @@ from t2hx.study import load_study
 MINI = ROOT / "conf/systems/mini.yaml"
 MINI_NODES = len(load_system(MINI).hostnames())
 # Every rung of the study's ladders that fits mini (hostfiles follow the study's ladders).
-MINI_COUNTS = sorted({n for ladder in load_study(ROOT / "conf/study.yaml").ladders.values()
+MINI_COUNTS = sorted({n for ladder in load_study(ROOT / "conf/studies/hyperx-vs-fattree-sc19.yaml").ladders.values()
                       for n in ladder if n <= MINI_NODES})
 
 

@@ -199,8 +199,8 @@ def test_concurrent_users_simulate_once(tmp_path) -> None:
 def test_study_cv_is_the_measured_one() -> None:
     """The study's cv values are what bench/noise.py measured, never tuned."""
     measured = json.loads((ROOT / "bench" / "results" / "noise.json").read_text())
-    study = load_study(ROOT / "conf" / "study.yaml", "full")
-    raw = yaml.safe_load((ROOT / "conf" / "study.yaml").read_text())["noise"]
+    study = load_study(ROOT / "conf" / "studies" / "hyperx-vs-fattree-sc19.yaml", "full")
+    raw = yaml.safe_load((ROOT / "conf" / "studies" / "hyperx-vs-fattree-sc19.yaml").read_text())["noise"]
     assert raw["source"] == "bench/results/noise.json"
     assert study.noise["cv"]["network"] == measured["cv_group"]["network"]
     assert study.noise["cv"]["app"] == measured["cv_group"]["app"]

@@ -168,7 +168,7 @@ def test_hpl_runs_for_real_on_local(tmp_path):
 
 
 def _study_with_local_reps(tmp: Path, reps: int, n: int) -> Path:
-    text = (ROOT / "conf" / "study.yaml").read_text()
+    text = (ROOT / "conf" / "studies" / "hyperx-vs-fattree-sc19.yaml").read_text()
     text = re.sub(r"(?m)^local:\n  nodes: \[2\]\n  repetitions: 1\n",
                   f"local:\n  nodes: [2]\n  repetitions: {reps}\n", text)
     text = text.replace("hpl: {n: 1000, nb: 64}", f"hpl: {{n: {n}, nb: 64}}")
@@ -284,7 +284,7 @@ def test_capacity_on_sim_records_and_resumes(tmp_path):
     """The capacity check on the simulated t2hx: one record per app with the case's node
     count, and a rerun of the campaign skips it (no duplicate records)."""
     study = tmp_path / "study.yaml"
-    text = (ROOT / "conf" / "study.yaml").read_text()
+    text = (ROOT / "conf" / "studies" / "hyperx-vs-fattree-sc19.yaml").read_text()
     assert "      window: 15s\n" in text                   # profiles: quick: capacity:
     study.write_text(text.replace("      window: 15s\n", "      window: 1s\n"))
     env = env_for(tmp_path, campaign="cap", T2HX_STUDY=str(study), T2HX_STUDY_PROFILE="quick")

@@ -300,3 +300,19 @@ def test_report_reference_rows_like_for_like():
     drop = next(v for k, v in rows.items() if "dark-fiber share vs DFSSSP" in k)
     assert drop == "8.0"                                   # 20 − 12 points, SAR lowers it
     assert next(v for k, v in rows.items() if "vs fat-tree" in k) == "not run"  # no SAR there
+
+
+def test_a_log_is_scored_against_its_own_studys_claims(tmp_path):
+    """The claims file follows the study the log's provenance names; a study without one
+    has no scorecard."""
+    import shutil
+
+    from t2hx.scorecard import claims_of
+
+    assert claims_of("hyperx-vs-fattree-sc19") == CLAIMS and claims_of("no-such") is None
+    log = tmp_path / "log"
+    shutil.copytree(ROOT / "log" / "local-reference", log)
+    prov = json.loads((log / "provenance.json").read_text())
+    assert prov["study"] == "hyperx-vs-fattree-sc19" and scorecard(log)
+    (log / "provenance.json").write_text(json.dumps({**prov, "study": "no-such"}))
+    assert scorecard(log) == []

@@ -1,4 +1,4 @@
-"""conf/study.yaml: the five combos, ladders, inputs per scale, capacity mix, profiles, and
+"""conf/studies/hyperx-vs-fattree-sc19.yaml: the five combos, ladders, inputs per scale, capacity mix, profiles, and
 one-line errors for bad files."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from t2hx.conf import load_system, system_path
 from t2hx.errors import ConfError
 from t2hx.study import load_study, seconds
 
-STUDY = (ROOT / "conf" / "study.yaml").read_text()
+STUDY = (ROOT / "conf" / "studies" / "hyperx-vs-fattree-sc19.yaml").read_text()
 
 
 RAW = yaml.safe_load(STUDY)
@@ -35,7 +35,7 @@ def enumerated_cases(raw: dict, max_nodes: int) -> int:
 
 def test_study_reads_the_file():
     """Every value comes from the file as written; counts from its own ladders and combos."""
-    s = load_study(ROOT / "conf" / "study.yaml", "full")
+    s = load_study(ROOT / "conf" / "studies" / "hyperx-vs-fattree-sc19.yaml", "full")
     system = load_system(system_path(s.system))
     nodes = system.nodes["racks"] * system.nodes["per_rack"]
     assert [c.name for c in s.combos] == [c["name"] for c in RAW["combos"]]
@@ -60,8 +60,8 @@ def test_study_reads_the_file():
 
 
 def test_quick_profile_is_a_subset():
-    full = load_study(ROOT / "conf" / "study.yaml", "full")
-    quick = load_study(ROOT / "conf" / "study.yaml", "quick")
+    full = load_study(ROOT / "conf" / "studies" / "hyperx-vs-fattree-sc19.yaml", "full")
+    quick = load_study(ROOT / "conf" / "studies" / "hyperx-vs-fattree-sc19.yaml", "quick")
     prof = RAW["profiles"]["quick"]
     system = load_system(system_path(full.system))
     nodes = system.nodes["racks"] * system.nodes["per_rack"]
@@ -90,8 +90,8 @@ def test_quick_profile_covers_every_benchmark_and_collective():
     at one scale at least on the reference system, all combos (lists from the registry)."""
     from t2hx import benchmarks
 
-    full = load_study(ROOT / "conf" / "study.yaml", "full")
-    quick = load_study(ROOT / "conf" / "study.yaml", "quick")
+    full = load_study(ROOT / "conf" / "studies" / "hyperx-vs-fattree-sc19.yaml", "full")
+    quick = load_study(ROOT / "conf" / "studies" / "hyperx-vs-fattree-sc19.yaml", "quick")
     system = load_system(system_path(quick.system))
     nodes = system.nodes["racks"] * system.nodes["per_rack"]
     registry = {b.key for b in benchmarks.REGISTRY}
@@ -106,7 +106,7 @@ def test_quick_profile_covers_every_benchmark_and_collective():
 
 def test_profile_from_environment(monkeypatch):
     monkeypatch.setenv("T2HX_STUDY_PROFILE", "quick")
-    assert load_study(ROOT / "conf" / "study.yaml").profile == "quick"
+    assert load_study(ROOT / "conf" / "studies" / "hyperx-vs-fattree-sc19.yaml").profile == "quick"
 
 
 @pytest.mark.parametrize("old,new,field", [
@@ -136,7 +136,7 @@ def test_bad_study_names_field(tmp_path, old, new, field):
 
 def test_unknown_profile(tmp_path):
     with pytest.raises(ConfError, match="no profile 'huge'"):
-        load_study(ROOT / "conf" / "study.yaml", "huge")
+        load_study(ROOT / "conf" / "studies" / "hyperx-vs-fattree-sc19.yaml", "huge")
 
 
 @pytest.mark.parametrize("variants,field", [
@@ -161,5 +161,49 @@ def test_profile_noise_override_and_errors(tmp_path):
     quick = load_study(path, "quick")
     assert quick.noise["model"] == "none" and quick.noise_of("app")[0] == "none"
     assert load_study(path, "full").noise_of("app")[0] == "slowdown"
-    assert load_study(ROOT / "conf" / "study.yaml", "quick").noise == \
-        load_study(ROOT / "conf" / "study.yaml", "full").noise
+    assert load_study(ROOT / "conf" / "studies" / "hyperx-vs-fattree-sc19.yaml", "quick").noise == \
+        load_study(ROOT / "conf" / "studies" / "hyperx-vs-fattree-sc19.yaml", "full").noise
+
+
+def test_studies_are_selected_by_name_or_file(tmp_path, monkeypatch):
+    """conf/studies/<name>.yaml by name, $T2HX_STUDY, or a file; an unknown name lists the
+    known ones in one line."""
+    from t2hx.study import STUDIES, STUDY_ENV, study_names, study_path
+
+    assert study_path() == STUDIES / "hyperx-vs-fattree-sc19.yaml"
+    assert "hyperx-vs-fattree-sc19" in study_names()
+    assert load_study("hyperx-vs-fattree-sc19").name == "hyperx-vs-fattree-sc19"
+    copy = tmp_path / "mine.yaml"
+    copy.write_text((STUDIES / "hyperx-vs-fattree-sc19.yaml").read_text())
+    monkeypatch.setenv(STUDY_ENV, str(copy))
+    assert load_study().path == copy
+    monkeypatch.setenv(STUDY_ENV, "no-such-study")
+    with pytest.raises(ConfError) as err:
+        load_study()
+    assert "hyperx-vs-fattree-sc19" in err.value.line() and "\n" not in err.value.line()
+
+
+def test_a_study_file_names_itself(tmp_path, monkeypatch):
+    import t2hx.study as S
+
+    monkeypatch.setattr(S, "STUDIES", tmp_path)
+    wrong = tmp_path / "other.yaml"
+    wrong.write_text((ROOT / "conf" / "studies" / "hyperx-vs-fattree-sc19.yaml").read_text())
+    with pytest.raises(ConfError, match="name: other"):
+        S.load_study(wrong)
+
+
+def test_campaign_keeps_its_study(tmp_path, monkeypatch, capsys):
+    """`t2hx campaign --study`: an unknown name fails listing the known ones; a campaign
+    recorded under another study cannot be resumed with this one."""
+    from t2hx.cli import main
+
+    monkeypatch.setenv("T2HX_LOG_ROOT", str(tmp_path))
+    assert main(["campaign", "status", "--campaign", "c1", "--study", "nope"]) == 2
+    assert "hyperx-vs-fattree-sc19" in capsys.readouterr().err
+    (tmp_path / "c2").mkdir()
+    (tmp_path / "c2" / "provenance.json").write_text('{"study": "fattree-configs-sc17"}')
+    assert main(["campaign", "status", "--campaign", "c2"]) == 2
+    err = capsys.readouterr().err
+    assert "fattree-configs-sc17" in err and "--study" in err
+    assert main(["campaign", "status", "--campaign", "c3"]) == 0

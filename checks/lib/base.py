@@ -1,6 +1,6 @@
 """The base class of every t2hx check: one case = (benchmark, combo, num_nodes, repetition).
 
-Everything that varies comes from ``conf/study.yaml`` (t2hx.study); everything about the
+Everything that varies comes from ``conf/studies/<study>.yaml`` (t2hx.study); everything about the
 machine comes from the partition's ``extras`` (t2hx.reframe_site). The three run modes:
 
 * ``real``  (system named after a conf system): Spack-built binary, mpirun with the case's
@@ -8,7 +8,7 @@ machine comes from the partition's ``extras`` (t2hx.reframe_site). The three run
 * ``sim``   (system ``sim``): ``run/t2hx simulate`` runs the flow model instead of MPI and
   prints the benchmark's upstream-format output;
 * ``local`` (system ``local``): the same command as ``real`` with the small inputs of
-  ``conf/study.yaml`` ``local:``, under real Open MPI on this machine, the binary taken from
+  ``conf/studies/<study>.yaml`` ``local:``, under real Open MPI on this machine, the binary taken from
   the Spack view (``T2HX_SPACK_VIEW``). A benchmark runs there only when the view holds its
   registry ``local_binary`` and the study gives it a local input; every other one is left out
   with its reason logged (:func:`local_reason`).
@@ -363,7 +363,7 @@ def local_reason(entry: benchmarks.Benchmark) -> str | None:
         return (f"the Spack view {spack_view()} has no bin/{entry.local_binary} "
                 "(fix: build spack-env, or point T2HX_SPACK_VIEW at its view)")
     if entry.key not in STUDY.local["input"]:
-        return f"no small input (fix: add local.input.{entry.key} to conf/study.yaml)"
+        return f"no small input (fix: add local.input.{entry.key} to conf/studies/<study>.yaml)"
     return None
 
 

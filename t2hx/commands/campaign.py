@@ -23,7 +23,7 @@ from t2hx.errors import T2hxError
 from t2hx.atomic import atomic_write
 from t2hx.paths import log_root, work_root
 from t2hx.reframe_site import CAMPAIGN_ENV, NAME_RE, load_systems, usable_nodes
-from t2hx.study import PROFILE_ENV, load_study
+from t2hx.study import DEFAULT_STUDY, PROFILE_ENV, STUDY_ENV, load_study, study_path
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -38,6 +38,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                        help="ReFrame system: a conf system name, sim or local (default sim)")
         v.add_argument("--campaign", default="default", help="log/<campaign> (default: default)")
         v.add_argument("--profile", default="full", help="study profile: full or quick")
+        v.add_argument("--study", default=None,
+                       help="a study of conf/studies/ by name, or a study file (default: "
+                       f"${STUDY_ENV} or {DEFAULT_STUDY})")
         if verb != "status":
             v.add_argument("reframe_args", nargs=argparse.REMAINDER,
                            help="after --: more reframe options, e.g. -- -n HPL -P num_nodes=7")
@@ -68,11 +71,29 @@ def _env(args: argparse.Namespace) -> dict:
     if not NAME_RE.match(args.campaign):
         raise T2hxError(f"campaign name {args.campaign!r}", field="--campaign",
                         fix="use letters, digits, '-' and '_' only")
+    select_study(args)
     load_study(profile=args.profile)          # fail early, with the study's one-line error
     env = dict(os.environ)
     env[CAMPAIGN_ENV] = args.campaign
     env[PROFILE_ENV] = args.profile
     return env
+
+
+def select_study(args: argparse.Namespace) -> None:
+    """``--study`` for this process and ReFrame's (the checks read $T2HX_STUDY); a campaign
+    keeps the study it started with."""
+    name = getattr(args, "study", None)
+    if name:
+        study_path(name)                      # an unknown name fails here, listing the known
+        os.environ[STUDY_ENV] = name
+    prov = log_root() / args.campaign / "provenance.json"
+    if prov.is_file():
+        was = json.loads(prov.read_text()).get("study")
+        now = load_study(profile=args.profile).name
+        if was and was != now:
+            raise T2hxError(f"campaign '{args.campaign}' was run with study '{was}', not "
+                            f"'{now}'", field="--study",
+                            fix=f"use --study {was} or another --campaign")
 
 
 def dry_run_dir(campaign: str) -> Path:

@@ -26,7 +26,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("hostfiles", help="write seeded hostfiles (linear, clustered, random, "
                        "two-opt …) for every node count of the study ladders",
                        description="Rank placements as hostfiles for every node count of the "
-                       "study's ladders (conf/study.yaml, or $T2HX_STUDY; counts above the "
+                       "study's ladders ($T2HX_STUDY or the default study; counts above the "
                        "usable nodes are left out).",
                        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--system", required=True, metavar="FILE",

@@ -23,6 +23,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--out", type=Path, default=None,
                    help="figures and report (default: paper/ for the reference campaign, "
                    "else log/<campaign>/paper)")
+    p.add_argument("--study", default=None,
+                   help="a study of conf/studies/ (default: $T2HX_STUDY or "
+                   "hyperx-vs-fattree-sc19)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress output")
     p.add_argument("reframe_args", nargs=argparse.REMAINDER,
                    help="after --: more reframe options, e.g. -- -n MPIGraph")
@@ -42,5 +45,6 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     opts = Options(system=load_system(system_path(args.system)),
                    profile="full" if args.full else "quick", campaign=args.campaign,
                    out=args.out, logs=log_root(), work=work_root(), quiet=args.quiet,
-                   reframe_args=[a for a in args.reframe_args if a != "--"])
+                   reframe_args=[a for a in args.reframe_args if a != "--"],
+                   study=args.study)
     return reproduce(opts)

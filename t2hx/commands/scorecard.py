@@ -16,7 +16,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--json", type=Path, metavar="OUT", default=None,
                    help="also write {claims: [...], counts: {...}} to OUT (atomically)")
     p.add_argument("--claims", type=Path, metavar="YAML", default=None,
-                   help="claims file (default: conf/claims/hyperx-vs-fattree-sc19.yaml)")
+                   help="claims file (default: conf/claims/<study>.yaml of the study that "
+                   "produced the log)")
     p.add_argument("-v", "--verbose", action="store_true",
                    help="also print each claim's statement and what a 'not run' needs")
     p.set_defaults(func=run)
@@ -26,7 +27,7 @@ def run(args: argparse.Namespace) -> int:
     from t2hx import scorecard as S
     from t2hx.atomic import atomic_write
 
-    verdicts = S.scorecard(args.logdir, args.claims or S.CLAIMS)
+    verdicts = S.scorecard(args.logdir, args.claims)
     print(S.table_text(verdicts), end="")
     if args.verbose:
         for v in verdicts:

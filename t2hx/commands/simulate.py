@@ -65,7 +65,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--input", default=None,
                    help="apps and x500: the run's study input as JSON, e.g. "
                    "'{\"gib_per_rank\": 1.0, \"nb\": 192}' (default: the study's input "
-                   "at this rank count, conf/study.yaml)")
+                   "at this rank count, conf/studies/<study>.yaml)")
     p.add_argument("--repetition", type=int, default=0,
                    help="repetition index of this run (noise draw; recorded in the first line)")
     p.add_argument("--noise", choices=("none", "lognormal", "slowdown"), default="none",

@@ -26,7 +26,7 @@ from t2hx.flowsim.output import msglog_sizes
 #: IMB's defaults (settings header): repetitions per size and bytes moved per size.
 MSGS_PER_SAMPLE = 1000
 OVERALL_VOL = 40 * 1024 * 1024
-#: The study's IMB sweep (conf/study.yaml ``benchmarks: mupp/emdl: input: msglog``).
+#: The study's IMB sweep (conf/studies/<study>.yaml ``benchmarks: mupp/emdl: input: msglog``).
 STUDY_MSGLOG = (0, 22)
 #: EmDL's sleep after every allreduce (our SleepyAllreduce patch of IMB).
 EMDL_SLEEP_S = 0.1

@@ -85,7 +85,8 @@ def replay(logdir: Path, out: Path | None = None, quiet: bool | None = None) -> 
             efi = next((f.table for f in figs if f.name == "routing-efi-histogram"), None)
             dark = next((f.table for f in figs if f.name == "routing-dark-fiber"), None)
             ref = reference.comparison(results, efi, dark)
-        sc = None if single else _scorecard(results, logdir, summary)
+        sc = None if single else _scorecard(results, logdir, summary,
+                                            ing.provenance.get("study"))
         summ = summary.as_dict()
         write_json(data_dir / "summary.json", summ)
         campaign = str(ing.provenance.get("campaign") or
@@ -99,9 +100,16 @@ def replay(logdir: Path, out: Path | None = None, quiet: bool | None = None) -> 
     return ReplayResult(out, figs, summ)
 
 
-def _scorecard(results: pd.DataFrame, logdir: Path, summary) -> pd.DataFrame | None:
+def _scorecard(results: pd.DataFrame, logdir: Path, summary,
+               study: str | None = None) -> pd.DataFrame | None:
+    """The claims of the study that produced the log (conf/claims/<study>.yaml)."""
+    path = scorecard.claims_of(study or scorecard.DEFAULT_CLAIMS_STUDY)
+    if path is None:
+        summary.skip("scorecard", "conf/claims", f"no claims file for study '{study}'")
+        return None
     try:
-        return scorecard.frame(scorecard.score(results, logdir=logdir))
+        defaults, claims = scorecard.load_claims(path)
+        return scorecard.frame(scorecard.score(results, claims, defaults, logdir=logdir))
     except T2hxError as err:
         summary.skip("scorecard", "conf/claims", err.message)
         return None
