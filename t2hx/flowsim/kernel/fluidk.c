@@ -1,0 +1,300 @@
+/* Event loop of the fast fluid engine (t2hx/flowsim/fluid_fast.py): the semantics of the
+ * exact engine (t2hx/flowsim/fluid.py, run_jobs) compiled, with max-min rates solved per
+ * connected component of the in-flight flows and cached under that component's flow set.
+ * Why C: a capacity window of the 664-node mix is ~1e8 fluid events; at numpy's ~0.1 ms
+ * per event it took hours (docs/modelling.md#capacity-mode). */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define RTOL 1e-9
+
+typedef struct {
+    uint64_t h1, h2;
+    int64_t n, off;        /* off: first (fid, rate) pair in the pool; n == -1: empty */
+} entry_t;
+
+typedef struct {
+    /* inputs */
+    const int32_t *paths; int width;
+    const double *size, *lat, *cap;
+    const int64_t *plan_off, *step_off, *step_plan, *repeat;
+    const double *step_sec;
+    int njobs, nlinks;
+    /* flows in flight */
+    int64_t nf, *fid; int *owner; double *rem, *rate;
+    /* jobs */
+    double *timer, *wait_after; int64_t *step, *iter, *outstanding;
+    /* solver scratch */
+    int64_t *parent, *link_flow, *link_stamp, stamp, *order, *comp_start;
+    double *link_rem, *link_share, *rate_of_fid; int64_t *link_cnt, *touched; char *frozen;
+    double *flow_best;
+    /* cache */
+    entry_t *table; int64_t tsize, tused;
+    int64_t *pool_fid; double *pool_rate; int64_t pool_cap, pool_used;
+    int64_t hits, misses, events;
+} st_t;
+
+static uint64_t mix64(uint64_t x) {
+    x += 0x9e3779b97f4a7c15ULL;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+    return x ^ (x >> 31);
+}
+
+static int64_t find(int64_t *p, int64_t i) {
+    while (p[i] != i) { p[i] = p[p[i]]; i = p[i]; }
+    return i;
+}
+
+static const int32_t *path_of(const st_t *s, int64_t f) { return s->paths + f * s->width; }
+
+/* Max-min by progressive filling over the flows idx[0..m): each round every link offers
+ * remaining / unfrozen flows; flows crossing a link whose share is within RTOL of the
+ * smallest take their own smallest share along their path. */
+static void solve(st_t *s, const int64_t *idx, int64_t m) {
+    int64_t nt = 0;
+    s->stamp++;
+    for (int64_t k = 0; k < m; k++) {
+        const int32_t *p = path_of(s, s->fid[idx[k]]);
+        s->frozen[k] = 0;
+        for (int h = 0; h < s->width && p[h] >= 0; h++) {
+            int32_t l = p[h];
+            if (s->link_stamp[l] != s->stamp) {
+                s->link_stamp[l] = s->stamp;
+                s->link_rem[l] = s->cap[l];
+                s->link_cnt[l] = 0;
+                s->touched[nt++] = l;
+            }
+            s->link_cnt[l]++;
+        }
+    }
+    int64_t left = m;
+    while (left > 0) {
+        double low = INFINITY;
+        for (int64_t t = 0; t < nt; t++) {
+            int64_t l = s->touched[t];
+            double sh = s->link_cnt[l] > 0 ? s->link_rem[l] / (double)s->link_cnt[l] : INFINITY;
+            if (sh < 0) sh = 0;
+            s->link_share[l] = sh;
+            if (sh < low) low = sh;
+        }
+        double lim = low * (1 + RTOL);
+        for (int64_t k = 0; k < m; k++) {
+            if (s->frozen[k]) continue;
+            const int32_t *p = path_of(s, s->fid[idx[k]]);
+            double best = INFINITY; int hit = 0;
+            for (int h = 0; h < s->width && p[h] >= 0; h++) {
+                double sh = s->link_share[p[h]];
+                if (sh < best) best = sh;
+                if (sh <= lim) hit = 1;
+            }
+            s->flow_best[k] = hit ? best : -1.0;
+        }
+        for (int64_t k = 0; k < m; k++) {
+            if (s->frozen[k] || s->flow_best[k] < 0) continue;
+            const int32_t *p = path_of(s, s->fid[idx[k]]);
+            s->frozen[k] = 1; left--;
+            s->rate[idx[k]] = s->flow_best[k];
+            for (int h = 0; h < s->width && p[h] >= 0; h++) {
+                s->link_rem[p[h]] -= s->flow_best[k];
+                if (s->link_rem[p[h]] < 0) s->link_rem[p[h]] = 0;
+                s->link_cnt[p[h]]--;
+            }
+        }
+    }
+}
+
+static entry_t *slot(st_t *s, uint64_t h1, uint64_t h2, int64_t n) {
+    uint64_t i = h1 & (uint64_t)(s->tsize - 1);
+    for (;;) {
+        entry_t *e = &s->table[i];
+        if (e->n == -1 || (e->h1 == h1 && e->h2 == h2 && e->n == n)) return e;
+        i = (i + 1) & (uint64_t)(s->tsize - 1);
+    }
+}
+
+static void clear_cache(st_t *s) {
+    for (int64_t i = 0; i < s->tsize; i++) s->table[i].n = -1;
+    s->tused = 0; s->pool_used = 0;
+}
+
+/* Rates of a component: from the cache when the same flow set was solved before. */
+static void component_rates(st_t *s, const int64_t *idx, int64_t m) {
+    uint64_t h1 = 0, h2 = 0;
+    for (int64_t k = 0; k < m; k++) {
+        uint64_t f = (uint64_t)s->fid[idx[k]];
+        h1 += mix64(f); h2 += mix64(f ^ 0x5851f42d4c957f2dULL);
+    }
+    entry_t *e = slot(s, h1, h2, m);
+    if (e->n == m) {
+        s->hits++;
+        for (int64_t k = 0; k < m; k++)
+            s->rate_of_fid[s->pool_fid[e->off + k]] = s->pool_rate[e->off + k];
+        for (int64_t k = 0; k < m; k++) s->rate[idx[k]] = s->rate_of_fid[s->fid[idx[k]]];
+        return;
+    }
+    s->misses++;
+    solve(s, idx, m);
+    if (s->pool_used + m > s->pool_cap || 2 * (s->tused + 1) > s->tsize) {
+        clear_cache(s);
+        e = slot(s, h1, h2, m);
+    }
+    if (m > s->pool_cap) return;
+    e->h1 = h1; e->h2 = h2; e->n = m; e->off = s->pool_used;
+    for (int64_t k = 0; k < m; k++) {
+        s->pool_fid[s->pool_used + k] = s->fid[idx[k]];
+        s->pool_rate[s->pool_used + k] = s->rate[idx[k]];
+    }
+    s->pool_used += m; s->tused++;
+}
+
+/* Flows that share a link interact; the rest do not: solve each component on its own. */
+static void rates(st_t *s) {
+    int64_t nf = s->nf;
+    s->stamp++;
+    for (int64_t i = 0; i < nf; i++) s->parent[i] = i;
+    for (int64_t i = 0; i < nf; i++) {
+        const int32_t *p = path_of(s, s->fid[i]);
+        for (int h = 0; h < s->width && p[h] >= 0; h++) {
+            int32_t l = p[h];
+            if (s->link_stamp[l] != s->stamp) {
+                s->link_stamp[l] = s->stamp; s->link_flow[l] = i;
+            } else {
+                int64_t a = find(s->parent, i), b = find(s->parent, s->link_flow[l]);
+                if (a != b) s->parent[a < b ? b : a] = a < b ? a : b;
+            }
+        }
+    }
+    for (int64_t i = 0; i < nf; i++) s->parent[i] = find(s->parent, i);
+    /* counting sort of the flows by root, keeping flow order inside a component */
+    for (int64_t i = 0; i <= nf; i++) s->comp_start[i] = 0;
+    for (int64_t i = 0; i < nf; i++) s->comp_start[s->parent[i] + 1]++;
+    for (int64_t i = 0; i < nf; i++) s->comp_start[i + 1] += s->comp_start[i];
+    for (int64_t i = 0; i < nf; i++) s->order[s->comp_start[s->parent[i]]++] = i;
+    int64_t at = 0;
+    while (at < nf) {
+        int64_t r = s->parent[s->order[at]], end = at;
+        while (end < nf && s->parent[s->order[end]] == r) end++;
+        component_rates(s, s->order + at, end - at);
+        at = end;
+    }
+}
+
+/* Job j's wait is over: start its next step. Returns 1 if flows were added. */
+static int advance(st_t *s, int j, double now, double *ends, const int64_t *ends_cap,
+                   const int64_t *ends_off, int64_t *nends) {
+    s->timer[j] = INFINITY;
+    s->step[j]++;
+    int64_t nsteps = s->step_off[j + 1] - s->step_off[j];
+    if (s->step[j] >= nsteps) {
+        if (nends[j] < ends_cap[j]) ends[ends_off[j] + nends[j]] = now;
+        nends[j]++;
+        s->iter[j]++;
+        if (s->iter[j] >= s->repeat[j]) return 0;
+        s->step[j] = 0;
+    }
+    int64_t st = s->step_off[j] + s->step[j];
+    int64_t p = s->step_plan[st];
+    if (p < 0) { s->timer[j] = now + s->step_sec[st]; return 0; }
+    s->wait_after[j] = 0.0;
+    s->outstanding[j] = s->plan_off[p + 1] - s->plan_off[p];
+    for (int64_t f = s->plan_off[p]; f < s->plan_off[p + 1]; f++) {
+        s->fid[s->nf] = f; s->rem[s->nf] = s->size[f]; s->owner[s->nf] = j; s->nf++;
+    }
+    return 1;
+}
+
+/* Returns 0, or -1 when memory ran out. stats: hits, misses, events. */
+int t2hx_fluid_run(const int32_t *paths, int width, const double *size, const double *lat,
+                   int64_t nflows, const int64_t *plan_off, const int64_t *step_off,
+                   const int64_t *step_plan, const double *step_sec, int njobs,
+                   const int64_t *repeat, const double *start, const double *cap, int nlinks,
+                   double until, int64_t max_inflight, int64_t pool_cap, double *ends,
+                   const int64_t *ends_off, const int64_t *ends_cap, int64_t *nends,
+                   int64_t *stats) {
+    st_t s;
+    memset(&s, 0, sizeof s);
+    s.paths = paths; s.width = width; s.size = size; s.lat = lat; s.cap = cap;
+    s.plan_off = plan_off; s.step_off = step_off; s.step_plan = step_plan;
+    s.step_sec = step_sec; s.repeat = repeat; s.njobs = njobs; s.nlinks = nlinks;
+    int64_t F = max_inflight > 0 ? max_inflight : 1;
+    s.fid = malloc(F * sizeof *s.fid); s.owner = malloc(F * sizeof *s.owner);
+    s.rem = malloc(F * sizeof *s.rem); s.rate = malloc(F * sizeof *s.rate);
+    s.parent = malloc(F * sizeof *s.parent); s.order = malloc(F * sizeof *s.order);
+    s.comp_start = malloc((F + 1) * sizeof *s.comp_start);
+    s.frozen = malloc(F); s.flow_best = malloc(F * sizeof *s.flow_best);
+    s.timer = malloc(njobs * sizeof(double)); s.wait_after = malloc(njobs * sizeof(double));
+    s.step = malloc(njobs * sizeof(int64_t)); s.iter = malloc(njobs * sizeof(int64_t));
+    s.outstanding = malloc(njobs * sizeof(int64_t));
+    s.link_flow = malloc(nlinks * sizeof(int64_t));
+    s.link_stamp = calloc(nlinks, sizeof(int64_t));
+    s.link_rem = malloc(nlinks * sizeof(double)); s.link_share = malloc(nlinks * sizeof(double));
+    s.link_cnt = malloc(nlinks * sizeof(int64_t)); s.touched = malloc(nlinks * sizeof(int64_t));
+    s.rate_of_fid = malloc((nflows > 0 ? nflows : 1) * sizeof(double));
+    s.tsize = 1 << 20;
+    s.table = malloc(s.tsize * sizeof *s.table);
+    s.pool_cap = pool_cap;
+    s.pool_fid = malloc(pool_cap * sizeof(int64_t)); s.pool_rate = malloc(pool_cap * sizeof(double));
+    int rc = 0;
+    if (!s.fid || !s.owner || !s.rem || !s.rate || !s.parent || !s.order || !s.comp_start ||
+        !s.frozen || !s.flow_best || !s.timer || !s.wait_after || !s.step || !s.iter ||
+        !s.outstanding || !s.link_flow || !s.link_stamp || !s.link_rem || !s.link_share ||
+        !s.link_cnt || !s.touched || !s.rate_of_fid || !s.table || !s.pool_fid ||
+        !s.pool_rate) {
+        rc = -1;
+        goto out;
+    }
+    clear_cache(&s);
+    for (int j = 0; j < njobs; j++) {
+        s.timer[j] = start[j]; s.step[j] = -1; s.iter[j] = 0; s.outstanding[j] = 0;
+        s.wait_after[j] = 0; nends[j] = 0;
+    }
+    double now = 0.0;
+    int dirty = 1;
+    for (;;) {
+        if (dirty && s.nf) rates(&s);
+        dirty = 0;
+        double t_flow = INFINITY, t_timer = INFINITY;
+        for (int64_t i = 0; i < s.nf; i++) {
+            double x = s.rem[i] / s.rate[i];
+            if (x < t_flow) t_flow = x;
+        }
+        for (int j = 0; j < njobs; j++)
+            if (s.timer[j] - now < t_timer) t_timer = s.timer[j] - now;
+        double dt = t_flow < t_timer ? t_flow : t_timer;
+        if (!isfinite(dt) || now + dt > until) break;
+        s.events++;
+        double lim = dt * (1 + 1e-9) + 1e-15;
+        int64_t kept = 0;
+        for (int64_t i = 0; i < s.nf; i++) {
+            int done = s.rem[i] / s.rate[i] <= lim;
+            if (done) {
+                int j = s.owner[i];
+                double tail = lat[s.fid[i]];
+                s.outstanding[j]--;
+                if (tail > s.wait_after[j]) s.wait_after[j] = tail;
+                if (s.outstanding[j] == 0) s.timer[j] = now + dt + s.wait_after[j];
+                dirty = 1;
+                continue;
+            }
+            s.fid[kept] = s.fid[i]; s.owner[kept] = s.owner[i];
+            s.rem[kept] = s.rem[i] - s.rate[i] * dt; s.rate[kept] = s.rate[i];
+            kept++;
+        }
+        s.nf = kept;
+        now += dt;
+        for (int j = 0; j < njobs; j++)
+            if (s.timer[j] <= now + 1e-15)
+                dirty |= advance(&s, j, now, ends, ends_cap, ends_off, nends);
+    }
+    stats[0] = s.hits; stats[1] = s.misses; stats[2] = s.events;
+out:
+    free(s.fid); free(s.owner); free(s.rem); free(s.rate); free(s.parent); free(s.order);
+    free(s.comp_start); free(s.frozen); free(s.flow_best); free(s.timer); free(s.wait_after);
+    free(s.step); free(s.iter); free(s.outstanding); free(s.link_flow); free(s.link_stamp);
+    free(s.link_rem); free(s.link_share); free(s.link_cnt); free(s.touched);
+    free(s.rate_of_fid); free(s.table); free(s.pool_fid); free(s.pool_rate);
+    return rc;
+}
