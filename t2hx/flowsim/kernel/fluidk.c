@@ -33,7 +33,9 @@ typedef struct {
     /* cache */
     entry_t *table; int64_t tsize, tused;
     int64_t *pool_fid; double *pool_rate; int64_t pool_cap, pool_used;
-    int64_t hits, misses, events;
+    int64_t hits, misses, events, flowsum, set_hits;
+    uint64_t set1, set2;      /* order-free hash of the in-flight flow set */
+    int64_t *ident;
 } st_t;
 
 static uint64_t mix64(uint64_t x) {
@@ -120,28 +122,26 @@ static void clear_cache(st_t *s) {
     s->tused = 0; s->pool_used = 0;
 }
 
-/* Rates of a component: from the cache when the same flow set was solved before. */
-static void component_rates(st_t *s, const int64_t *idx, int64_t m) {
-    uint64_t h1 = 0, h2 = 0;
-    for (int64_t k = 0; k < m; k++) {
-        uint64_t f = (uint64_t)s->fid[idx[k]];
-        h1 += mix64(f); h2 += mix64(f ^ 0x5851f42d4c957f2dULL);
-    }
+#define SALT1 0x5851f42d4c957f2dULL
+#define SALT2 0x14057b7ef767814fULL
+
+static uint64_t key1(uint64_t f) { return mix64(f); }
+static uint64_t key2(uint64_t f) { return mix64(f ^ SALT1); }
+
+/* The cached rates of flows idx[0..m) under key (h1, h2, m); 1 on a hit. */
+static int lookup(st_t *s, uint64_t h1, uint64_t h2, const int64_t *idx, int64_t m) {
     entry_t *e = slot(s, h1, h2, m);
-    if (e->n == m) {
-        s->hits++;
-        for (int64_t k = 0; k < m; k++)
-            s->rate_of_fid[s->pool_fid[e->off + k]] = s->pool_rate[e->off + k];
-        for (int64_t k = 0; k < m; k++) s->rate[idx[k]] = s->rate_of_fid[s->fid[idx[k]]];
-        return;
-    }
-    s->misses++;
-    solve(s, idx, m);
-    if (s->pool_used + m > s->pool_cap || 2 * (s->tused + 1) > s->tsize) {
-        clear_cache(s);
-        e = slot(s, h1, h2, m);
-    }
+    if (e->n != m) return 0;
+    for (int64_t k = 0; k < m; k++)
+        s->rate_of_fid[s->pool_fid[e->off + k]] = s->pool_rate[e->off + k];
+    for (int64_t k = 0; k < m; k++) s->rate[idx[k]] = s->rate_of_fid[s->fid[idx[k]]];
+    return 1;
+}
+
+static void store(st_t *s, uint64_t h1, uint64_t h2, const int64_t *idx, int64_t m) {
     if (m > s->pool_cap) return;
+    if (s->pool_used + m > s->pool_cap || 2 * (s->tused + 1) > s->tsize) clear_cache(s);
+    entry_t *e = slot(s, h1, h2, m);
     e->h1 = h1; e->h2 = h2; e->n = m; e->off = s->pool_used;
     for (int64_t k = 0; k < m; k++) {
         s->pool_fid[s->pool_used + k] = s->fid[idx[k]];
@@ -150,9 +150,25 @@ static void component_rates(st_t *s, const int64_t *idx, int64_t m) {
     s->pool_used += m; s->tused++;
 }
 
+/* Rates of a component: from the cache when the same flow set was solved before. */
+static void component_rates(st_t *s, const int64_t *idx, int64_t m) {
+    uint64_t h1 = 0, h2 = 0;
+    for (int64_t k = 0; k < m; k++) {
+        uint64_t f = (uint64_t)s->fid[idx[k]];
+        h1 += key1(f); h2 += key2(f);
+    }
+    if (lookup(s, h1, h2, idx, m)) { s->hits++; return; }
+    s->misses++;
+    solve(s, idx, m);
+    store(s, h1, h2, idx, m);
+}
+
 /* Flows that share a link interact; the rest do not: solve each component on its own. */
 static void rates(st_t *s) {
     int64_t nf = s->nf;
+    uint64_t w1 = s->set1 ^ SALT2, w2 = s->set2 ^ SALT1;
+    if (lookup(s, w1, w2, s->ident, nf)) { s->set_hits++; return; }
+    s->flowsum += nf;
     s->stamp++;
     for (int64_t i = 0; i < nf; i++) s->parent[i] = i;
     for (int64_t i = 0; i < nf; i++) {
@@ -180,6 +196,7 @@ static void rates(st_t *s) {
         component_rates(s, s->order + at, end - at);
         at = end;
     }
+    store(s, w1, w2, s->ident, nf);
 }
 
 /* Job j's wait is over: start its next step. Returns 1 if flows were added. */
@@ -202,11 +219,12 @@ static int advance(st_t *s, int j, double now, double *ends, const int64_t *ends
     s->outstanding[j] = s->plan_off[p + 1] - s->plan_off[p];
     for (int64_t f = s->plan_off[p]; f < s->plan_off[p + 1]; f++) {
         s->fid[s->nf] = f; s->rem[s->nf] = s->size[f]; s->owner[s->nf] = j; s->nf++;
+        s->set1 += key1((uint64_t)f); s->set2 += key2((uint64_t)f);
     }
     return 1;
 }
 
-/* Returns 0, or -1 when memory ran out. stats: hits, misses, events. */
+/* Returns 0, or -1 when memory ran out. stats: component hits, misses, events, flows visited by the component search, whole-set hits. */
 int t2hx_fluid_run(const int32_t *paths, int width, const double *size, const double *lat,
                    int64_t nflows, const int64_t *plan_off, const int64_t *step_off,
                    const int64_t *step_plan, const double *step_sec, int njobs,
@@ -224,7 +242,7 @@ int t2hx_fluid_run(const int32_t *paths, int width, const double *size, const do
     s.rem = malloc(F * sizeof *s.rem); s.rate = malloc(F * sizeof *s.rate);
     s.parent = malloc(F * sizeof *s.parent); s.order = malloc(F * sizeof *s.order);
     s.comp_start = malloc((F + 1) * sizeof *s.comp_start);
-    s.frozen = malloc(F); s.flow_best = malloc(F * sizeof *s.flow_best);
+    s.frozen = malloc(F); s.ident = malloc(F * sizeof *s.ident); s.flow_best = malloc(F * sizeof *s.flow_best);
     s.timer = malloc(njobs * sizeof(double)); s.wait_after = malloc(njobs * sizeof(double));
     s.step = malloc(njobs * sizeof(int64_t)); s.iter = malloc(njobs * sizeof(int64_t));
     s.outstanding = malloc(njobs * sizeof(int64_t));
@@ -239,7 +257,7 @@ int t2hx_fluid_run(const int32_t *paths, int width, const double *size, const do
     s.pool_fid = malloc(pool_cap * sizeof(int64_t)); s.pool_rate = malloc(pool_cap * sizeof(double));
     int rc = 0;
     if (!s.fid || !s.owner || !s.rem || !s.rate || !s.parent || !s.order || !s.comp_start ||
-        !s.frozen || !s.flow_best || !s.timer || !s.wait_after || !s.step || !s.iter ||
+        !s.frozen || !s.ident || !s.flow_best || !s.timer || !s.wait_after || !s.step || !s.iter ||
         !s.outstanding || !s.link_flow || !s.link_stamp || !s.link_rem || !s.link_share ||
         !s.link_cnt || !s.touched || !s.rate_of_fid || !s.table || !s.pool_fid ||
         !s.pool_rate) {
@@ -247,6 +265,7 @@ int t2hx_fluid_run(const int32_t *paths, int width, const double *size, const do
         goto out;
     }
     clear_cache(&s);
+    for (int64_t i = 0; i < F; i++) s.ident[i] = i;
     for (int j = 0; j < njobs; j++) {
         s.timer[j] = start[j]; s.step[j] = -1; s.iter[j] = 0; s.outstanding[j] = 0;
         s.wait_after[j] = 0; nends[j] = 0;
@@ -276,6 +295,7 @@ int t2hx_fluid_run(const int32_t *paths, int width, const double *size, const do
                 s.outstanding[j]--;
                 if (tail > s.wait_after[j]) s.wait_after[j] = tail;
                 if (s.outstanding[j] == 0) s.timer[j] = now + dt + s.wait_after[j];
+                s.set1 -= key1((uint64_t)s.fid[i]); s.set2 -= key2((uint64_t)s.fid[i]);
                 dirty = 1;
                 continue;
             }
@@ -289,10 +309,10 @@ int t2hx_fluid_run(const int32_t *paths, int width, const double *size, const do
             if (s.timer[j] <= now + 1e-15)
                 dirty |= advance(&s, j, now, ends, ends_cap, ends_off, nends);
     }
-    stats[0] = s.hits; stats[1] = s.misses; stats[2] = s.events;
+    stats[0] = s.hits; stats[1] = s.misses; stats[2] = s.events; stats[3] = s.flowsum; stats[4] = s.set_hits;
 out:
     free(s.fid); free(s.owner); free(s.rem); free(s.rate); free(s.parent); free(s.order);
-    free(s.comp_start); free(s.frozen); free(s.flow_best); free(s.timer); free(s.wait_after);
+    free(s.comp_start); free(s.frozen); free(s.ident); free(s.flow_best); free(s.timer); free(s.wait_after);
     free(s.step); free(s.iter); free(s.outstanding); free(s.link_flow); free(s.link_stamp);
     free(s.link_rem); free(s.link_share); free(s.link_cnt); free(s.touched);
     free(s.rate_of_fid); free(s.table); free(s.pool_fid); free(s.pool_rate);
