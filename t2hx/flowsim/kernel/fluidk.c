@@ -28,7 +28,8 @@ typedef struct {
     double *timer, *wait_after; int64_t *step, *iter, *outstanding;
     /* solver scratch */
     int64_t *parent, *link_flow, *link_stamp, stamp, *order, *comp_start;
-    double *link_rem, *link_share, *rate_of_fid; int64_t *link_cnt, *touched; char *frozen;
+    double *link_rem, *link_share, *rate_of_fid; int64_t *link_cnt, *touched, *live;
+    char *link_veto;
     double *flow_best;
     /* cache */
     entry_t *table; int64_t tsize, tused;
@@ -52,15 +53,16 @@ static int64_t find(int64_t *p, int64_t i) {
 
 static const int32_t *path_of(const st_t *s, int64_t f) { return s->paths + f * s->width; }
 
-/* Max-min by progressive filling over the flows idx[0..m): each round every link offers
- * remaining / unfrozen flows; flows crossing a link whose share is within RTOL of the
- * smallest take their own smallest share along their path. */
+/* Max-min by parallel progressive filling, as t2hx/flowsim/maxmin.py: each round every
+ * link offers remaining / unfrozen flows; a link is a local bottleneck when no flow through
+ * it has a smaller share elsewhere; flows through local bottlenecks freeze at their
+ * smallest share. Rounds = the length of the bottleneck chain, not the number of rates. */
 static void solve(st_t *s, const int64_t *idx, int64_t m) {
-    int64_t nt = 0;
+    int64_t nt = 0, left = m;
     s->stamp++;
     for (int64_t k = 0; k < m; k++) {
         const int32_t *p = path_of(s, s->fid[idx[k]]);
-        s->frozen[k] = 0;
+        s->live[k] = idx[k];
         for (int h = 0; h < s->width && p[h] >= 0; h++) {
             int32_t l = p[h];
             if (s->link_stamp[l] != s->stamp) {
@@ -72,39 +74,42 @@ static void solve(st_t *s, const int64_t *idx, int64_t m) {
             s->link_cnt[l]++;
         }
     }
-    int64_t left = m;
     while (left > 0) {
-        double low = INFINITY;
         for (int64_t t = 0; t < nt; t++) {
             int64_t l = s->touched[t];
             double sh = s->link_cnt[l] > 0 ? s->link_rem[l] / (double)s->link_cnt[l] : INFINITY;
-            if (sh < 0) sh = 0;
-            s->link_share[l] = sh;
-            if (sh < low) low = sh;
+            s->link_share[l] = sh < 0 ? 0 : sh;
+            s->link_veto[l] = s->link_cnt[l] == 0;
         }
-        double lim = low * (1 + RTOL);
-        for (int64_t k = 0; k < m; k++) {
-            if (s->frozen[k]) continue;
-            const int32_t *p = path_of(s, s->fid[idx[k]]);
-            double best = INFINITY; int hit = 0;
-            for (int h = 0; h < s->width && p[h] >= 0; h++) {
-                double sh = s->link_share[p[h]];
-                if (sh < best) best = sh;
-                if (sh <= lim) hit = 1;
+        for (int64_t k = 0; k < left; k++) {
+            const int32_t *p = path_of(s, s->fid[s->live[k]]);
+            double best = INFINITY;
+            for (int h = 0; h < s->width && p[h] >= 0; h++)
+                if (s->link_share[p[h]] < best) best = s->link_share[p[h]];
+            s->flow_best[k] = best;
+            for (int h = 0; h < s->width && p[h] >= 0; h++)
+                if (s->link_share[p[h]] > best * (1 + RTOL)) s->link_veto[p[h]] = 1;
+        }
+        int64_t kept = 0;
+        for (int64_t k = 0; k < left; k++) {
+            int64_t i = s->live[k];
+            const int32_t *p = path_of(s, s->fid[i]);
+            int hit = 0;
+            for (int h = 0; h < s->width && p[h] >= 0; h++) hit |= !s->link_veto[p[h]];
+            if (!hit) {
+                s->flow_best[kept] = s->flow_best[k];
+                s->live[kept++] = i;
+                continue;
             }
-            s->flow_best[k] = hit ? best : -1.0;
-        }
-        for (int64_t k = 0; k < m; k++) {
-            if (s->frozen[k] || s->flow_best[k] < 0) continue;
-            const int32_t *p = path_of(s, s->fid[idx[k]]);
-            s->frozen[k] = 1; left--;
-            s->rate[idx[k]] = s->flow_best[k];
+            double r = s->flow_best[k];
+            s->rate[i] = r;
             for (int h = 0; h < s->width && p[h] >= 0; h++) {
-                s->link_rem[p[h]] -= s->flow_best[k];
+                s->link_rem[p[h]] -= r;
                 if (s->link_rem[p[h]] < 0) s->link_rem[p[h]] = 0;
                 s->link_cnt[p[h]]--;
             }
         }
+        left = kept;
     }
 }
 
@@ -242,13 +247,13 @@ int t2hx_fluid_run(const int32_t *paths, int width, const double *size, const do
     s.rem = malloc(F * sizeof *s.rem); s.rate = malloc(F * sizeof *s.rate);
     s.parent = malloc(F * sizeof *s.parent); s.order = malloc(F * sizeof *s.order);
     s.comp_start = malloc((F + 1) * sizeof *s.comp_start);
-    s.frozen = malloc(F); s.ident = malloc(F * sizeof *s.ident); s.flow_best = malloc(F * sizeof *s.flow_best);
+    s.live = malloc(F * sizeof *s.live); s.ident = malloc(F * sizeof *s.ident); s.flow_best = malloc(F * sizeof *s.flow_best);
     s.timer = malloc(njobs * sizeof(double)); s.wait_after = malloc(njobs * sizeof(double));
     s.step = malloc(njobs * sizeof(int64_t)); s.iter = malloc(njobs * sizeof(int64_t));
     s.outstanding = malloc(njobs * sizeof(int64_t));
     s.link_flow = malloc(nlinks * sizeof(int64_t));
     s.link_stamp = calloc(nlinks, sizeof(int64_t));
-    s.link_rem = malloc(nlinks * sizeof(double)); s.link_share = malloc(nlinks * sizeof(double));
+    s.link_rem = malloc(nlinks * sizeof(double)); s.link_veto = malloc(nlinks); s.link_share = malloc(nlinks * sizeof(double));
     s.link_cnt = malloc(nlinks * sizeof(int64_t)); s.touched = malloc(nlinks * sizeof(int64_t));
     s.rate_of_fid = malloc((nflows > 0 ? nflows : 1) * sizeof(double));
     s.tsize = 1 << 20;
@@ -257,7 +262,7 @@ int t2hx_fluid_run(const int32_t *paths, int width, const double *size, const do
     s.pool_fid = malloc(pool_cap * sizeof(int64_t)); s.pool_rate = malloc(pool_cap * sizeof(double));
     int rc = 0;
     if (!s.fid || !s.owner || !s.rem || !s.rate || !s.parent || !s.order || !s.comp_start ||
-        !s.frozen || !s.ident || !s.flow_best || !s.timer || !s.wait_after || !s.step || !s.iter ||
+        !s.live || !s.link_veto || !s.ident || !s.flow_best || !s.timer || !s.wait_after || !s.step || !s.iter ||
         !s.outstanding || !s.link_flow || !s.link_stamp || !s.link_rem || !s.link_share ||
         !s.link_cnt || !s.touched || !s.rate_of_fid || !s.table || !s.pool_fid ||
         !s.pool_rate) {
@@ -312,7 +317,7 @@ int t2hx_fluid_run(const int32_t *paths, int width, const double *size, const do
     stats[0] = s.hits; stats[1] = s.misses; stats[2] = s.events; stats[3] = s.flowsum; stats[4] = s.set_hits;
 out:
     free(s.fid); free(s.owner); free(s.rem); free(s.rate); free(s.parent); free(s.order);
-    free(s.comp_start); free(s.frozen); free(s.ident); free(s.flow_best); free(s.timer); free(s.wait_after);
+    free(s.comp_start); free(s.live); free(s.link_veto); free(s.ident); free(s.flow_best); free(s.timer); free(s.wait_after);
     free(s.step); free(s.iter); free(s.outstanding); free(s.link_flow); free(s.link_stamp);
     free(s.link_rem); free(s.link_share); free(s.link_cnt); free(s.touched);
     free(s.rate_of_fid); free(s.table); free(s.pool_fid); free(s.pool_rate);
