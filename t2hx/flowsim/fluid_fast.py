@@ -65,7 +65,7 @@ def run_jobs_fast(net: Network, jobs: list[Job], until: float = np.inf,
     for job, e, c in zip(jobs, ends, counts):
         job.ends = [float(x) for x in e[:c]]
     if stats is not None:
-        stats.update(zip(("hits", "misses", "events", "flow_visits", "set_hits"), counters))
+        stats.update(zip(("hits", "misses", "events", "flow_visits", "set_hits", "rounds", "solved_flows", "solved_links"), counters))
     return jobs
 
 
@@ -142,7 +142,7 @@ class _Flat:
         ends_off = np.concatenate([[0], np.cumsum(ends_cap)[:-1]]).astype(np.int64)
         ends = np.zeros(int(ends_cap.sum()) + 1)
         nends = np.zeros(len(jobs), np.int64)
-        counters = np.zeros(5, np.int64)
+        counters = np.zeros(8, np.int64)
         i64, f64 = ctypes.c_int64, ctypes.c_double
         rc = lib.t2hx_fluid_run(
             _c(self.paths, ctypes.c_int32), ctypes.c_int(self.width), _c(self.size, f64),

@@ -34,7 +34,7 @@ typedef struct {
     /* cache */
     entry_t *table; int64_t tsize, tused;
     int64_t *pool_fid; double *pool_rate; int64_t pool_cap, pool_used;
-    int64_t hits, misses, events, flowsum, set_hits;
+    int64_t hits, misses, events, flowsum, set_hits, rounds, solved_flows, solved_links;
     uint64_t set1, set2;      /* order-free hash of the in-flight flow set */
     int64_t *ident;
 } st_t;
@@ -74,7 +74,9 @@ static void solve(st_t *s, const int64_t *idx, int64_t m) {
             s->link_cnt[l]++;
         }
     }
+    s->solved_flows += m; s->solved_links += nt;
     while (left > 0) {
+        s->rounds++;
         for (int64_t t = 0; t < nt; t++) {
             int64_t l = s->touched[t];
             double sh = s->link_cnt[l] > 0 ? s->link_rem[l] / (double)s->link_cnt[l] : INFINITY;
@@ -229,7 +231,8 @@ static int advance(st_t *s, int j, double now, double *ends, const int64_t *ends
     return 1;
 }
 
-/* Returns 0, or -1 when memory ran out. stats: component hits, misses, events, flows visited by the component search, whole-set hits. */
+/* Returns 0, or -1 when memory ran out. stats: component hits, misses, events, flows
+ * visited by the component search, whole-set hits, solver rounds, flows and links solved. */
 int t2hx_fluid_run(const int32_t *paths, int width, const double *size, const double *lat,
                    int64_t nflows, const int64_t *plan_off, const int64_t *step_off,
                    const int64_t *step_plan, const double *step_sec, int njobs,
@@ -314,7 +317,7 @@ int t2hx_fluid_run(const int32_t *paths, int width, const double *size, const do
             if (s.timer[j] <= now + 1e-15)
                 dirty |= advance(&s, j, now, ends, ends_cap, ends_off, nends);
     }
-    stats[0] = s.hits; stats[1] = s.misses; stats[2] = s.events; stats[3] = s.flowsum; stats[4] = s.set_hits;
+    stats[0] = s.hits; stats[1] = s.misses; stats[2] = s.events; stats[3] = s.flowsum; stats[4] = s.set_hits; stats[5] = s.rounds; stats[6] = s.solved_flows; stats[7] = s.solved_links;
 out:
     free(s.fid); free(s.owner); free(s.rem); free(s.rate); free(s.parent); free(s.order);
     free(s.comp_start); free(s.live); free(s.link_veto); free(s.ident); free(s.flow_best); free(s.timer); free(s.wait_after);
