@@ -29,6 +29,7 @@ typedef struct {
     /* solver scratch */
     int64_t *parent, *link_flow, *link_stamp, stamp, *order, *comp_start;
     double *link_rem, *link_share, *rate_of_fid; int64_t *link_cnt, *touched, *live;
+    int32_t *local_path;
     char *link_veto;
     double *flow_best;
     /* cache */
@@ -58,57 +59,67 @@ static const int32_t *path_of(const st_t *s, int64_t f) { return s->paths + f * 
  * it has a smaller share elsewhere; flows through local bottlenecks freeze at their
  * smallest share. Rounds = the length of the bottleneck chain, not the number of rates. */
 static void solve(st_t *s, const int64_t *idx, int64_t m) {
+    /* The component's paths are copied once with links renumbered 0..nt): the rounds then
+     * read small dense arrays instead of the fabric's. */
+    const int w = s->width;
+    int32_t *lp = s->local_path;
     int64_t nt = 0, left = m;
     s->stamp++;
     for (int64_t k = 0; k < m; k++) {
         const int32_t *p = path_of(s, s->fid[idx[k]]);
-        s->live[k] = idx[k];
-        for (int h = 0; h < s->width && p[h] >= 0; h++) {
+        s->live[k] = k;
+        for (int h = 0; h < w; h++) {
             int32_t l = p[h];
+            if (l < 0) { lp[k * w + h] = -1; continue; }
             if (s->link_stamp[l] != s->stamp) {
                 s->link_stamp[l] = s->stamp;
-                s->link_rem[l] = s->cap[l];
-                s->link_cnt[l] = 0;
-                s->touched[nt++] = l;
+                s->link_flow[l] = nt;
+                s->link_rem[nt] = s->cap[l];
+                s->link_cnt[nt] = 0;
+                nt++;
             }
-            s->link_cnt[l]++;
+            lp[k * w + h] = (int32_t)s->link_flow[l];
+            s->link_cnt[s->link_flow[l]]++;
         }
     }
     s->solved_flows += m; s->solved_links += nt;
+    double *share = s->link_share, *rem = s->link_rem;
+    int64_t *cnt = s->link_cnt;
+    char *veto = s->link_veto;
     while (left > 0) {
         s->rounds++;
         for (int64_t t = 0; t < nt; t++) {
-            int64_t l = s->touched[t];
-            double sh = s->link_cnt[l] > 0 ? s->link_rem[l] / (double)s->link_cnt[l] : INFINITY;
-            s->link_share[l] = sh < 0 ? 0 : sh;
-            s->link_veto[l] = s->link_cnt[l] == 0;
+            double sh = cnt[t] > 0 ? rem[t] / (double)cnt[t] : INFINITY;
+            share[t] = sh < 0 ? 0 : sh;
+            veto[t] = cnt[t] == 0;
         }
         for (int64_t k = 0; k < left; k++) {
-            const int32_t *p = path_of(s, s->fid[s->live[k]]);
+            const int32_t *p = lp + s->live[k] * w;
             double best = INFINITY;
-            for (int h = 0; h < s->width && p[h] >= 0; h++)
-                if (s->link_share[p[h]] < best) best = s->link_share[p[h]];
+            for (int h = 0; h < w && p[h] >= 0; h++)
+                if (share[p[h]] < best) best = share[p[h]];
             s->flow_best[k] = best;
-            for (int h = 0; h < s->width && p[h] >= 0; h++)
-                if (s->link_share[p[h]] > best * (1 + RTOL)) s->link_veto[p[h]] = 1;
+            double lim = best * (1 + RTOL);
+            for (int h = 0; h < w && p[h] >= 0; h++)
+                if (share[p[h]] > lim) veto[p[h]] = 1;
         }
         int64_t kept = 0;
         for (int64_t k = 0; k < left; k++) {
             int64_t i = s->live[k];
-            const int32_t *p = path_of(s, s->fid[i]);
+            const int32_t *p = lp + i * w;
             int hit = 0;
-            for (int h = 0; h < s->width && p[h] >= 0; h++) hit |= !s->link_veto[p[h]];
+            for (int h = 0; h < w && p[h] >= 0; h++) hit |= !veto[p[h]];
             if (!hit) {
                 s->flow_best[kept] = s->flow_best[k];
                 s->live[kept++] = i;
                 continue;
             }
             double r = s->flow_best[k];
-            s->rate[i] = r;
-            for (int h = 0; h < s->width && p[h] >= 0; h++) {
-                s->link_rem[p[h]] -= r;
-                if (s->link_rem[p[h]] < 0) s->link_rem[p[h]] = 0;
-                s->link_cnt[p[h]]--;
+            s->rate[idx[i]] = r;
+            for (int h = 0; h < w && p[h] >= 0; h++) {
+                rem[p[h]] -= r;
+                if (rem[p[h]] < 0) rem[p[h]] = 0;
+                cnt[p[h]]--;
             }
         }
         left = kept;
@@ -250,7 +261,8 @@ int t2hx_fluid_run(const int32_t *paths, int width, const double *size, const do
     s.rem = malloc(F * sizeof *s.rem); s.rate = malloc(F * sizeof *s.rate);
     s.parent = malloc(F * sizeof *s.parent); s.order = malloc(F * sizeof *s.order);
     s.comp_start = malloc((F + 1) * sizeof *s.comp_start);
-    s.live = malloc(F * sizeof *s.live); s.ident = malloc(F * sizeof *s.ident); s.flow_best = malloc(F * sizeof *s.flow_best);
+    s.live = malloc(F * sizeof *s.live);
+    s.local_path = malloc(F * width * sizeof *s.local_path); s.ident = malloc(F * sizeof *s.ident); s.flow_best = malloc(F * sizeof *s.flow_best);
     s.timer = malloc(njobs * sizeof(double)); s.wait_after = malloc(njobs * sizeof(double));
     s.step = malloc(njobs * sizeof(int64_t)); s.iter = malloc(njobs * sizeof(int64_t));
     s.outstanding = malloc(njobs * sizeof(int64_t));
@@ -265,7 +277,7 @@ int t2hx_fluid_run(const int32_t *paths, int width, const double *size, const do
     s.pool_fid = malloc(pool_cap * sizeof(int64_t)); s.pool_rate = malloc(pool_cap * sizeof(double));
     int rc = 0;
     if (!s.fid || !s.owner || !s.rem || !s.rate || !s.parent || !s.order || !s.comp_start ||
-        !s.live || !s.link_veto || !s.ident || !s.flow_best || !s.timer || !s.wait_after || !s.step || !s.iter ||
+        !s.live || !s.local_path || !s.link_veto || !s.ident || !s.flow_best || !s.timer || !s.wait_after || !s.step || !s.iter ||
         !s.outstanding || !s.link_flow || !s.link_stamp || !s.link_rem || !s.link_share ||
         !s.link_cnt || !s.touched || !s.rate_of_fid || !s.table || !s.pool_fid ||
         !s.pool_rate) {
@@ -320,7 +332,7 @@ int t2hx_fluid_run(const int32_t *paths, int width, const double *size, const do
     stats[0] = s.hits; stats[1] = s.misses; stats[2] = s.events; stats[3] = s.flowsum; stats[4] = s.set_hits; stats[5] = s.rounds; stats[6] = s.solved_flows; stats[7] = s.solved_links;
 out:
     free(s.fid); free(s.owner); free(s.rem); free(s.rate); free(s.parent); free(s.order);
-    free(s.comp_start); free(s.live); free(s.link_veto); free(s.ident); free(s.flow_best); free(s.timer); free(s.wait_after);
+    free(s.comp_start); free(s.live); free(s.local_path); free(s.link_veto); free(s.ident); free(s.flow_best); free(s.timer); free(s.wait_after);
     free(s.step); free(s.iter); free(s.outstanding); free(s.link_flow); free(s.link_stamp);
     free(s.link_rem); free(s.link_share); free(s.link_cnt); free(s.touched);
     free(s.rate_of_fid); free(s.table); free(s.pool_fid); free(s.pool_rate);
