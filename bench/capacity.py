@@ -9,7 +9,8 @@ engine. Contract: {window_s, nodes, jobs, wall_s_per_combo: {combo: s},
 simulated_per_wall, agreement: {max_runs_diff, max_rel_diff_completion}}, plus the
 finished runs per app per combo and the peak RSS.
 
-* simulated_per_wall: total simulated seconds over total wall seconds of the combos.
+* simulated_per_wall: total simulated seconds over total wall seconds of the combos (and
+  per combo in simulated_per_wall_per_combo, with the kernel's event and cache counters).
 * agreement: the fast and the exact engine on the first combo for ``--agree-window``
   simulated seconds: the largest difference of finished runs of an app, and the largest
   relative difference of the completion times of the runs both engines finished.
@@ -44,13 +45,13 @@ from t2hx.study import load_study  # noqa: E402
 ENGINE_LMC = {"parx": 2}
 
 
-def mix(system, combo, study, work: str):
+def mix(system, combo, study, work: str, quiet: bool = False):
     """(network, jobs factory) of the capacity mix on ``combo``."""
     apps = study.capacity_apps(usable_nodes(system))
     usable = [h for h in system.hostnames() if h not in system.nodes["down"]]
     order = place(system, combo.placement, sum(apps.values()), usable, Options())
     net = open_network(system, combo.plane, combo.routing, hosts=order, work=work,
-                       lmc=ENGINE_LMC.get(combo.routing), quiet=False)
+                       lmc=ENGINE_LMC.get(combo.routing), quiet=quiet)
     spans, at = {}, 0
     for app, n in apps.items():
         spans[app], at = np.arange(at, at + n), at + n
@@ -73,23 +74,26 @@ def agreement(exact, fast) -> dict:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--window", type=float, default=30.0, help="simulated seconds per combo")
+    ap.add_argument("--window", type=float, default=60.0, help="simulated seconds per combo")
     ap.add_argument("--agree-window", type=float, default=10.0)
     ap.add_argument("--work", default=str(ROOT / "work"))
     ap.add_argument("--out", default=str(ROOT / "bench" / "results" / "capacity.json"))
+    ap.add_argument("--quiet", action="store_true", help="no progress lines")
     args = ap.parse_args()
+    say = (lambda *a: None) if args.quiet else (lambda *a: print(*a, flush=True))
     system = load_system(ROOT / "conf" / "systems" / "t2hx.yaml")
     study = load_study()
-    walls, runs, apps = {}, {}, {}
+    walls, runs, apps, counters = {}, {}, {}, {}
     for combo in study.combos:
-        net, jobs, apps = mix(system, combo, study, args.work)
+        net, jobs, apps = mix(system, combo, study, args.work, args.quiet)
         done, t = jobs(), time.perf_counter()
-        run_jobs_fast(net, done, until=args.window)
+        counters[combo.name] = {}
+        run_jobs_fast(net, done, until=args.window, stats=counters[combo.name])
         walls[combo.name] = round(time.perf_counter() - t, 2)
         runs[combo.name] = {j.name: len(j.ends) for j in done}
-        print(f"{combo.name}: {walls[combo.name]} s wall for {args.window:g} s; {runs[combo.name]}",
-              flush=True)
-    net, jobs, _ = mix(system, study.combos[0], study, args.work)
+        say(f"{combo.name}: {walls[combo.name]} s wall for {args.window:g} s; {runs[combo.name]}")
+    say(f"agreement: exact vs fast engine, {args.agree_window:g} s on {study.combos[0].name}")
+    net, jobs, _ = mix(system, study.combos[0], study, args.work, args.quiet)
     exact, t = jobs(), time.perf_counter()
     run_jobs(net, exact, until=args.agree_window)
     exact_s = time.perf_counter() - t
@@ -100,11 +104,13 @@ def main() -> int:
         "window_s": args.window, "nodes": sum(apps.values()), "jobs": len(apps),
         "wall_s_per_combo": walls,
         "simulated_per_wall": round(args.window * len(walls) / sum(walls.values()), 3),
+        "simulated_per_wall_per_combo": {c: round(args.window / w, 2) for c, w in walls.items()},
         "agreement": {**agreement(exact, fast), "combo": study.combos[0].name,
                       "window_s": args.agree_window, "exact_wall_s": round(exact_s, 2),
                       "fast_wall_s": round(fast_s, 2),
                       "runs_exact": {j.name: len(j.ends) for j in exact}},
         "runs_per_combo": runs,
+        "kernel_counters_per_combo": counters,
         "full_window_s": 3 * 3600,
         "full_window_wall_s_per_combo_estimate": round(
             3 * 3600 * max(walls.values()) / args.window),
@@ -112,7 +118,7 @@ def main() -> int:
         "cpu_count": os.cpu_count(),
     }
     atomic_write(Path(args.out), json.dumps(result, indent=2) + "\n")
-    print(json.dumps(result, indent=2))
+    say(json.dumps(result, indent=2))
     return 0
 
 

@@ -1,12 +1,18 @@
-"""The fast fluid engine for capacity runs: the exact engine (:func:`t2hx.flowsim.fluid.
-run_jobs`, the reference) with two savings that keep its semantics.
+"""The fast fluid engine for capacity runs: the exact engine's semantics (:func:`t2hx.flowsim.
+fluid.run_jobs`, the reference) in a compiled event loop (``kernel/fluidk.c``, built by
+``run/setup`` with the system C compiler and loaded with ctypes).
+
+Savings that keep the semantics (docs/modelling.md#capacity-mode):
 
 * **Fused steps.** A run of consecutive steps that never enter the fluid sharing (compute,
   and Comm steps whose messages are all short, see ``SMALL_BYTES``) only sets the job's
-  timer; it becomes one timer of the summed duration, so the event loop visits it once.
-* **Cached rate solutions.** Max-min rates depend only on which flows are in flight, not
-  on their remaining bytes; every solution is kept under the set of in-flight flow ids
-  (each routed message of a step has a fixed id), so a recurring set is never re-solved.
+  timer; it becomes one timer of the summed duration.
+* **Rates per component.** Flows that share no link do not interact, so max-min is solved
+  per connected component of the in-flight flows (jobs on disjoint nodes mostly form their
+  own components) ...
+* **Cached rate solutions.** ... and every component's solution is kept under its set of
+  flow ids (each routed message of a step has a fixed id): a recurring set — a job's next
+  iteration among the same co-running flows — is never re-solved.
 
 Results differ from the reference only by the order of floating-point additions;
 ``tests/test_capacity_engine.py`` and ``bench/capacity.py`` check the agreement.
@@ -14,34 +20,57 @@ Results differ from the reference only by the order of floating-point additions;
 
 from __future__ import annotations
 
-from collections import OrderedDict
+import ctypes
+from pathlib import Path
 
 import numpy as np
 
-from t2hx.flowsim.fluid import SMALL_BYTES, Compute, Job, _State
-from t2hx.flowsim.maxmin import maxmin_rates
+from t2hx.errors import T2hxError
+from t2hx.flowsim.fluid import SMALL_BYTES, Comm, Compute, Job, _Plan, _State
 from t2hx.flowsim.network import Network
 
-#: Rate solutions kept (least recently used dropped): bounds memory on long windows.
-CACHE_SIZE = 50_000
+KERNEL = Path(__file__).resolve().parent / "kernel" / "libfluidk.so"
+
+#: Cached (flow, rate) pairs (16 bytes each); the cache is emptied when full.
+POOL_PAIRS = 24 << 20
+
+_lib: ctypes.CDLL | None = None
+
+
+def _kernel() -> ctypes.CDLL:
+    global _lib
+    if _lib is None:
+        if not KERNEL.exists():
+            raise T2hxError(f"the fast fluid engine's kernel is not built: {KERNEL}",
+                            fix="run run/setup (it runs make in t2hx/flowsim/kernel)")
+        lib = ctypes.CDLL(str(KERNEL))
+        lib.t2hx_fluid_run.restype = ctypes.c_int
+        _lib = lib
+    return _lib
 
 
 def run_jobs_fast(net: Network, jobs: list[Job], until: float = np.inf,
-                  small_bytes: int = SMALL_BYTES) -> list[Job]:
-    """Same contract as :func:`t2hx.flowsim.fluid.run_jobs` (fills each ``job.ends``)."""
-    fused = [_fused(net, job, small_bytes) for job in jobs]
-    state = _CachedState(net, fused)
-    state.small = small_bytes
-    state.loop(until)
-    for job, f in zip(jobs, fused):
-        job.ends = f.ends
+                  small_bytes: int = SMALL_BYTES, stats: dict | None = None) -> list[Job]:
+    """Same contract as :func:`t2hx.flowsim.fluid.run_jobs` (fills each ``job.ends``).
+    ``stats`` (optional) receives the kernel's event and cache counters."""
+    probe = _State(net, [])
+    probe.small = small_bytes
+    flat = _Flat(probe, [_fused(probe, job) for job in jobs])
+    guess = [min(job.repeat, 4096) for job in jobs]
+    while True:
+        ends, counts, counters = flat.run(net, jobs, until, guess)
+        if all(c <= g for c, g in zip(counts, guess)):
+            break
+        guess = [max(g, min(job.repeat, 2 * c)) for g, c, job in zip(guess, counts, jobs)]
+    for job, e, c in zip(jobs, ends, counts):
+        job.ends = [float(x) for x in e[:c]]
+    if stats is not None:
+        stats.update(zip(("hits", "misses", "events", "flow_visits", "set_hits", "rounds", "solved_flows", "solved_links"), counters))
     return jobs
 
 
-def _fused(net: Network, job: Job, small_bytes: int) -> Job:
-    """The job with every run of fluid-free steps replaced by one Compute."""
-    probe = _State(net, [])
-    probe.small = small_bytes
+def _fused(probe: _State, job: Job) -> list:
+    """The job's steps with every run of fluid-free steps replaced by one Compute."""
     steps: list = []
     pending = 0.0
     for step in job.steps:
@@ -58,28 +87,72 @@ def _fused(net: Network, job: Job, small_bytes: int) -> Job:
         steps.append(step)
     if pending > 0 or not steps:
         steps.append(Compute(pending))
-    return Job(job.name, steps, job.repeat, job.start)
+    return steps
 
 
-class _CachedState(_State):
-    def __init__(self, net: Network, jobs: list[Job]) -> None:
-        super().__init__(net, jobs)
-        self.cache: OrderedDict[bytes, np.ndarray] = OrderedDict()
-        self.hits = self.misses = 0
+def _c(a: np.ndarray, kind: type) -> ctypes._Pointer:
+    return a.ctypes.data_as(ctypes.POINTER(kind))
 
-    def rates(self) -> np.ndarray:
-        order = np.argsort(self.fid, kind="stable")
-        key = self.fid[order].tobytes()
-        hit = self.cache.get(key)
-        if hit is None:
-            self.misses += 1
-            hit = maxmin_rates(self.paths[order], self.net.capacity)
-            self.cache[key] = hit
-            if len(self.cache) > CACHE_SIZE:
-                self.cache.popitem(last=False)
-        else:
-            self.hits += 1
-            self.cache.move_to_end(key)
-        rate = np.empty_like(hit)
-        rate[order] = hit
-        return rate
+
+class _Flat:
+    """The jobs as the flat arrays the kernel reads: every distinct Comm step is a plan (a
+    block of fluid messages with consecutive flow ids), every step a plan or a duration."""
+
+    def __init__(self, probe: _State, steps: list[list]) -> None:
+        plans: dict[int, int] = {}
+        blocks: list[_Plan] = []
+        step_plan, step_sec, step_off = [], [], [0]
+        self.inflight = 0
+        for job_steps in steps:
+            biggest = 0
+            for step in job_steps:
+                if isinstance(step, Comm):
+                    plan = probe._plan(step)
+                    if id(step) not in plans:
+                        plans[id(step)] = len(blocks)
+                        blocks.append(plan)
+                    step_plan.append(plans[id(step)])
+                    step_sec.append(0.0)
+                    biggest = max(biggest, len(plan.size))
+                else:
+                    step_plan.append(-1)
+                    step_sec.append(float(step.seconds))
+            step_off.append(len(step_plan))
+            self.inflight += biggest
+        self.width = max([b.paths.shape[1] for b in blocks] + [1])
+        self.paths = np.full((sum(len(b.size) for b in blocks), self.width), -1, np.int32)
+        at = 0
+        for b in blocks:
+            self.paths[at:at + len(b.size), :b.paths.shape[1]] = b.paths
+            at += len(b.size)
+        self.size = np.concatenate([b.size for b in blocks] + [np.zeros(0)])
+        self.lat = np.concatenate([b.latency for b in blocks] + [np.zeros(0)])
+        self.plan_off = np.cumsum([0] + [len(b.size) for b in blocks]).astype(np.int64)
+        self.step_off = np.array(step_off, np.int64)
+        self.step_plan = np.array(step_plan, np.int64)
+        self.step_sec = np.array(step_sec, np.float64)
+
+    def run(self, net: Network, jobs: list[Job], until: float,
+            cap: list[int]) -> tuple[np.ndarray, list[int], list[int]]:
+        lib = _kernel()
+        capacity = np.ascontiguousarray(net.capacity, dtype=np.float64)
+        repeat = np.array([j.repeat for j in jobs], np.int64)
+        start = np.array([j.start for j in jobs], np.float64)
+        ends_cap = np.array(cap, np.int64)
+        ends_off = np.concatenate([[0], np.cumsum(ends_cap)[:-1]]).astype(np.int64)
+        ends = np.zeros(int(ends_cap.sum()) + 1)
+        nends = np.zeros(len(jobs), np.int64)
+        counters = np.zeros(8, np.int64)
+        i64, f64 = ctypes.c_int64, ctypes.c_double
+        rc = lib.t2hx_fluid_run(
+            _c(self.paths, ctypes.c_int32), ctypes.c_int(self.width), _c(self.size, f64),
+            _c(self.lat, f64), i64(len(self.size)), _c(self.plan_off, i64),
+            _c(self.step_off, i64), _c(self.step_plan, i64), _c(self.step_sec, f64),
+            ctypes.c_int(len(jobs)), _c(repeat, i64), _c(start, f64), _c(capacity, f64),
+            ctypes.c_int(len(capacity)), f64(until), i64(self.inflight), i64(POOL_PAIRS),
+            _c(ends, f64), _c(ends_off, i64), _c(ends_cap, i64), _c(nends, i64),
+            _c(counters, i64))
+        if rc != 0:
+            raise MemoryError("fast fluid engine: the kernel could not allocate its state")
+        per_job = [ends[o:o + c] for o, c in zip(ends_off, ends_cap)]
+        return per_job, [int(n) for n in nends], [int(x) for x in counters]
