@@ -29,7 +29,6 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from t2hx import benchmarks  # noqa: E402
 from t2hx.atomic import atomic_write  # noqa: E402
 from t2hx.commands.campaign import REPEATS  # noqa: E402
 from t2hx.conf import load_system  # noqa: E402
@@ -40,6 +39,7 @@ from t2hx.flowsim.network import open_network  # noqa: E402
 from t2hx.placement.hostfiles import Options, place  # noqa: E402
 from t2hx.reframe_site import usable_nodes  # noqa: E402
 from t2hx.study import load_study  # noqa: E402
+from t2hx.flowsim import appmodel  # noqa: E402
 
 #: Engines' LMC where the plane's is not the routing's (PARX: docs/routing.md).
 ENGINE_LMC = {"parx": 2}
@@ -56,8 +56,10 @@ def mix(system, combo, study, work: str, quiet: bool = False):
     for app, n in apps.items():
         spans[app], at = np.arange(at, at + n), at + n
 
+    node = appmodel.node_of(system.nodes)
+
     def jobs():
-        return [workloads.job(net, benchmarks.get(app), r, REPEATS) for app, r in spans.items()]
+        return workloads.capacity_jobs(net, spans, study, node, REPEATS)
     return net, jobs, apps
 
 

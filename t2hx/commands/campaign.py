@@ -236,7 +236,7 @@ def register_capacity(verbs: argparse._SubParsersAction) -> None:
     c.add_argument("--routing-dir", help="OpenSM dumps from a re-route")
     c.add_argument("--lmc", type=int, help="LMC (default: the plane's conf; parx needs 2)")
     c.add_argument("--engine", choices=list(ENGINES), default="fast",
-                   help="fluid engine: fast (fused steps, cached rates; default) or exact "
+                   help="fluid engine: fast (compiled event loop, t2hx/flowsim/kernel; default) or exact "
                    "(the reference it is checked against)")
     c.set_defaults(func=cmd_simulate_capacity)
 
@@ -253,7 +253,8 @@ def cmd_simulate_capacity(args: argparse.Namespace) -> int:
 
     run_jobs = _engine(args.engine)
     jobs_in = json.loads(Path(args.capacity).read_text())
-    entries = {app: benchmarks.get(app, field=f"{args.capacity}: {app}") for app in jobs_in}
+    for app in jobs_in:                       # an unknown app: one line naming the file
+        benchmarks.get(app, field=f"{args.capacity}: {app}")
     hosts, spans = [], {}
     for app, job in jobs_in.items():
         mine = Path(job["hostfile"]).read_text().split()
@@ -261,11 +262,7 @@ def cmd_simulate_capacity(args: argparse.Namespace) -> int:
         hosts += mine
     net = open_network(args.system, args.plane, args.routing, hosts=hosts, work=args.work,
                        routing=args.routing_dir, lmc=args.lmc)
-    node = node_rates(args.system)
-    study = load_study()
-    jobs = [workloads.job(net, entries[app], ranks, REPEATS,
-                          study.input(app, len(ranks)) if app in study.catalog else None, node)
-            for app, ranks in spans.items()]
+    jobs = workloads.capacity_jobs(net, spans, load_study(), node_rates(args.system), REPEATS)
     run_jobs(net, jobs, until=args.window)
     print(f"# t2hx-simulated: capacity system={args.system} plane={args.plane} "
           f"routing={args.routing} window={args.window:g} engine={args.engine}")

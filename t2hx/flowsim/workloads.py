@@ -149,3 +149,14 @@ def job(net: Network, bench: Benchmark, ranks: np.ndarray, repeat: int,
                             field=f"capacity.apps.{bench.key}",
                             fix="use a proxy app, an x500 code, mupp or emdl")
     return build(net, bench, ranks, repeat, inp, node)
+
+
+def capacity_jobs(net: Network, spans: dict[str, np.ndarray], study: Any, node: dict,
+                  repeat: int) -> list[Job]:
+    """The capacity mix's fluid jobs: each app on its ranks with the study's input at its
+    node count (calibrated models; docs/modelling.md#capacity-mode) on the conf's node."""
+    from t2hx import benchmarks
+
+    return [job(net, benchmarks.get(app), ranks, repeat,
+                study.input(app, len(ranks)) if app in study.catalog else None, node)
+            for app, ranks in spans.items()]
