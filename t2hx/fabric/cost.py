@@ -23,7 +23,8 @@ def plane_counts(fabric: Fabric) -> dict:
     host = sum(1 for c in fabric.cables if (c.a in switches) != (c.b in switches))
     inter = sum(1 for c in fabric.cables if c.a in switches and c.b in switches)
     levels = Counter(fabric.nodes[s].attrs.get("level", 0) for s in switches)
-    return {"switches": len(switches), "levels": dict(sorted(levels.items())),
+    return {"switches": len(switches), "subnets": fabric.subnets(),
+            "levels": dict(sorted(levels.items())),
             "switch_ports_used": host + 2 * inter, "hca_ports": host,
             "host_cables": host, "switch_cables": inter, "cables": host + inter}
 
