@@ -84,12 +84,52 @@ def flow_arrays(net: Network, phases: list[Phase]
     return np.vstack(paths), np.concatenate(hops), np.concatenate(groups), np.concatenate(sizes)
 
 
+#: Messages solved per max-min call. Phases are independent, so solving them in batches
+#: gives the same rates; it bounds memory (a 4,608-node mpiGraph is 21 M messages, whose
+#: path arrays and per-phase link copies would take tens of GiB at once).
+BATCH_FLOWS = 1 << 21
+
+
 def run(net: Network, phases: list[Phase], keep_rates: bool = False) -> Result:
     """Times of every phase (and, with ``keep_rates``, the rate of every message)."""
     # Order inside a phase matters for the gap term only; sort by (phase, value) groups
     # is what flow_arrays produces, so rebuild per-phase order explicitly.
     ordered = [_sorted_by_size(ph) for ph in phases]
-    paths, hops, group, size = flow_arrays(net, ordered)
+    phase_time = np.zeros(len(phases))
+    rates: list[np.ndarray] = []
+    times: list[np.ndarray] = []
+    for lo, hi in _batches(ordered, BATCH_FLOWS):
+        rate, t, group = _solve(net, ordered[lo:hi])
+        if len(t):
+            np.maximum.at(phase_time[lo:hi], group, t)
+        if keep_rates:
+            bounds = np.searchsorted(group, np.arange(hi - lo + 1))
+            rates += [rate[bounds[i]:bounds[i + 1]] for i in range(hi - lo)]
+            times += [t[bounds[i]:bounds[i + 1]] for i in range(hi - lo)]
+    phase_time += np.array([ph.compute for ph in phases])
+    result = Result(phase_time)
+    if keep_rates:
+        result.rates, result.flow_time = rates, times
+    result.rank_end = _rank_end(net.ranks, ordered, phase_time)
+    return result
+
+
+def _batches(phases: list[Phase], limit: int) -> list[tuple[int, int]]:
+    """[lo, hi) runs of consecutive phases of at most ``limit`` messages (at least one
+    phase each)."""
+    out, lo, count = [], 0, 0
+    for i, ph in enumerate(phases):
+        if count and count + ph.src.size > limit:
+            out.append((lo, i))
+            lo, count = i, 0
+        count += ph.src.size
+    out.append((lo, len(phases)))
+    return out
+
+
+def _solve(net: Network, phases: list[Phase]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(rate, time, phase index) of every message of ``phases``, in flow_arrays order."""
+    paths, hops, group, size = flow_arrays(net, phases)
     moving = size > 0
     rate = np.full(len(size), np.inf)
     if moving.any():
@@ -97,18 +137,8 @@ def run(net: Network, phases: list[Phase], keep_rates: bool = False) -> Result:
     lat = net.loggp.latency(hops.astype(np.float64))
     with np.errstate(divide="ignore", invalid="ignore"):
         t = lat + np.where(moving, size / rate, 0.0)
-    t += net.loggp.gap * _injection_order(ordered)
-    phase_time = np.zeros(len(phases))
-    if len(t):
-        np.maximum.at(phase_time, group, t)
-    phase_time += np.array([ph.compute for ph in phases])
-    result = Result(phase_time)
-    if keep_rates:
-        bounds = np.searchsorted(group, np.arange(len(phases) + 1))
-        result.rates = [rate[bounds[i]:bounds[i + 1]] for i in range(len(phases))]
-        result.flow_time = [t[bounds[i]:bounds[i + 1]] for i in range(len(phases))]
-    result.rank_end = _rank_end(net.ranks, ordered, phase_time)
-    return result
+    t += net.loggp.gap * _injection_order(phases)
+    return rate, t, group
 
 
 def _sorted_by_size(ph: Phase) -> Phase:
