@@ -157,3 +157,19 @@ def test_bulk_batches_give_the_same_rates_as_one_call(tmp_path: Path, monkeypatc
     assert np.array_equal(whole_ebb.round_times, patterns.ebb(net, rounds=4, reps=2).round_times)
     # The HyperX really contends (unequal rates): the comparison is not vacuous.
     assert len(np.unique(np.round(whole.send[~np.eye(64, dtype=bool)]))) > 1
+
+
+def test_chunked_path_walk_equals_one_walk(tmp_path: Path, monkeypatch) -> None:
+    """Tables.paths walks big pair sets in chunks (memory at 4,608 nodes): same paths."""
+    from t2hx.routing import lft
+    from t2hx.flowsim.network import open_network
+    system = load_system(system_path("mini"))
+    net = open_network(system, "hyperx", "dfsssp", hosts=system.hostnames(), work=tmp_path)
+    hcas = np.array(net.fabric.hcas())
+    src = np.repeat(hcas, len(hcas))
+    dst = np.tile(net.tables.hca_lids(), len(hcas))
+    whole = net.tables.paths(src, dst)
+    monkeypatch.setattr(lft, "PATH_CHUNK", 7)       # uneven chunks, some with shorter paths
+    chunked = net.tables.paths(src, dst)
+    assert chunked.dtype == np.int32 and np.array_equal(whole, chunked)
+    assert len(np.unique((whole >= 0).sum(axis=1))) > 1
