@@ -8,8 +8,9 @@ Per configuration (default sc17-sr-edr; --configs for more) and its first plane:
 * mpigraph_s: full 4,608-node mpiGraph (4,607 shift steps, 1 MiB, window 10).
 * alltoall_s: IMB Alltoall on 4,608 ranks at 1 MiB.
 * ebb100_s: 100 random bisections of the 4,608 nodes (1 MiB).
-* peak_rss_mib: peak resident memory of this process (children: OpenSM and ibsim are
-  reported apart as route_child_rss_mib).
+* peak_rss_mib: peak resident memory of the Python process that runs the configuration
+  (one process per configuration; OpenSM and ibsim are reported apart as
+  route_child_rss_mib).
 Goal (issue #17): all of it in < 10 min on 2 cores and < 8 GiB.
 """
 
@@ -19,6 +20,7 @@ import argparse
 import json
 import os
 import resource
+import subprocess
 import sys
 import tempfile
 import time
@@ -92,15 +94,23 @@ def main() -> int:
     ap.add_argument("--work", help="routing output directory (default: a temporary one)")
     ap.add_argument("--out", default=str(ROOT / "bench" / "results" / "scale.json"))
     ap.add_argument("-q", "--quiet", action="store_true", help="no progress output")
+    ap.add_argument("--single", help=argparse.SUPPRESS)  # child: one config, JSON on stdout
     args = ap.parse_args()
+    if args.single:
+        with Progress("scale", quiet=args.quiet) as progress:
+            print(json.dumps(one(args.single, Path(args.work), progress)))
+        return 0
     configs: dict[str, dict] = {}
     nodes = 0
     with Progress("scale", total=len(args.configs), quiet=args.quiet) as progress, \
             tempfile.TemporaryDirectory(prefix="t2hx-scale-") as tmp:
-        work = Path(args.work or tmp)
         for name in args.configs:
             progress.step(name)
-            configs[name] = one(name, work, progress)
+            # One process per configuration, so peak_rss_mib is that configuration's own.
+            cmd = [sys.executable, __file__, "--single", name, "--work", args.work or tmp]
+            child = subprocess.run(cmd + (["--quiet"] if args.quiet else []), check=True,
+                                   stdout=subprocess.PIPE, text=True)
+            configs[name] = json.loads(child.stdout)
             nodes = max(nodes, len(load_system(system_path(name)).hostnames()))
     result = {"nodes": nodes, "configs": configs, "cpu_count": os.cpu_count(),
               "goal": {"total_s": 600, "peak_rss_mib": 8192}}

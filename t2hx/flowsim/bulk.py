@@ -79,6 +79,8 @@ def flow_arrays(net: Network, phases: list[Phase]
     if not paths:
         return (np.zeros((0, 1), np.int32), np.zeros(0, np.int16), np.zeros(0, np.int64),
                 np.zeros(0))
+    if len(paths) == 1:                 # one phase of one size: no padded copy
+        return paths[0], hops[0], groups[0], sizes[0]
     width = max(p.shape[1] for p in paths)
     paths = [np.pad(p, ((0, 0), (0, width - p.shape[1])), constant_values=-1) for p in paths]
     return np.vstack(paths), np.concatenate(hops), np.concatenate(groups), np.concatenate(sizes)
@@ -133,7 +135,9 @@ def _solve(net: Network, phases: list[Phase]) -> tuple[np.ndarray, np.ndarray, n
     moving = size > 0
     rate = np.full(len(size), np.inf)
     if moving.any():
-        rate[moving] = maxmin_rates(paths[moving], net.capacity, group[moving])
+        # Without zero-byte messages, no copy of the (possibly 21 M-row) path array.
+        rate[moving] = (maxmin_rates(paths, net.capacity, group) if moving.all() else
+                        maxmin_rates(paths[moving], net.capacity, group[moving]))
     lat = net.loggp.latency(hops.astype(np.float64))
     with np.errstate(divide="ignore", invalid="ignore"):
         t = lat + np.where(moving, size / rate, 0.0)
@@ -142,6 +146,8 @@ def _solve(net: Network, phases: list[Phase]) -> tuple[np.ndarray, np.ndarray, n
 
 
 def _sorted_by_size(ph: Phase) -> Phase:
+    if ph.size.size < 2 or (ph.size[1:] >= ph.size[:-1]).all():
+        return ph                       # already in order: no copy of a 21 M-message phase
     order = np.argsort(ph.size, kind="stable")
     return Phase(ph.src[order], ph.dst[order], ph.size[order], ph.compute, ph.name)
 
