@@ -13,6 +13,7 @@ from t2hx.routing import analysis
 from t2hx.routing.parx import engine_args
 from t2hx.conf import load_system, system_path
 from t2hx.errors import RoutingError, T2hxError
+from t2hx.fabric import cost
 from t2hx.fabric.build import build_plane
 from t2hx.routing.demand import check_nodes
 from t2hx.routing.lft import load_tables
@@ -55,6 +56,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     a.add_argument("--jobs", help="job-to-node mapping: one job per line, hostnames "
                    "separated by spaces")
     a.set_defaults(func=cmd_analyze)
+
+    c = verbs.add_parser("cost", help="switch, cable and HCA-port counts of whole systems")
+    c.add_argument("systems", nargs="+", help="conf/systems/<sys>.yaml or names")
+    c.add_argument("--reference", help="system whose counts the ratio columns divide by")
+    c.add_argument("--json", action="store_true", help="print JSON instead of a Markdown table")
+    c.set_defaults(func=cmd_cost)
 
 
 def _common(p: argparse.ArgumentParser) -> None:
@@ -99,6 +106,15 @@ def cmd_route(args: argparse.Namespace) -> int:
         report = _analyse(fabric, out, run.summary, lmc)
     _print_summary(report)
     return 1 if report["fallback"] else 0
+
+
+def cmd_cost(args: argparse.Namespace) -> int:
+    rows = [cost.system_counts(load_system(system_path(name))) for name in args.systems]
+    if args.reference and args.reference not in {r["system"] for r in rows}:
+        raise T2hxError(f"reference '{args.reference}' is not among the systems",
+                        field="--reference", fix="pass one of the systems' names")
+    print(json.dumps(rows, indent=2) if args.json else cost.table(rows, args.reference), end="")
+    return 0
 
 
 def cmd_import(args: argparse.Namespace) -> int:

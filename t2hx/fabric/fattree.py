@@ -3,8 +3,11 @@ cables p1..ph per parent link.
 
 A level-l vertex is labelled (A, B): A = (a_{l+1}..a_h) picks its subtree, B = (b_1..b_l)
 its copy. Vertex (a_l·A, B) at level l-1 links to (A, B·b_l) at level l for every
-b_l < w_l. Level 0 are the hosts (w_1 > 1 gives multi-rail hosts). k-ary n-trees are
-XGFT(n; k..k; 1, k..k); tapering lowers w above the leaves.
+b_l < w_l. Level 0 are the hosts, with w_1 * p_1 HCA ports. Multi-rail hosts come two ways:
+w_1 > 1 cables each host to w_1 leaf copies, which share no switch, so the copies form
+disjoint subnets (one OpenSM sees one of them: that is a dual-plane system); p_1 > 1 cables
+each host p_1 times to one leaf, which keeps one connected plane (docs/fattree-configs.md).
+k-ary n-trees are XGFT(n; k..k; 1, k..k); tapering lowers w above the leaves.
 """
 
 from __future__ import annotations
@@ -39,7 +42,7 @@ def xgft(name: str, hosts: list[str], m: list[int], w: list[int], p: list[int] |
                         field="topology.m", fix="enlarge m or lower racks/per_rack")
     index: dict[tuple[int, tuple, tuple], int] = {}
     for k, (a, b) in enumerate(labels(m, w, 0)[:len(hosts)]):
-        index[(0, a, b)] = fabric.add_node(hosts[k], "hca", w[0], rank=k)
+        index[(0, a, b)] = fabric.add_node(hosts[k], "hca", w[0] * p[0], rank=k)
     for level in range(1, h + 1):
         for k, (a, b) in enumerate(labels(m, w, level)):
             index[(level, a, b)] = fabric.add_node(

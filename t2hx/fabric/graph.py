@@ -158,6 +158,30 @@ class Fabric:
                         queue.append(v)
         return dist
 
+    def subnets(self) -> int:
+        """Connected components of the switch graph: HCAs do not forward, so switches that
+        meet only through multi-port HCAs form separate subnets, each needing its own SM."""
+        switches = set(self.switches())
+        adj: dict[int, list[int]] = {s: [] for s in switches}
+        for c in self.cables:
+            if c.a in switches and c.b in switches:
+                adj[c.a].append(c.b)
+                adj[c.b].append(c.a)
+        seen: set[int] = set()
+        parts = 0
+        for start in switches:
+            if start in seen:
+                continue
+            parts += 1
+            seen.add(start)
+            queue = deque([start])
+            while queue:
+                for v in adj[queue.popleft()]:
+                    if v not in seen:
+                        seen.add(v)
+                        queue.append(v)
+        return parts
+
     def validate(self, source: object = None) -> None:
         """Ports in range and used once; the fabric connected. Raises ConfError."""
         seen: set[tuple[int, int]] = set()

@@ -79,9 +79,17 @@ def flow_arrays(net: Network, phases: list[Phase]
     if not paths:
         return (np.zeros((0, 1), np.int32), np.zeros(0, np.int16), np.zeros(0, np.int64),
                 np.zeros(0))
+    if len(paths) == 1:                 # one phase of one size: no padded copy
+        return paths[0], hops[0], groups[0], sizes[0]
     width = max(p.shape[1] for p in paths)
     paths = [np.pad(p, ((0, 0), (0, width - p.shape[1])), constant_values=-1) for p in paths]
     return np.vstack(paths), np.concatenate(hops), np.concatenate(groups), np.concatenate(sizes)
+
+
+#: Messages solved per max-min call. Phases are independent, so solving them in batches
+#: gives the same rates; it bounds memory (a 4,608-node mpiGraph is 21 M messages, whose
+#: path arrays and per-phase link copies would take tens of GiB at once).
+BATCH_FLOWS = 1 << 21
 
 
 def run(net: Network, phases: list[Phase], keep_rates: bool = False) -> Result:
@@ -89,29 +97,57 @@ def run(net: Network, phases: list[Phase], keep_rates: bool = False) -> Result:
     # Order inside a phase matters for the gap term only; sort by (phase, value) groups
     # is what flow_arrays produces, so rebuild per-phase order explicitly.
     ordered = [_sorted_by_size(ph) for ph in phases]
-    paths, hops, group, size = flow_arrays(net, ordered)
-    moving = size > 0
-    rate = np.full(len(size), np.inf)
-    if moving.any():
-        rate[moving] = maxmin_rates(paths[moving], net.capacity, group[moving])
-    lat = net.loggp.latency(hops.astype(np.float64))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        t = lat + np.where(moving, size / rate, 0.0)
-    t += net.loggp.gap * _injection_order(ordered)
     phase_time = np.zeros(len(phases))
-    if len(t):
-        np.maximum.at(phase_time, group, t)
+    rates: list[np.ndarray] = []
+    times: list[np.ndarray] = []
+    for lo, hi in _batches(ordered, BATCH_FLOWS):
+        rate, t, group = _solve(net, ordered[lo:hi])
+        if len(t):
+            np.maximum.at(phase_time[lo:hi], group, t)
+        if keep_rates:
+            bounds = np.searchsorted(group, np.arange(hi - lo + 1))
+            rates += [rate[bounds[i]:bounds[i + 1]] for i in range(hi - lo)]
+            times += [t[bounds[i]:bounds[i + 1]] for i in range(hi - lo)]
     phase_time += np.array([ph.compute for ph in phases])
     result = Result(phase_time)
     if keep_rates:
-        bounds = np.searchsorted(group, np.arange(len(phases) + 1))
-        result.rates = [rate[bounds[i]:bounds[i + 1]] for i in range(len(phases))]
-        result.flow_time = [t[bounds[i]:bounds[i + 1]] for i in range(len(phases))]
+        result.rates, result.flow_time = rates, times
     result.rank_end = _rank_end(net.ranks, ordered, phase_time)
     return result
 
 
+def _batches(phases: list[Phase], limit: int) -> list[tuple[int, int]]:
+    """[lo, hi) runs of consecutive phases of at most ``limit`` messages (at least one
+    phase each)."""
+    out, lo, count = [], 0, 0
+    for i, ph in enumerate(phases):
+        if count and count + ph.src.size > limit:
+            out.append((lo, i))
+            lo, count = i, 0
+        count += ph.src.size
+    out.append((lo, len(phases)))
+    return out
+
+
+def _solve(net: Network, phases: list[Phase]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(rate, time, phase index) of every message of ``phases``, in flow_arrays order."""
+    paths, hops, group, size = flow_arrays(net, phases)
+    moving = size > 0
+    rate = np.full(len(size), np.inf)
+    if moving.any():
+        # Without zero-byte messages, no copy of the (possibly 21 M-row) path array.
+        rate[moving] = (maxmin_rates(paths, net.capacity, group) if moving.all() else
+                        maxmin_rates(paths[moving], net.capacity, group[moving]))
+    lat = net.loggp.latency(hops.astype(np.float64))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = lat + np.where(moving, size / rate, 0.0)
+    t += net.loggp.gap * _injection_order(phases)
+    return rate, t, group
+
+
 def _sorted_by_size(ph: Phase) -> Phase:
+    if ph.size.size < 2 or (ph.size[1:] >= ph.size[:-1]).all():
+        return ph                       # already in order: no copy of a 21 M-message phase
     order = np.argsort(ph.size, kind="stable")
     return Phase(ph.src[order], ph.dst[order], ph.size[order], ph.compute, ph.name)
 

@@ -44,10 +44,14 @@ def maxmin_rates(paths: np.ndarray, capacity: np.ndarray,
         copies = len(uniq)
     total = links * copies
     sentinel = total                      # padding points at a link of infinite capacity
-    if group is None:
-        p = np.where(paths >= 0, paths, sentinel).astype(np.int64)
-    else:
-        p = np.where(paths >= 0, paths + group[:, None] * links, sentinel).astype(np.int64)
+    # int32 link ids whenever they fit: p and its fancy-indexed copies dominate the memory
+    # of a 4,608-node alltoall (21 M flows in one phase).
+    dtype = np.int32 if total < np.iinfo(np.int32).max else np.int64
+    ids = np.asarray(paths).astype(dtype, copy=False)
+    if group is not None and copies > 1:
+        ids = ids + (group * links).astype(dtype)[:, None]
+    p = np.where(paths >= 0, ids, dtype(sentinel))
+    del ids
     p = _compact_columns(p, sentinel)
     remaining = np.empty(total + 1)
     remaining[:total] = np.tile(cap, copies)
@@ -64,7 +68,7 @@ def maxmin_rates(paths: np.ndarray, capacity: np.ndarray,
     rate = np.zeros(flows)
     index = np.arange(flows)           # original flow id of each row of p
     while index.size:
-        count = np.bincount(p.ravel(), minlength=total + 1)
+        count = _link_counts(p, None, total + 1)
         count[sentinel] = 0
         share = np.full(total + 1, np.inf)
         np.divide(remaining, count, out=share, where=count > 0)
@@ -74,7 +78,7 @@ def maxmin_rates(paths: np.ndarray, capacity: np.ndarray,
         # A link is not a local bottleneck if a flow through it has a smaller share
         # elsewhere on its path.
         worse = at > best[:, None] * (1 + RTOL)
-        veto = np.bincount(p[worse], minlength=total + 1)
+        veto = _link_counts(p, worse, total + 1)
         bottleneck = (count > 0) & (veto == 0)
         bottleneck[sentinel] = False
         hit = bottleneck[p].any(axis=1)
@@ -89,6 +93,16 @@ def maxmin_rates(paths: np.ndarray, capacity: np.ndarray,
         p = p[keep]
         index = index[keep]
     return rate
+
+
+def _link_counts(p: np.ndarray, mask: np.ndarray | None, length: int) -> np.ndarray:
+    """Flows per link (only rows where ``mask``), one hop column at a time: bincount casts
+    its input to int64, and a whole 21 M x 6 int32 array would cost another GiB."""
+    count = np.zeros(length, dtype=np.int64)
+    for j in range(p.shape[1]):
+        col = p[:, j] if mask is None else p[:, j][mask[:, j]]
+        count += np.bincount(col, minlength=length)
+    return count
 
 
 def _compact_columns(p: np.ndarray, sentinel: int) -> np.ndarray:

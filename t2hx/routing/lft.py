@@ -26,6 +26,10 @@ class PathError(RoutingError):
     """A path loops or ends in a black hole."""
 
 
+#: Pairs walked at once by Tables.paths (bounds its int64 intermediates to ~100 MiB).
+PATH_CHUNK = 1 << 20
+
+
 @dataclass
 class Tables:
     fabric: Fabric
@@ -61,6 +65,21 @@ class Tables:
         if not known.all():
             raise PathError(f"LID {int(lid[np.argmin(known)])} is not assigned in these routing "
                             "tables", field="lid", fix="use LIDs of this fabric (guid2lid)")
+        if len(src) <= PATH_CHUNK:
+            return self._walk(src, lid, max_hops)
+        # All pairs of 4,608 hosts are 21 M walks: in one piece their int64 intermediates
+        # alone take several GiB, so walk them in chunks into one int32 array.
+        parts = [self._walk(src[i:i + PATH_CHUNK], lid[i:i + PATH_CHUNK], max_hops)
+                 for i in range(0, len(src), PATH_CHUNK)]
+        out = np.full((len(src), max(p.shape[1] for p in parts)), -1, dtype=np.int32)
+        start = 0
+        for p in parts:
+            out[start:start + len(p), :p.shape[1]] = p
+            start += len(p)
+        return out
+
+    def _walk(self, src: np.ndarray, lid: np.ndarray, max_hops: int) -> np.ndarray:
+        """paths() of pairs whose LIDs are known to be assigned."""
         hops: list[np.ndarray] = []
         link = self.link_of[src, 1]
         node = self.link_dst[link]
