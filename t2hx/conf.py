@@ -134,6 +134,13 @@ MODEL = {
                 doc="minimum interval between two messages a rank injects (LogGP g)"),
     "reduce_gbps": F(float, default=32.0, min=0.1,
                      doc="rate of the local reduction in reducing collectives, Gbit/s"),
+    "multirail": F(dict, default=None, fields={
+        "policy": F(str, default="single", choices=("single", "round_robin", "stripe"),
+                    doc="how a rank spreads traffic over its rails (docs/modelling.md)"),
+        "rails": F(int, default=1, min=1, doc="HCA ports or planes per host, e.g. rails: 2"),
+        "stripe_threshold": F(int, default=8192, min=1,
+                              doc="stripe: messages of at least this many bytes are split"),
+    }, doc="multirail: {policy: stripe, rails: 2} (t2hx.flowsim.multirail)"),
 }
 
 # Where the simulated cases of this system run (t2hx.reframe_site.sim_system): on this machine,

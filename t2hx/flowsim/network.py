@@ -23,6 +23,7 @@ import numpy as np
 from t2hx.routing import parx
 from t2hx.conf import System, load_system, system_path
 from t2hx.errors import ConfError, WorkloadError
+from t2hx.flowsim.multirail import MultiRail, shares
 from t2hx.fabric.build import build_plane
 from t2hx.fabric.graph import Fabric
 from t2hx.routing.cache import ensure_routing
@@ -69,6 +70,7 @@ class Network:
     loggp: LogGP
     chooser: LidChooser = base_lid
     dumps: Path | None = None                  # the routing run's directory
+    multirail: MultiRail = MultiRail()         # conf model.multirail; default: one rail
     capacity: np.ndarray = field(init=False)   # bytes/s per directed link
     rank_hca: np.ndarray = field(init=False)   # rank → HCA node index
     rank_hca_idx: np.ndarray = field(init=False)  # rank → position in fabric.hcas()
@@ -148,6 +150,12 @@ class Network:
                 ) -> np.ndarray:
         return self.loggp.latency(self.paths(src, dst, size)[1].astype(np.float64))
 
+    def rail_parts(self, src: np.ndarray, dst: np.ndarray, size: int | np.ndarray
+                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(message, rail, bytes) parts of messages src[k] → dst[k] under the conf's
+        multirail policy (t2hx.flowsim.multirail); one rail: every message whole on rail 0."""
+        return shares(self.multirail, src, dst, size)
+
 
 # -- construction ---------------------------------------------------------------------------
 def read_hostfile(path: str | Path, system: System) -> list[str]:
@@ -208,7 +216,7 @@ def open_network(system: str | Path | System, plane: str, engine: str,
     hosts = _hosts(sys_, fabric, plane, hostfile, hosts)
     return Network(sys_, plane, engine, fabric, tables, list(hosts),
                    str(hostfile) if hostfile else "-", LogGP.from_conf(sys_.model), chooser,
-                   Path(routing))
+                   Path(routing), MultiRail.from_conf(sys_.model, sys_.path))
 
 
 def _default_chooser(engine: str, fabric: Fabric, tables: Tables, system: System,
