@@ -285,8 +285,9 @@ def test_capacity_on_sim_records_and_resumes(tmp_path):
     count, and a rerun of the campaign skips it (no duplicate records)."""
     study = tmp_path / "study.yaml"
     text = (ROOT / "conf" / "studies" / "hyperx-vs-fattree-sc19.yaml").read_text()
-    assert "      window: 15s\n" in text                   # profiles: quick: capacity:
-    study.write_text(text.replace("      window: 15s\n", "      window: 1s\n"))
+    window = f"      window: {load_study(profile='quick').capacity['window']}\n"
+    assert window in text                                 # profiles: quick: capacity:
+    study.write_text(text.replace(window, "      window: 1s\n"))
     env = env_for(tmp_path, campaign="cap", T2HX_STUDY=str(study), T2HX_STUDY_PROFILE="quick")
     args = ("-c", "checks/capacity.py", "-r", "--system", "sim", "-P", "combo=ft-ftree-linear")
     out = reframe(env, *args, timeout=600)
