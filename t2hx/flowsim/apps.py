@@ -24,7 +24,7 @@ from t2hx import benchmarks, inputs
 from t2hx.errors import WorkloadError
 from t2hx.flowsim import appmodel, bulk, collectives
 from t2hx.flowsim.bulk import Phase
-from t2hx.flowsim.fluid import Comm, Compute, Job
+from t2hx.flowsim.fluid import Job, phase_steps
 from t2hx.flowsim.network import Network
 
 
@@ -229,18 +229,7 @@ def app_job(net: Network, name: str, ranks: np.ndarray, scale: float = 1.0,
     """The app as a fluid-mode job on ``ranks`` (capacity runs, interference)."""
     ranks = np.asarray(ranks, dtype=np.int64)
     phases = iteration_phases(name, len(ranks), scale, net.loggp.reduce_rate, inp, node)
-    return Job(name, _steps(ranks, phases) * iterations_of(name, inp), repeat)
-
-
-def _steps(ranks: np.ndarray, phases: list[Phase]) -> list:
-    """Bulk phases on local ranks 0..n-1 as fluid steps on the job's global ``ranks``."""
-    steps: list = []
-    for ph in phases:
-        if ph.src.size:
-            steps.append(Comm(ranks[ph.src], ranks[ph.dst], ph.size))
-        if ph.compute > 0:
-            steps.append(Compute(ph.compute))
-    return steps
+    return Job(name, phase_steps(ranks, phases) * iterations_of(name, inp), repeat)
 
 
 # --- the text the real codes print (our walltime patch, HPL, HPCG, Graph500) ----------------

@@ -80,6 +80,18 @@ class Job:
     ends: list[float] = field(default_factory=list)     # iteration end times
 
 
+def phase_steps(ranks: np.ndarray, phases: list) -> list:
+    """Bulk phases (t2hx.flowsim.bulk.Phase) on local ranks 0..n-1 as fluid steps on the
+    job's global ``ranks``: a Comm for the messages, then a Compute for the phase's compute."""
+    steps: list = []
+    for ph in phases:
+        if ph.src.size:
+            steps.append(Comm(ranks[ph.src], ranks[ph.dst], ph.size))
+        if ph.compute > 0:
+            steps.append(Compute(ph.compute))
+    return steps
+
+
 #: Open MPI's openib eager limit: below it a message is one short transfer that cannot
 #: build up a share of a link worth re-solving the whole fabric for.
 SMALL_BYTES = 12 * 1024

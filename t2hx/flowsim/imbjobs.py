@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from t2hx.flowsim import collectives
-from t2hx.flowsim.fluid import Comm, Compute, Job
+from t2hx.flowsim.fluid import Comm, Compute, Job, phase_steps
 from t2hx.flowsim.network import Network
 from t2hx.flowsim.output import msglog_sizes
 
@@ -70,12 +70,7 @@ def emdl_job(net: Network, name: str, ranks: np.ndarray, repeat: int = 1,
         # A 0-byte allreduce still synchronises: model it as the 1-byte one.
         phases = collectives.phases("Allreduce", len(ranks), max(size, 1),
                                     net.loggp.reduce_rate)[1]
-        one: list = []
-        for ph in phases:
-            if ph.src.size:
-                one.append(Comm(ranks[ph.src], ranks[ph.dst], ph.size))
-            if ph.compute > 0:
-                one.append(Compute(ph.compute))
+        one = phase_steps(ranks, phases)
         busy = EMDL_SLEEP_S + sum(ph.compute for ph in phases)
         steps += (one + [Compute(EMDL_SLEEP_S)]) * repetitions(size, busy)
     return Job(name, steps, repeat)
