@@ -19,6 +19,7 @@ from t2hx.cli import main
 from t2hx.conf import load_system
 from t2hx.errors import RoutingError
 from t2hx.fabric.build import build_plane
+from t2hx.routing import lft as lft_mod
 from t2hx.routing.lft import PathError, load_tables
 from t2hx.routing.opensm import route
 from tests.conftest import MINI, leftovers
@@ -228,3 +229,26 @@ def test_guid2lid_file_fixes_the_lids(mini, tmp_path) -> None:
     assert [int(t.base_lid[s, 0]) for s in fabric.switches()] == [2000 + 4 * k for k in range(16)]
     src, lids = analysis.all_pairs(t, lid_index=3)
     assert (lids % 4 == 3).all() and t.switch_hops(src, lids).max() <= 3
+
+
+def test_parsed_lfts_are_cached_beside_the_dump_and_reparsed_when_it_changes(tmp_path) -> None:
+    system = load_system(kary_system(tmp_path))
+    fabric = build_plane(system, "ft")
+    out = route(fabric, tmp_path / "r", "ftree").out_dir
+    first = load_tables(fabric, out).lft
+    cache = out / lft_mod.LFT_CACHE
+    assert cache.is_file()
+    assert (load_tables(fabric, out).lft == first).all()
+    # A dump rewritten in place (a re-route, a copied real dump) must not reuse the array.
+    dump = out / "opensm-lfts.dump"
+    text = dump.read_text()
+    head = text.index("Unicast lids")
+    block = text[head:].split("\n", 2)
+    first_entry = block[2].split("\n", 1)[0]          # "0x0001 3 : (...)"
+    lid, port = first_entry.split()[:2]
+    new_port = "1" if port != "1" else "2"
+    dump.write_text(text[:head] + block[0] + "\n" + block[1] + "\n"
+                    + first_entry.replace(f"{lid} {port}", f"{lid} {new_port}", 1)
+                    + "\n" + block[2].split("\n", 1)[1])
+    again = load_tables(fabric, out).lft
+    assert (again != first).sum() == 1
