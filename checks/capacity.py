@@ -84,7 +84,7 @@ class Capacity(T2hxCheck):
         combo = STUDY.combo(self.combo)
         self.topology, self.routing, self.placement = combo.plane, combo.routing, \
             combo.placement
-        self.valid_systems = [f"%plane={combo.plane}"]
+        self.valid_systems = [combo.partition]
 
     @run_before("run")
     def stage_inputs(self):

@@ -151,9 +151,7 @@ def sim_system(systems: list[System]) -> dict:
     is opt-in: ``t2hx hostfiles --system S`` first). The conf's ``simulate:`` section picks
     the scheduler: this machine, or one batch job per case on a Slurm cluster."""
     parts = []
-    for system in systems:
-        if not (hostfiles_root() / system.name).is_dir():
-            continue
+    for system in simulated_systems(systems):
         for plane in system.planes:
             parts.append({
                 "name": f"{system.name}-{plane}",
@@ -163,6 +161,19 @@ def sim_system(systems: list[System]) -> dict:
                 "extras": _common_extras(system, plane, "sim"), **sim_scheduler(system)})
     return {"name": "sim", "descr": "the conf systems, simulated by t2hx.flowsim",
             "hostnames": ["(?!)"], "modules_system": "nomod", "partitions": parts}
+
+
+def simulated_systems(systems: list[System]) -> list[System]:
+    """The systems the sim partitions cover: those with hostfiles and, when the selected
+    study names its systems (seed 003 compares six fat-trees), only those; a study that
+    names none runs on every other system (a port is a new conf file), not on systems
+    another study claims (docs/studies.md#systems)."""
+    from t2hx.study import claimed_systems, load_study
+
+    named = set(load_study().systems())
+    skip = set() if named else claimed_systems()
+    return [s for s in systems if (hostfiles_root() / s.name).is_dir()
+            and (s.name in named if named else s.name not in skip)]
 
 
 def slurm_access(partition: str | None, account: str | None, options: list[str]) -> list[str]:

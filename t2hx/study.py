@@ -42,6 +42,12 @@ COMBO = {
     "plane": F(str, required=True, doc="plane of the system, e.g. plane: hyperx"),
     "routing": F(str, required=True, choices=ENGINES),
     "placement": F(str, required=True, choices=PLACEMENTS),
+    "system": F(str, default=None,
+                doc="the conf system of this combo when a study compares systems (seed 003's "
+                "fat-tree configurations), e.g. system: sc17-dr-hdr; default: any system"),
+    "compute_scale": F((int, float), default=1.0, min=0,
+                       doc="apps compute this many times faster (seed 003 §5.2: 2, 10, 25, 50); "
+                       "0 = communication only (compute turned off, seed 003 §5.1)"),
 }
 SCALE = {
     "from": F(int, required=True, min=1, doc="node count from which the override applies"),
@@ -55,6 +61,8 @@ BENCHMARK = {
     "input": F(dict, default={}, doc="benchmark parameters, e.g. input: {cube: 128}"),
     "scale": F(list, default=[], items=SCALE),
     "exclude": F(list, default=[], items=F(int), doc="node counts of the ladder left out"),
+    "combos": F(list, default=None, items=F(str),
+                doc="only these combos (default: all), e.g. combos: [sr-edr-comm, dr-hdr-comm]"),
 }
 CAPACITY = {
     "window": F(str, default="3h", check=_duration),
@@ -65,6 +73,21 @@ CAPACITY = {
                    doc="smallest node count of an app when the mix shrinks to a system"),
     "note": F(str, default="", doc="why this window (the report prints it)"),
 }
+WORKLOADS = {
+    "combos": F(list, required=True, items=F(str), doc="combos the workloads run on"),
+    "count": F(int, default=3, min=1, doc="randomly generated workloads (seed 003 §6: 3)"),
+    "seed": F(int, default=0, min=0, doc="seed of the app draws and job placement"),
+    "jobs": F(int, required=True, min=1, doc="jobs per workload (seed 003 §6: 17)"),
+    "nodes_per_job": F(int, required=True, min=1, doc="nodes of each job (seed 003 §6: 256)"),
+    "cluster": F(int, default=16, min=1, doc="nodes per cluster of the randomized-clusters "
+                 "placement (t2hx/placement/jobs.py)"),
+    "apps": F(list, required=True, items=F(str), doc="applications the jobs are drawn from"),
+    "compute_scale": F((int, float), default=1.0, min=0,
+                       doc="compute scaling of every job (seed 003 Fig 9-10: 10)"),
+    "window": F(str, default="10s", check=_duration, doc="simulated time per workload"),
+    "note": F(str, default="", doc="what the window leaves out (the report prints it)"),
+}
+FIGURE_SETS = ("capability", "configs")
 # t2hx.flowsim.noise.MODELS (not imported: this module stays light)
 NOISE_MODELS = ("none", "lognormal", "slowdown")
 NOISE_GROUPS = ("network", "app", "x500")  # the registry's groups (t2hx/benchmarks.py)
@@ -89,6 +112,11 @@ PROFILE = {
     "noise": F(dict, default=None, fields={
         "model": F(str, default=None, choices=NOISE_MODELS),
         "seed": F(int, default=None, min=0)}),
+    "combos": F(list, default=None, items=F(str), doc="a subset of the combos"),
+    "workloads": F(dict, default={}, fields={
+        "count": F(int, default=None, min=1),
+        "window": F(str, default=None, check=_duration),
+        "note": F(str, default=None)}),
 }
 EXTRA_COMBO = {**COMBO, "only": F(dict, required=True, values=F(list, items=F(int, min=1)),
                                    doc="benchmark: node counts, e.g. only: {mpigraph: [28]}")}
@@ -105,7 +133,13 @@ STUDY = {
     "ranks_per_node": F(int, default=1, min=1),
     "reroute_engines": F(list, default=["parx", "sar"], items=F(str, choices=ENGINES)),
     "benchmarks": F(dict, required=True, values=BENCHMARK),
-    "capacity": F(dict, required=True, fields=CAPACITY),
+    "capacity": F(dict, default={}, fields=CAPACITY,
+                  doc="seed 000's capacity mix (a study without one has no capacity runs)"),
+    "workloads": F(dict, default={}, fields=WORKLOADS,
+                   doc="seed 003's multi-job workloads (checks/workload.py)"),
+    "figures": F(str, default="capability", choices=FIGURE_SETS,
+                 doc="the figure set replay draws: capability (seed 000) or configs "
+                 "(seed 003's fat-tree configurations)"),
     "local": F(dict, default=None, fields={
         "nodes": F(list, default=[2], items=F(int, min=1)),
         "repetitions": F(int, default=1, min=1),
@@ -123,6 +157,18 @@ class Combo:
     routing: str
     placement: str
     only: dict | None = None       # extra combos: {benchmark: [node counts]} they run for
+    system: str | None = None      # None: the combo runs on any conf system with the plane
+    compute_scale: float = 1.0     # 0: communication only
+
+    @property
+    def partition(self) -> str:
+        """The ReFrame valid_systems expression of the sim/real partitions this combo runs on
+        (extras of t2hx.reframe_site)."""
+        where = f"%plane={self.plane}"
+        if self.system:
+            where += f" %conf_system={self.system}"
+        # Scaled compute is a what-if of the model: no real machine can run it.
+        return where if self.compute_scale == 1 else f"+sim {where}"
 
     def runs(self, bench: str, nodes: int) -> bool:
         return self.only is None or nodes in self.only.get(bench, [])
@@ -147,9 +193,15 @@ class Study:
     catalog: dict[str, dict]     # every benchmark of the file (capacity apps, any profile)
     noise: dict                  # model, seed, cv per registry group, source
     extra_combos: list[Combo] = field(default_factory=list)   # e.g. seed 000 Fig 1's PARX
+    workloads: dict | None = None   # seed 003's multi-job workloads (checks/workload.py)
+    figures: str = "capability"     # the figure set replay draws (FIGURE_SETS)
 
     def all_combos(self) -> list[Combo]:
         return [*self.combos, *self.extra_combos]
+
+    def systems(self) -> list[str]:
+        """The conf systems the combos name (empty: the study runs on any system)."""
+        return list(dict.fromkeys(c.system for c in self.all_combos() if c.system))
 
     def noise_of(self, group: str) -> tuple[str, float, int]:
         """(model, cv, seed) of a registry group's simulated repetitions."""
@@ -191,12 +243,20 @@ class Study:
         ladder = [n for n in self.nodes(name) if max_nodes is None or n <= max_nodes]
         extra = sum(1 for c in self.extra_combos for n in c.only.get(name, [])
                     if max_nodes is None or n <= max_nodes)
-        return len(self.variants(name)) * (len(self.combos) * len(ladder) + extra) * \
-            self.repetitions
+        combos = len([c for c in self.combos if self.runs_on(name, c.name)])
+        return len(self.variants(name)) * (combos * len(ladder) + extra) * self.repetitions
+
+    def runs_on(self, name: str, combo: str) -> bool:
+        """Whether a benchmark runs on a grid combo (its ``combos:`` subset, if any)."""
+        subset = self.catalog[name].get("combos")
+        return subset is None or combo in subset
 
     def all_cases(self, max_nodes: int | None = None) -> int:
-        capacity = len(self.combos) * self.capacity["repetitions"]
-        return sum(self.cases(b, max_nodes) for b in self.benchmarks) + capacity
+        capacity = len(self.combos) * self.capacity["repetitions"] if \
+            self.capacity["apps"] else 0
+        workloads = len([c for c in self.combos if c.name in self.workloads["combos"]]) * \
+            self.workloads["count"] if self.workloads else 0
+        return sum(self.cases(b, max_nodes) for b in self.benchmarks) + capacity + workloads
 
     def node_counts(self, limit: int | None = None) -> list[int]:
         """Every node count of every ladder (hostfiles exist for these), up to ``limit``."""
@@ -241,6 +301,12 @@ def study_names() -> list[str]:
     return sorted(p.stem for p in STUDIES.glob("*.yaml"))
 
 
+def claimed_systems() -> set[str]:
+    """Conf systems some study of conf/studies names in its combos: they are simulated only
+    for the studies that name them (t2hx.reframe_site.sim_system)."""
+    return {s for name in study_names() for s in load_study(STUDIES / f"{name}.yaml").systems()}
+
+
 def study_path(name: str | None = None) -> Path:
     """The file of a study: ``name`` (or $T2HX_STUDY) is a name under conf/studies/ or a
     path; neither given: the default study."""
@@ -264,6 +330,7 @@ def load_study(path: str | Path | None = None, profile: str | None = None) -> St
     if path.resolve().parent == STUDIES.resolve() and data["name"] != path.stem:
         raise ConfError(f"name '{data['name']}' differs from the file name", file=path,
                         field="name", fix=f"set name: {path.stem} (logs record the name)")
+    data["capacity"] = data["capacity"] or dict(NO_CAPACITY)
     catalog = data["benchmarks"]
     if profile != "full":
         data = _apply_profile(data, profile, path)
@@ -275,9 +342,12 @@ def load_study(path: str | Path | None = None, profile: str | None = None) -> St
                  data["reroute_engines"], data["benchmarks"], data["capacity"],
                  data["local"] or {"nodes": [2], "repetitions": 1, "input": {}}, catalog,
                  data["noise"] or {"model": "none", "seed": 0, "cv": {}, "source": ""},
-                 [Combo(**c) for c in data["extra_combos"]])
+                 [Combo(**c) for c in data["extra_combos"]], data["workloads"] or None,
+                 data["figures"])
 
 
+#: A study without a capacity mix (seed 003 has none): no capacity cases.
+NO_CAPACITY = {"window": "3h", "repetitions": 1, "apps": {}, "min_nodes": 2, "note": ""}
 LOCAL_NODES_ENV = "T2HX_LOCAL_NODES"
 
 
@@ -330,6 +400,16 @@ def _apply_profile(data: dict, profile: str, path: Path) -> dict:
     if prof["capacity"] is not None:
         data["capacity"] = {**data["capacity"],
                             **{k: v for k, v in prof["capacity"].items() if v is not None}}
+    if prof["combos"] is not None:
+        known = {c["name"]: c for c in data["combos"]}
+        bad = [c for c in prof["combos"] if c not in known]
+        if bad:
+            raise ConfError(f"unknown combo '{bad[0]}'", file=path,
+                            field=f"profiles.{profile}.combos", fix="use names of combos:")
+        data["combos"] = [known[c] for c in prof["combos"]]
+    if prof["workloads"] and data["workloads"]:
+        data["workloads"] = {**data["workloads"],
+                             **{k: v for k, v in prof["workloads"].items() if v is not None}}
     if prof["noise"] is not None:
         data["noise"] = {**data["noise"],
                          **{k: v for k, v in prof["noise"].items() if v is not None}}
@@ -354,10 +434,33 @@ def _check(data: dict, catalog: dict, path: Path) -> None:
             raise ConfError("benchmark names are lower-case words and dashes", file=path,
                             field=f"benchmarks.{name}", fix="rename it, e.g. ring-allreduce")
     _check_noise(data["noise"], path)
+    for name, bench in catalog.items():
+        bad = [c for c in bench["combos"] or [] if c not in names]
+        if bad:
+            raise ConfError(f"unknown combo '{bad[0]}'", file=path,
+                            field=f"benchmarks.{name}.combos", fix="use names of combos:")
+    _check_workloads(data["workloads"], names, catalog, path)
     for app in data["capacity"]["apps"]:
         if app not in catalog:
             raise ConfError(f"capacity app '{app}' is not a benchmark", file=path,
                             field=f"capacity.apps.{app}", fix="use names of benchmarks:")
+
+
+def _check_workloads(spec: dict | None, combos: list[str], catalog: dict, path: Path) -> None:
+    if not spec:
+        return
+    bad = [c for c in spec["combos"] if c not in combos]
+    if bad:
+        raise ConfError(f"unknown combo '{bad[0]}'", file=path, field="workloads.combos",
+                        fix="use names of combos:")
+    bad = [a for a in spec["apps"] if a not in catalog]
+    if bad:
+        raise ConfError(f"workload app '{bad[0]}' is not a benchmark", file=path,
+                        field="workloads.apps", fix="use names of benchmarks:")
+    if spec["nodes_per_job"] % spec["cluster"]:
+        raise ConfError(f"{spec['nodes_per_job']} nodes per job are not whole clusters of "
+                        f"{spec['cluster']}", file=path, field="workloads.cluster",
+                        fix="pick a cluster size that divides nodes_per_job")
 
 
 def _check_noise(noise: dict | None, path: Path) -> None:

@@ -168,7 +168,7 @@ class T2hxCheck(rfm.RunOnlyRegressionTest):
             else combo.runs(self.study_name, self.num_nodes)
         ok = self.study_name in STUDY.benchmarks and on_ladder and \
             self.repetition < STUDY.repetitions
-        self.valid_systems = [f"%plane={combo.plane}"] if ok else []
+        self.valid_systems = [combo.partition] if ok else []
         self.topology, self.routing, self.placement = combo.plane, combo.routing, \
             combo.placement
 
@@ -271,6 +271,9 @@ class T2hxCheck(rfm.RunOnlyRegressionTest):
             # The model runs this case's input (HPL's N, Graph500's SCALE, ...): the same
             # the real binary would get (t2hx/inputs.py).
             opts += ["--input", shlex.quote(json.dumps(self.input, sort_keys=True))]
+            scale = STUDY.combo(self.combo).compute_scale
+            if scale != 1:          # seed 003 §5.2: a node that computes `scale` times faster
+                opts += ["--compute-scale", f"{scale:g}"]
         return opts + self.sim_options()
 
     def sim_options(self) -> list[str]:

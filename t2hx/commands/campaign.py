@@ -23,6 +23,7 @@ from t2hx.errors import T2hxError
 from t2hx.atomic import atomic_write
 from t2hx.paths import log_root, work_root
 from t2hx.reframe_site import CAMPAIGN_ENV, NAME_RE, load_systems, usable_nodes
+from t2hx.commands.workload import register_workload
 from t2hx.study import DEFAULT_STUDY, PROFILE_ENV, STUDY_ENV, load_study, study_path
 
 
@@ -58,6 +59,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     r.add_argument("--jobs-json", help="capacity.json of the capacity check (several jobs)")
     r.set_defaults(func=cmd_reroute)
     register_capacity(verbs)
+    register_workload(verbs, list(ENGINES))
 
 
 REROUTE_DOC = """Re-route a plane (docs/routing.md#re-routing). sar: the job file from the jobs'

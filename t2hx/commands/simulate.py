@@ -60,7 +60,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--elements", default=DEFAULT_ELEMENTS,
                    help="ring-allreduce sizes (float elements), comma separated")
     p.add_argument("--compute-scale", type=float, default=1.0,
-                   help="apps: compute runs this many times faster (seed 003: 2, 10, 25, 50)")
+                   help="apps: compute runs this many times faster (seed 003: 2, 10, 25, 50; "
+                   "0: communication only)")
     p.add_argument("--iterations", type=int, default=None, help="apps: solver iterations")
     p.add_argument("--input", default=None,
                    help="apps and x500: the run's study input as JSON, e.g. "

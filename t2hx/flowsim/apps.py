@@ -105,10 +105,17 @@ def skeleton_key(name: str) -> str:
     return hit[0].skeleton if hit is not None and hit[0].skeleton else name
 
 
+def scaled(compute_s: float, scale: float) -> float:
+    """Compute time on a node ``scale`` times faster; scale 0 turns compute off (seed 003
+    §5.1's communication-only runs)."""
+    return 0.0 if scale == 0 else compute_s / scale
+
+
 def model_phases(model: appmodel.AppModel, n: int, scale: float, reduce_rate: float,
                  inp: dict, node: dict) -> list[Phase]:
     its = model.iterations
-    out = [Phase.of([], [], 0, model.compute_seconds(n, inp, node) / its / scale, "compute")]
+    out = [Phase.of([], [], 0, scaled(model.compute_seconds(n, inp, node) / its, scale),
+                    "compute")]
     if n == 1:
         return out
     for term, total in zip(model.terms, model.term_bytes(n, inp)):
@@ -176,7 +183,7 @@ def panel_phases(n: int, panel: float) -> list[Phase]:
 
 def skeleton_phases(name: str, n: int, scale: float, reduce_rate: float) -> list[Phase]:
     sk = skeleton(name)
-    out = [Phase.of([], [], 0, sk.compute_s / scale, "compute")]
+    out = [Phase.of([], [], 0, scaled(sk.compute_s, scale), "compute")]
     for kind, size in sk.comm:
         if n == 1:
             break
@@ -214,9 +221,9 @@ class AppResult:
 
 def run_app(net: Network, name: str, scale: float = 1.0, iterations: int | None = None,
             inp: dict | None = None, node: dict | None = None) -> AppResult:
-    if scale <= 0:
-        raise WorkloadError("compute scale must be > 0", field="compute-scale",
-                            fix="use e.g. 1, 2, 10, 25 or 50")
+    if scale < 0:
+        raise WorkloadError("compute scale must be >= 0", field="compute-scale",
+                            fix="use e.g. 1, 2, 10, 25 or 50, or 0 for communication only")
     ph = iteration_phases(name, net.ranks, scale, net.loggp.reduce_rate, inp, node)
     t = bulk.run(net, ph).total
     its = iterations or iterations_of(name, inp)
