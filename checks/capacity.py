@@ -67,7 +67,8 @@ def app_command(app: str, nodes: int) -> tuple[str, list[str]]:
 @rfm.simple_test
 class Capacity(T2hxCheck):
     benchmark = "capacity"           # not a registry benchmark: the mix of capacity apps
-    combo = parameter([c.name for c in STUDY.combos], type=str)
+    # A study without a capacity mix (seed 003) has no capacity cases.
+    combo = parameter([c.name for c in STUDY.combos] if STUDY.capacity["apps"] else [], type=str)
     repetition = parameter(range(STUDY.capacity["repetitions"]), type=int)
     num_nodes = variable(int, value=STUDY.capacity_nodes())   # a variable: in the perflog
     metric = "runs"

@@ -70,8 +70,9 @@ def study_parameters(bench: str):
     selected profile leaves the benchmark out, one placeholder case that no system accepts
     (set_case), so ReFrame neither runs nor warns about it."""
     if bench not in STUDY.benchmarks:
+        nodes = STUDY.nodes(bench)[:1] if bench in STUDY.catalog else [1]
         return (parameter([STUDY.combos[0].name], type=str),
-                parameter(STUDY.nodes(bench)[:1], type=int), parameter([0], type=int))
+                parameter(nodes, type=int), parameter([0], type=int))
     combos = [c.name for c in STUDY.all_combos()] + [LOCAL]
     extra = {n for c in STUDY.extra_combos for n in c.only.get(bench, [])}
     nodes = sorted(set(STUDY.nodes(bench)) | set(STUDY.local["nodes"]) | extra)
@@ -164,10 +165,12 @@ class T2hxCheck(rfm.RunOnlyRegressionTest):
             self.topology, self.routing, self.placement = "local", "none", "linear"
             return
         combo = STUDY.combo(self.combo)
-        on_ladder = self.num_nodes in STUDY.nodes(self.study_name) if combo.only is None \
-            else combo.runs(self.study_name, self.num_nodes)
-        ok = self.study_name in STUDY.benchmarks and on_ladder and \
-            self.repetition < STUDY.repetitions
+        known = self.study_name in STUDY.benchmarks
+        on_ladder = known and (self.num_nodes in STUDY.nodes(self.study_name)
+                               and STUDY.runs_on(self.study_name, combo.name)
+                               if combo.only is None
+                               else combo.runs(self.study_name, self.num_nodes))
+        ok = on_ladder and self.repetition < STUDY.repetitions
         self.valid_systems = [combo.partition] if ok else []
         self.topology, self.routing, self.placement = combo.plane, combo.routing, \
             combo.placement

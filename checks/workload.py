@@ -1,0 +1,115 @@
+"""Multi-job workloads (seed 003 §6): the study's ``workloads:`` jobs at once on the flow
+model, each repeating its time step for the simulated window, and each alone on the same
+nodes (``t2hx campaign simulate-workload``, t2hx/flowsim/multijob.py).
+
+One case per (combo of ``workloads.combos``, workload index). Simulation only: seed 003's
+workloads are 17 jobs on 4,352 nodes with compute scaled 10x, which no machine here runs.
+The perf variables are the mean step time per application over its jobs, in the workload
+(``<app>``) and alone (``<app>:alone``); the per-job lines go to
+``log/<campaign>/workloads/`` for the figures (t2hx/post/configs.py).
+"""
+
+import os
+import re
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import reframe as rfm                                              # noqa: E402
+import reframe.utility.sanity as sn                                # noqa: E402
+from reframe.core.builtins import (parameter, run_after, run_before,  # noqa: E402
+                                   sanity_function, variable)
+
+from lib.base import STUDY, T2hxCheck                              # noqa: E402
+from lib import resume                                             # noqa: E402
+from t2hx.paths import cli, log_root, work_root                    # noqa: E402
+from t2hx.study import seconds                                     # noqa: E402
+
+SPEC = STUDY.workloads or {}
+CLOSED = "T2HX workload window closed"
+JOB_RE = re.compile(r"^T2HX workload job=\d+ app=(\S+) nodes=\d+ steps=\d+ step_s=(\S+) "
+                    r"alone_steps=\d+ alone_step_s=(\S+)$", re.M)
+
+
+def _combos() -> list[str]:
+    return [c.name for c in STUDY.combos if c.name in SPEC.get("combos", [])]
+
+
+@rfm.simple_test
+class Workload(T2hxCheck):
+    benchmark = "workload"           # not a registry benchmark: a mix of jobs
+    combo = parameter(_combos(), type=str)
+    repetition = parameter(range(SPEC.get("count", 0)), type=int)   # the workload index
+    num_nodes = variable(int, value=SPEC.get("jobs", 0) * SPEC.get("nodes_per_job", 0))
+    metric = "step"
+    unit = "s"
+
+    @run_after("init")
+    def set_case(self):
+        """Replaces T2hxCheck.set_case: no registry entry; one case per combo and workload."""
+        self.descr = "multi-job workload: jobs at once for the window, then each alone"
+        self.window = seconds(SPEC["window"])
+        self.time_limit = STUDY.walltime
+        combo = STUDY.combo(self.combo)
+        self.topology, self.routing, self.placement = combo.plane, combo.routing, \
+            "random-clusters"
+        self.valid_systems = [f"+sim {combo.partition}"]
+
+    @run_before("run")
+    def stage_inputs(self):
+        """Nothing to stage: the command draws the workload from the study."""
+
+    @run_after("setup")
+    def configure(self):
+        resume.skip_if_recorded(self)
+        self.skip_if(self.num_nodes > self.extras["nodes"],
+                     f"workload needs {self.num_nodes} nodes > {self.extras['nodes']}")
+        self.simulated = True
+        self.num_tasks = 1
+        self.executable = cli()
+        self.executable_opts = [
+            "campaign", "simulate-workload", "--system", self.extras["conf_file"],
+            "--plane", self.topology, "--routing", self.routing,
+            "--workload", str(self.repetition), "--work", str(work_root())]
+
+    @run_before("run")
+    def launch(self):
+        """Replaces T2hxCheck.launch: one local process, no re-routing."""
+
+    @sanity_function
+    def completed(self):
+        return sn.assert_found(CLOSED, self.stdout)
+
+    @run_after("sanity")
+    def keep_raw_output(self):
+        """The per-job lines go to log/<campaign>/workloads/ (the figures need every job)."""
+        if self.is_dry_run():
+            return
+        case = f"workload_{self.combo}_w{self.repetition}"
+        final = log_root() / self.campaign / "workloads" / self.current_system.name / \
+            self.current_partition.name / case
+        final.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=".tmp-", dir=final.parent))
+        shutil.copyfile(Path(self.stagedir) / str(self.stdout), tmp / "workload.out")
+        if final.exists():
+            shutil.rmtree(final)
+        os.replace(tmp, final)
+
+    @run_before("performance")
+    def set_perf_variables(self):
+        if self.is_dry_run():
+            return
+        text = (Path(self.stagedir) / str(self.stdout)).read_text(errors="replace")
+        rows = JOB_RE.findall(text)
+        apps = sorted({app for app, _, _ in rows})
+        self.perf_variables = {}
+        for app in apps:
+            mix = [float(m) for a, m, _ in rows if a == app]
+            alone = [float(s) for a, _, s in rows if a == app]
+            self.perf_variables[app] = sn.make_performance_function(
+                sum(mix) / len(mix), "s")
+            self.perf_variables[f"{app}:alone"] = sn.make_performance_function(
+                sum(alone) / len(alone), "s")
