@@ -69,7 +69,7 @@ CLAIMS_DIR = ROOT / "conf" / "claims"          # <study name>.yaml: that study's
 DEFAULT_CLAIMS_STUDY = "hyperx-vs-fattree-sc19"   # logs from before studies were recorded
 CLAIMS = CLAIMS_DIR / f"{DEFAULT_CLAIMS_STUDY}.yaml"
 VERDICTS = ("agrees", "same direction", "contradicts", "not run")
-SPEC_KEYS = ("topology", "routing", "placement")
+SPEC_KEYS = ("topology", "routing", "placement", "combo")   # combo: by name (seed 003)
 BASE_SPEC = dict(zip(SPEC_KEYS, DEFAULT_BASELINE))
 CELL = ["benchmark", "metric", "nodes", "msg_size"]
 WINDOW_RE = re.compile(r"^# t2hx-simulated: capacity .*\bwindow=([0-9.]+)")
@@ -152,7 +152,9 @@ def matches(df: pd.DataFrame, spec: dict[str, str]) -> pd.Series:
 
 
 def label(spec: dict[str, str]) -> str:
-    return "/".join(spec.get(k, "*") for k in SPEC_KEYS)
+    if "combo" in spec:
+        return spec["combo"]
+    return "/".join(spec.get(k, "*") for k in SPEC_KEYS[:3])
 
 
 def best(df: pd.DataFrame, spec: dict[str, str], sum_metrics: bool = False,
@@ -372,8 +374,55 @@ def compute(results: pd.DataFrame, claim: dict[str, Any], context: dict[str, Any
             raise NotRun("simulated runs only: their spread is the noise model's, the same "
                          "for every combo; which fabric varies less needs real runs")
         return Ours(float(m["spread_base"].median() - m["spread"].median()), where=where(comp, m))
+    if kind in ("interference", "throughput"):
+        return _workload_kind(df, comp, base, kind)
     raise T2hxError(f"claim {claim['id']}: unknown compute kind {kind!r}",
-                    fix="one of gain, value, rank, trend, spread, unmeasured")
+                    fix="one of gain, value, rank, trend, spread, interference, throughput, "
+                    "unmeasured")
+
+
+WORKLOAD_METRIC = re.compile(r"^j(\d+)-(.+?)(-alone)?$")
+
+
+def workload_jobs(df: pd.DataFrame) -> pd.DataFrame:
+    """Per (combo, workload, job): app, step time in the workload (mix) and alone, from the
+    perf variables of checks/workload.py (``j<k>-<app>``, ``j<k>-<app>-alone``)."""
+    rows: dict[tuple, dict] = {}
+    for r in df.itertuples(index=False):
+        m = WORKLOAD_METRIC.match(str(r.metric))
+        if not m:
+            continue
+        key = (r.combo, int(r.repetition) if pd.notna(r.repetition) else 0, int(m.group(1)))
+        rows.setdefault(key, {"combo": key[0], "workload": key[1], "job": key[2],
+                              "app": m.group(2)})["alone" if m.group(3) else "mix"] = r.value
+    return pd.DataFrame(list(rows.values()), columns=["combo", "workload", "job", "app",
+                                                      "mix", "alone"]).dropna()
+
+
+def _workload_kind(df: pd.DataFrame, comp: dict[str, Any], base: dict[str, str],
+                   kind: str) -> Ours:
+    """Seed 003 §6 from the workload records. ``interference``: the base's median slowdown
+    (step time in the workload / alone - 1) minus the subject's (positive: the subject
+    suffers less). ``throughput``: the subject's total normalised performance (Fig 10: sum
+    over jobs of the step rate over the best configuration's, mean over workloads) over
+    the base's, minus 1."""
+    jobs = workload_jobs(df)
+    subject = comp["subject"]
+    pick = {}
+    for name, spec in (("subject", subject), ("base", base)):
+        combos = set(df[matches(df, spec)]["combo"])
+        pick[name] = jobs[jobs["combo"].isin(combos)]
+        if pick[name].empty:
+            raise NotRun(f"no workload records of {label(spec)}")
+    text = f"{len(jobs[['workload', 'job']].drop_duplicates())} jobs"
+    if kind == "interference":
+        slow = {k: float((v["mix"] / v["alone"] - 1).median()) for k, v in pick.items()}
+        return Ours(slow["base"] - slow["subject"], where=f"workload, {text}")
+    rate = jobs.assign(rate=1.0 / jobs["mix"])
+    rate["norm"] = rate["rate"] / rate.groupby(["workload", "job"])["rate"].transform("max")
+    total = rate.groupby(["combo", "workload"])["norm"].sum().groupby("combo").mean()
+    perf = {k: float(total[total.index.isin(set(v["combo"]))].mean()) for k, v in pick.items()}
+    return Ours(perf["subject"] / perf["base"] - 1.0, where=f"workload, {text}")
 
 
 def _dir(x: float, dead: float) -> int:

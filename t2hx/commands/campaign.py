@@ -23,7 +23,6 @@ from t2hx.errors import T2hxError
 from t2hx.atomic import atomic_write
 from t2hx.paths import log_root, work_root
 from t2hx.reframe_site import CAMPAIGN_ENV, NAME_RE, load_systems, usable_nodes
-from t2hx.commands.workload import register_workload
 from t2hx.study import DEFAULT_STUDY, PROFILE_ENV, STUDY_ENV, load_study, study_path
 
 
@@ -42,6 +41,10 @@ def register(sub: argparse._SubParsersAction) -> None:
         v.add_argument("--study", default=None,
                        help="a study of conf/studies/ by name, or a study file (default: "
                        f"${STUDY_ENV} or {DEFAULT_STUDY})")
+        if verb == "run":
+            v.add_argument("--no-report", dest="report", action="store_false",
+                           help="do not replay the log into log/<campaign>/paper/ (figures, "
+                           "report, scorecard) after a run that finished")
         if verb != "status":
             v.add_argument("reframe_args", nargs=argparse.REMAINDER,
                            help="after --: more reframe options, e.g. -- -n HPL -P num_nodes=7")
@@ -123,6 +126,12 @@ def cmd_campaign(args: argparse.Namespace) -> int:  # run | dry-run | status
         write_provenance(args, cmd)
     out = subprocess.run(cmd, env=env, cwd=ROOT,
                          stdout=subprocess.DEVNULL if args.quiet else None)
+    if args.verb == "run" and out.returncode == 0 and getattr(args, "report", False):
+        from t2hx.post.replay import replay
+
+        # The figures and report of the study that produced the log (its figure set).
+        done = replay(log_root() / args.campaign, quiet=args.quiet or None)
+        print(f"campaign {args.campaign}: figures and report in {done.out}")
     return out.returncode
 
 
@@ -274,4 +283,67 @@ def cmd_simulate_capacity(args: argparse.Namespace) -> int:
             print(FINISHED.format(app=app, run=run, start=start, end=end))
             start = end
     print(CLOSED)
+    return 0
+
+
+WORKLOAD_DOC = """``t2hx campaign simulate-workload``: one multi-job workload of the study (seed 003 §6) on
+the flow model of a routed plane.
+
+The study's ``workloads:`` section says how many jobs of how many nodes, drawn from which
+applications, placed in randomized clusters (t2hx/placement/jobs.py), with which compute
+scale and simulated window. Workload ``k`` draws its applications and node sets from
+(seed, k) alone, so it is the same workload on every configuration: the six seed-003
+systems share hostnames. Prints one ``T2HX workload job=...`` line per job
+(t2hx/flowsim/multijob.py) and ``T2HX workload window closed``; checks/workload.py records
+them.
+"""
+
+
+def register_workload(verbs: argparse._SubParsersAction, engines: list[str]) -> None:
+    w = verbs.add_parser("simulate-workload", help="a multi-job workload on the flow model",
+                         description=WORKLOAD_DOC,
+                         formatter_class=argparse.RawDescriptionHelpFormatter)
+    w.add_argument("--system", required=True, help="conf/systems/<sys>.yaml or its name")
+    w.add_argument("--plane", required=True)
+    w.add_argument("--routing", required=True)
+    w.add_argument("--workload", type=int, required=True,
+                   help="which of the study's workloads (0 .. workloads.count - 1)")
+    w.add_argument("--window", type=float, default=None,
+                   help="simulated seconds (default: the study's workloads.window)")
+    w.add_argument("--work", default=str(work_root()), help="routing cache (work/)")
+    w.add_argument("--engine", choices=engines, default="fast",
+                   help="fluid engine: fast (default) or exact (the reference)")
+    w.set_defaults(func=cmd_simulate_workload)
+
+
+def cmd_simulate_workload(args: argparse.Namespace) -> int:
+    import numpy as np
+
+    from t2hx.commands.simulate import node_rates
+    from t2hx.conf import load_system, system_path
+    from t2hx.flowsim import multijob
+    from t2hx.flowsim.network import open_network
+    from t2hx.placement.jobs import draw
+    from t2hx.study import load_study, seconds
+
+    study = load_study()
+    system = load_system(system_path(args.system))
+    apps, sets = draw(study, system, args.workload)
+    spec = study.workloads
+    window = args.window if args.window is not None else seconds(spec["window"])
+    hosts = [h for s in sets for h in s]
+    net = open_network(system, args.plane, args.routing, hosts=hosts, work=args.work)
+    spans, at = [], 0
+    for s in sets:
+        spans.append(np.arange(at, at + len(s)))
+        at += len(s)
+    inputs = [study.input(app, len(s)) for app, s in zip(apps, sets)]
+    results = multijob.run_workload(net, apps, spans, inputs, float(spec["compute_scale"]),
+                                    node_rates(args.system), window, _engine(args.engine))
+    print(f"# t2hx-simulated: workload system={system.name} plane={args.plane} "
+          f"routing={args.routing} workload={args.workload} window={window:g} "
+          f"compute_scale={spec['compute_scale']:g} engine={args.engine}")
+    for r in results:
+        print(r.line())
+    print(multijob.CLOSED)
     return 0

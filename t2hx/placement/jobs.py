@@ -39,3 +39,24 @@ def assign_apps(apps: list[str], jobs: int, rng: np.random.Generator) -> list[st
         raise PlacementError("no applications to assign", field="workloads.apps",
                              fix="list the workload's applications")
     return [apps[i] for i in rng.integers(0, len(apps), size=jobs)]
+
+
+def draw(study, system, k: int) -> tuple[list[str], list[list[str]]]:
+    """(application, hostnames) of every job of workload ``k`` of a study's ``workloads:``.
+    Drawn from (seed, k) alone: the same workload on every system with the same hosts."""
+    from t2hx.errors import ConfError
+    from t2hx.placement.nodes import usable_nodes
+
+    spec = study.workloads
+    if not spec:
+        raise ConfError("the study has no multi-job workloads", file=study.path,
+                        field="workloads", fix="add a workloads: section (docs/studies.md)")
+    if not 0 <= k < spec["count"]:
+        raise ConfError(f"workload {k} is not one of 0..{spec['count'] - 1}", file=study.path,
+                        field="workloads.count", fix="pick an index below the count")
+    rng = np.random.default_rng([spec["seed"], k])
+    apps = assign_apps(list(spec["apps"]), spec["jobs"], rng)
+    nodes = usable_nodes(system)
+    sets = random_clusters(len(nodes), spec["jobs"], spec["nodes_per_job"], spec["cluster"],
+                           rng)
+    return apps, [[nodes[i] for i in s] for s in sets]

@@ -77,8 +77,12 @@ def replay(logdir: Path, out: Path | None = None, quiet: bool | None = None) -> 
         # One combo (e.g. the `local` system): nothing to compare, so no gain figures, no
         # scorecard; the report lists the measured values instead.
         single = len(combos) == 1
-        figs = _figures(results, ing.matrices, g, combos, baseline, logdir, fig_dir, summary,
-                        prog, comparative=not single)
+        study = _study(ing.provenance, summary)
+        if study is not None and study.figures == "configs" and not single:
+            figs = _config_figures(results, study, logdir, fig_dir, summary, prog)
+        else:
+            figs = _figures(results, ing.matrices, g, combos, baseline, logdir, fig_dir,
+                            summary, prog, comparative=not single)
         sim = bool(results["simulated"].any()) or bool(ing.provenance.get("simulated"))
         ref = None
         if sim:
@@ -98,6 +102,35 @@ def replay(logdir: Path, out: Path | None = None, quiet: bool | None = None) -> 
         report.write_report(out, bl, f"t2hx report — {campaign}")
         prog.say(f"{len(figs)} figures, {len(summ['skipped'])} skipped input(s); report in {out}")
     return ReplayResult(out, figs, summ)
+
+
+def _study(prov: dict[str, Any], summary):
+    """The study that produced the log (its figure set), or None when it is not here."""
+    from t2hx.study import load_study, study_names
+
+    name = prov.get("study")
+    if not name or name not in study_names():
+        return None
+    try:
+        return load_study(name, "full")
+    except T2hxError as err:
+        summary.skip("study", str(name), err.message)
+        return None
+
+
+def _config_figures(results: pd.DataFrame, study, logdir: Path, fig_dir: Path, summary,
+                    prog: Progress) -> list[F.Figure]:
+    """The figures of a study comparing systems (t2hx/post/configs.py)."""
+    from t2hx.post import configs
+
+    try:
+        figs = configs.figures(results, study, logdir, fig_dir)
+    except T2hxError as err:
+        summary.skip("figure", "configs", err.message)
+        return []
+    for fig in figs:
+        prog.step(fig.name)
+    return figs
 
 
 def _scorecard(results: pd.DataFrame, logdir: Path, summary,

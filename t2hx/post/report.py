@@ -77,7 +77,7 @@ def blocks(campaign: str, prov: dict[str, Any], summary: dict[str, Any], baselin
         b += values_blocks(values)
     b.append(("h", 2, "Figures"))
     if values is None:
-        b.append(("p", "Where each figure of seed 000 (Domke et al., SC19) stands here:"))
+        b.append(("p", "Where each figure of the study's seed paper stands here:"))
         b.append(("table", paper_map(figs)))
     elif not figs:
         b.append(("p", "None: every figure compares combos."))
@@ -191,9 +191,28 @@ def paper_figure(fig: Figure) -> str:
 
 
 def paper_map(figs: list[Figure]) -> pd.DataFrame:
+    if any(f.kind.startswith("configs") for f in figs):
+        return configs_map(figs)
     rows = [[key, what, ", ".join(f.name for f in figs if paper_figure(f) == key) or "–"]
             for key, what in PAPER_FIGURES.items()]
     return pd.DataFrame(rows, columns=["seed 000", "what", "figures here"])
+
+
+# Seed 003's figures and the figures of t2hx/post/configs.py that stand for them (by kind).
+SEED003_FIGURES = {
+    "Fig 6": ("gain per configuration, communication only", ("configs-gain-comm",)),
+    "Fig 7": ("best vs worst configuration by compute scale", ("configs-spread",)),
+    "Fig 8": ("scaling from 256 to 1,024 nodes at 2x and 10x", ("configs-scaling",)),
+    "Fig 9": ("multi-job workloads: step time and interference slowdown",
+              ("configs-workload-gain", "configs-workload-slowdown")),
+    "Fig 10": ("total normalised performance of the workloads", ("configs-throughput",)),
+    "Table 5": ("cost and performance per configuration", ("configs-cost",))}
+
+
+def configs_map(figs: list[Figure]) -> pd.DataFrame:
+    rows = [[key, what, ", ".join(f.name for f in figs if f.kind in kinds) or "–"]
+            for key, (what, kinds) in SEED003_FIGURES.items()]
+    return pd.DataFrame(rows, columns=["seed 003", "what", "figures here"])
 
 
 def to_markdown(bl: list[Block]) -> str:
