@@ -140,6 +140,9 @@ MODEL = {
         "rails": F(int, default=1, min=1, doc="HCA ports or planes per host, e.g. rails: 2"),
         "stripe_threshold": F(int, default=8192, min=1,
                               doc="stripe: messages of at least this many bytes are split"),
+        "lanes": F(list, default=[], items=F(str),
+                   doc="plane:port of each rail, e.g. lanes: [fattree:1, fattree2:1] "
+                   "(default: ports 1..rails of the simulated plane)"),
     }, doc="multirail: {policy: stripe, rails: 2} (t2hx.flowsim.multirail)"),
 }
 
@@ -317,8 +320,11 @@ def _check_hosts(system: System) -> None:
 
 
 def system_path(name_or_path: str) -> Path:
-    """Accept ``t2hx`` or ``conf/systems/t2hx.yaml``."""
+    """Accept ``t2hx`` or ``conf/systems/t2hx.yaml``; a name is looked up in the systems
+    directory ($T2HX_CONF_SYSTEMS, default conf/systems)."""
+    from t2hx.paths import conf_dir
+
     path = Path(name_or_path)
     if path.suffix in (".yaml", ".yml") or path.is_file():
         return path
-    return ROOT / "conf" / "systems" / f"{name_or_path}.yaml"
+    return conf_dir() / f"{name_or_path}.yaml"

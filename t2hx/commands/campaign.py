@@ -163,6 +163,7 @@ def write_provenance(args: argparse.Namespace, cmd: list[str]) -> None:
         run["binaries"] = LOCAL_BINARIES
     runs.append(run)
     prov.update(campaign=args.campaign, baseline=study.baseline, study=study.name,
+                study_file=portable(str(study.path.resolve())),
                 profile=args.profile, git_hash=runs[-1]["git_hash"],
                 simulated=args.system == "sim", runs=runs)
     logdir.mkdir(parents=True, exist_ok=True)

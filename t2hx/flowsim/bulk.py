@@ -64,26 +64,38 @@ def endpoints(phases: list[Phase]) -> tuple[np.ndarray, np.ndarray]:
 
 def flow_arrays(net: Network, phases: list[Phase]
                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Concatenated (paths, switches, group, bytes) of every non-empty message."""
-    paths, hops, groups, sizes = [], [], [], []
+    """Concatenated (paths, switches, group, bytes) of every flow: every message, or with
+    several rails every part of one (:meth:`Network.flows`)."""
+    return part_arrays(net, phases)[:4]
+
+
+def part_arrays(net: Network, phases: list[Phase]
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`flow_arrays` plus each flow's message (its index in :func:`endpoints`
+    order)."""
+    paths, hops, groups, sizes, owners = [], [], [], [], []
+    base = 0
     for g, ph in enumerate(phases):
         if ph.src.size == 0:
             continue
         for value in np.unique(ph.size):
             sel = ph.size == value
-            p, h = net.paths(ph.src[sel], ph.dst[sel], int(value))
+            msg, p, h, part = net.flows(ph.src[sel], ph.dst[sel], int(value))
             paths.append(p)
             hops.append(h)
-            groups.append(np.full(sel.sum(), g, dtype=np.int64))
-            sizes.append(ph.size[sel])
+            groups.append(np.full(len(msg), g, dtype=np.int64))
+            sizes.append(np.asarray(part, dtype=np.float64))
+            owners.append(msg + base)
+            base += int(sel.sum())
     if not paths:
         return (np.zeros((0, 1), np.int32), np.zeros(0, np.int16), np.zeros(0, np.int64),
-                np.zeros(0))
+                np.zeros(0), np.zeros(0, np.int64))
     if len(paths) == 1:                 # one phase of one size: no padded copy
-        return paths[0], hops[0], groups[0], sizes[0]
+        return paths[0], hops[0], groups[0], sizes[0], owners[0]
     width = max(p.shape[1] for p in paths)
     paths = [np.pad(p, ((0, 0), (0, width - p.shape[1])), constant_values=-1) for p in paths]
-    return np.vstack(paths), np.concatenate(hops), np.concatenate(groups), np.concatenate(sizes)
+    return (np.vstack(paths), np.concatenate(hops), np.concatenate(groups),
+            np.concatenate(sizes), np.concatenate(owners))
 
 
 #: Messages solved per max-min call. Phases are independent, so solving them in batches
@@ -101,10 +113,11 @@ def run(net: Network, phases: list[Phase], keep_rates: bool = False) -> Result:
     rates: list[np.ndarray] = []
     times: list[np.ndarray] = []
     for lo, hi in _batches(ordered, BATCH_FLOWS):
-        rate, t, group = _solve(net, ordered[lo:hi])
+        rate, t, group, owner, part = _solve(net, ordered[lo:hi])
         if len(t):
             np.maximum.at(phase_time[lo:hi], group, t)
         if keep_rates:
+            rate, t, group = _per_message(ordered[lo:hi], rate, t, group, owner, part)
             bounds = np.searchsorted(group, np.arange(hi - lo + 1))
             rates += [rate[bounds[i]:bounds[i + 1]] for i in range(hi - lo)]
             times += [t[bounds[i]:bounds[i + 1]] for i in range(hi - lo)]
@@ -129,9 +142,29 @@ def _batches(phases: list[Phase], limit: int) -> list[tuple[int, int]]:
     return out
 
 
-def _solve(net: Network, phases: list[Phase]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(rate, time, phase index) of every message of ``phases``, in flow_arrays order."""
-    paths, hops, group, size = flow_arrays(net, phases)
+def _per_message(phases: list[Phase], rate: np.ndarray, t: np.ndarray, group: np.ndarray,
+                 owner: np.ndarray, part: np.ndarray
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Flows → messages: a message ends with its last part; its rate is its bytes over the
+    longest transfer time of its parts (with one rail, the flows are the messages)."""
+    size = np.concatenate([ph.size for ph in phases if ph.src.size] or [np.zeros(0)])
+    if len(owner) == len(size):
+        return rate, t, group
+    end = np.zeros(len(size))
+    np.maximum.at(end, owner, t)
+    msg_group = np.zeros(len(size), dtype=np.int64)
+    msg_group[owner] = group
+    transfer = np.zeros(len(size))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        np.maximum.at(transfer, owner, np.where(part > 0, part / rate, 0.0))
+        msg_rate = np.where(transfer > 0, size / transfer, np.inf)
+    return msg_rate, end, msg_group
+
+
+def _solve(net: Network, phases: list[Phase]) -> tuple[np.ndarray, ...]:
+    """(rate, time, phase index, message, bytes) of every flow of ``phases`` (messages, or
+    their parts on several rails), in flow_arrays order."""
+    paths, hops, group, size, owner = part_arrays(net, phases)
     moving = size > 0
     rate = np.full(len(size), np.inf)
     if moving.any():
@@ -141,8 +174,8 @@ def _solve(net: Network, phases: list[Phase]) -> tuple[np.ndarray, np.ndarray, n
     lat = net.loggp.latency(hops.astype(np.float64))
     with np.errstate(divide="ignore", invalid="ignore"):
         t = lat + np.where(moving, size / rate, 0.0)
-    t += net.loggp.gap * _injection_order(phases)
-    return rate, t, group
+    t += net.loggp.gap * _injection_order(phases)[owner]
+    return rate, t, group, owner, size
 
 
 def _sorted_by_size(ph: Phase) -> Phase:

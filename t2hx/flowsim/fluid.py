@@ -214,7 +214,9 @@ class _State:
         size = np.broadcast_to(np.asarray(step.size, dtype=np.float64), src.shape)
         keep = src != dst
         src, dst, size = src[keep], dst[keep], size[keep]
-        p, hops = self.net.paths(src, dst, size.astype(np.int64))
+        # With several rails a message's parts are separate flows; the step waits for all.
+        _, p, hops, size = self.net.flows(src, dst, size.astype(np.int64))
+        size = np.asarray(size, dtype=np.float64)
         lat = self.net.loggp.latency(hops.astype(np.float64))
         moving = size > self.small
         if moving.any():

@@ -9,7 +9,9 @@ has several *rails*. The policy is conf data (``model: multirail:`` of a system 
   cut into equal parts, one per rail (UCX's multi-rail bandwidth lanes behave this way).
 
 :func:`shares` turns a message list into (message, rail, bytes) parts; the flow model then
-routes each part on its rail's plane.
+routes each part on its rail's *lane*: an HCA port of a plane (``lanes: [fattree:1,
+fattree2:1]`` for one HCA in each of two planes; default ports 1..rails of the simulated
+plane, two ports of one HCA on the same leaf).
 """
 
 from __future__ import annotations
@@ -29,17 +31,38 @@ class MultiRail:
     policy: str = "single"
     rails: int = 1
     stripe_threshold: int = DEFAULT_THRESHOLD
+    #: (plane, HCA port) of each rail; plane None = the plane the network simulates.
+    #: Default: ports 1..rails of that plane (two ports of one HCA, XGFT p1 = 2).
+    lanes: tuple = ()
 
     @classmethod
-    def from_conf(cls, model: dict | None, path: object = None) -> "MultiRail":
+    def from_conf(cls, model: dict | None, path: object = None,
+                  planes: tuple = ()) -> "MultiRail":
         spec = (model or {}).get("multirail") or {}
-        rail = cls(spec.get("policy", "single"), spec.get("rails", 1),
-                   spec.get("stripe_threshold", DEFAULT_THRESHOLD))
+        lanes = tuple(_lane(text, planes, path) for text in spec.get("lanes", []))
+        rails = spec.get("rails", len(lanes) or 1)
+        rail = cls(spec.get("policy", "single"), rails,
+                   spec.get("stripe_threshold", DEFAULT_THRESHOLD), lanes)
         if rail.policy != "single" and rail.rails < 2:
             raise ConfError(f"policy {rail.policy} with one rail", file=path,
                             field="model.multirail.rails",
                             fix="set rails: 2 (or more), or policy: single")
+        if lanes and len(lanes) != rails:
+            raise ConfError(f"{len(lanes)} lanes for {rails} rails", file=path,
+                            field="model.multirail.lanes", fix="give one plane:port per rail")
         return rail
+
+    def lane(self, rail: int) -> tuple[str | None, int]:
+        """(plane, port) of a rail."""
+        return self.lanes[rail] if self.lanes else (None, rail + 1)
+
+
+def _lane(text: object, planes: tuple, path: object) -> tuple[str, int]:
+    plane, _, port = str(text).partition(":")
+    if planes and plane not in planes or not port.isdigit() or int(port) < 1:
+        raise ConfError(f"lane {text!r}", file=path, field="model.multirail.lanes",
+                        fix="write plane:port with a plane of planes:, e.g. fattree2:1")
+    return plane, int(port)
 
 
 def shares(rail: MultiRail, src: np.ndarray, dst: np.ndarray, size: np.ndarray

@@ -59,6 +59,17 @@ class LogGP:
 
 
 @dataclass
+class Rail:
+    """One rail a rank's traffic may take (t2hx.flowsim.multirail): an HCA port of a plane,
+    that plane's routing tables, each rank's HCA node in it and the offset of its links in
+    the network's link ids (planes' links are numbered one after another)."""
+    tables: Tables
+    port: int
+    rank_hca: np.ndarray
+    offset: int
+
+
+@dataclass
 class Network:
     system: System
     plane: str
@@ -71,18 +82,39 @@ class Network:
     chooser: LidChooser = base_lid
     dumps: Path | None = None                  # the routing run's directory
     multirail: MultiRail = MultiRail()         # conf model.multirail; default: one rail
-    capacity: np.ndarray = field(init=False)   # bytes/s per directed link
+    other_planes: dict = field(default_factory=dict)   # plane -> Tables of the other rails
+    capacity: np.ndarray = field(init=False)   # bytes/s per directed link, every plane
+    rails: list = field(init=False)            # Rail per rail; [] with one rail
     rank_hca: np.ndarray = field(init=False)   # rank → HCA node index
     rank_hca_idx: np.ndarray = field(init=False)  # rank → position in fabric.hcas()
     _cache: dict = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
-        self.capacity = self.tables.link_gbps * GBIT
         hcas = self.fabric.hcas()
         pos = {h: k for k, h in enumerate(hcas)}
         self.rank_hca = np.array([self.fabric.index(h) for h in self.hosts], dtype=np.int64)
         self.rank_hca_idx = np.array([pos[h] for h in self.rank_hca], dtype=np.int64)
         self._switch = np.array([n.kind == "switch" for n in self.fabric.nodes])
+        offsets = {self.plane: 0}
+        links = [self.tables.link_gbps]
+        for plane, tables in self.other_planes.items():
+            offsets[plane] = sum(len(x) for x in links)
+            links.append(tables.link_gbps)
+        self.capacity = np.concatenate(links) * GBIT
+        self.rails = [self._rail(r, offsets) for r in range(self.multirail.rails)
+                      ] if self.multirail.rails > 1 else []
+
+    def _rail(self, r: int, offsets: dict) -> Rail:
+        plane, port = self.multirail.lane(r)
+        plane = plane or self.plane
+        tables = self.tables if plane == self.plane else self.other_planes[plane]
+        nodes = np.array([tables.fabric.index(h) for h in self.hosts], dtype=np.int64)
+        if (tables.link_of[nodes, port] < 0).any():
+            raise ConfError(f"rail {r} uses port {port} of plane '{plane}', which the HCAs "
+                            "do not have", file=self.system.path,
+                            field="model.multirail.lanes",
+                            fix="cable that port (XGFT p1 = 2) or name another plane")
+        return Rail(tables, port, nodes, offsets[plane])
 
     @property
     def ranks(self) -> int:
@@ -156,6 +188,51 @@ class Network:
         multirail policy (t2hx.flowsim.multirail); one rail: every message whole on rail 0."""
         return shares(self.multirail, src, dst, size)
 
+    def flows(self, src: np.ndarray, dst: np.ndarray, size: int | np.ndarray
+              ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """What the solvers route: (message index, paths, switches, bytes) of every *part*
+        of messages src[k] → dst[k] (``size``: one for all or one per message). One rail:
+        each message whole, the arrays of :meth:`paths`; several: each part on its rail's
+        port and plane (link ids of other planes offset past the first's)."""
+        src = np.asarray(src, dtype=np.int64)
+        dst = np.asarray(dst, dtype=np.int64)
+        nbytes = np.broadcast_to(np.asarray(size), src.shape)
+        if not self.rails:
+            p, h = self.paths(src, dst, size)
+            return np.arange(len(src), dtype=np.int64), p, h, nbytes
+        msg, rail, part = self.rail_parts(src, dst, nbytes)
+        out: list[tuple] = []
+        for r in np.unique(rail):
+            sel = np.flatnonzero(rail == r)
+            p, h = self._rail_paths(int(r), src[msg[sel]], dst[msg[sel]], nbytes[msg[sel]])
+            out.append((sel, p, h))
+        width = max(p.shape[1] for _, p, _ in out) if out else 1
+        paths = np.full((len(msg), width), -1, dtype=np.int32)
+        hops = np.zeros(len(msg), dtype=np.int16)
+        for sel, p, h in out:
+            paths[sel, :p.shape[1]] = p
+            hops[sel] = h
+        return msg, paths, hops, part
+
+    def _rail_paths(self, r: int, src: np.ndarray, dst: np.ndarray, size: np.ndarray
+                    ) -> tuple[np.ndarray, np.ndarray]:
+        """Paths of messages on rail r (the first rail is :meth:`paths`, LID choice included;
+        the others go to the base LID of the destination's port on that rail)."""
+        rail = self.rails[r]
+        if rail.tables is self.tables and rail.port == 1:
+            return self.paths(src, dst, size)
+        key = ("rail", r)
+        if key not in self._cache:
+            n = self.ranks
+            lids = rail.tables.base_lid[rail.rank_hca, rail.port]
+            p = rail.tables.paths(np.repeat(rail.rank_hca, n), np.tile(lids, n),
+                                  port=rail.port)
+            hops = (p >= 0).sum(axis=1) - 1
+            p = np.where(p >= 0, p + rail.offset, -1).astype(np.int32)
+            self._cache[key] = (p.reshape(n, n, -1), hops.reshape(n, n).astype(np.int16))
+        p, h = self._cache[key]
+        return p[src, dst], h[src, dst]
+
 
 # -- construction ---------------------------------------------------------------------------
 def read_hostfile(path: str | Path, system: System) -> list[str]:
@@ -214,9 +291,27 @@ def open_network(system: str | Path | System, plane: str, engine: str,
     if chooser is None:
         chooser = _default_chooser(engine, fabric, tables, sys_, routing, parx_threshold)
     hosts = _hosts(sys_, fabric, plane, hostfile, hosts)
+    rails = MultiRail.from_conf(sys_.model, sys_.path, tuple(sys_.planes))
     return Network(sys_, plane, engine, fabric, tables, list(hosts),
                    str(hostfile) if hostfile else "-", LogGP.from_conf(sys_.model), chooser,
-                   Path(routing), MultiRail.from_conf(sys_.model, sys_.path))
+                   Path(routing), rails, _rail_planes(sys_, plane, engine, lmc, rails, work,
+                                                      quiet))
+
+
+def _rail_planes(system: System, plane: str, engine: str, lmc: int | None, rails: MultiRail,
+                 work: str | Path, quiet: bool) -> dict[str, Tables]:
+    """Routing tables of the planes other rails use besides ``plane`` (each routed by the
+    same engine under ibsim, cached like the first)."""
+    if rails.rails < 2:
+        return {}
+    out: dict[str, Tables] = {}
+    for r in range(rails.rails):
+        other = rails.lane(r)[0]
+        if other and other != plane and other not in out:
+            fabric = build_plane(system, other)
+            run = ensure_routing(system, other, engine, lmc, Path(work), fabric, quiet)
+            out[other] = load_tables(fabric, run)
+    return out
 
 
 def _default_chooser(engine: str, fabric: Fabric, tables: Tables, system: System,

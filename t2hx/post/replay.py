@@ -108,11 +108,15 @@ def _study(prov: dict[str, Any], summary):
     """The study that produced the log (its figure set), or None when it is not here."""
     from t2hx.study import load_study, study_names
 
-    name = prov.get("study")
-    if not name or name not in study_names():
+    name, file = prov.get("study"), prov.get("study_file")
+    if name in study_names():
+        where = name
+    elif file and (Path(file).is_file() or (REPO / file).is_file()):
+        where = file if Path(file).is_file() else str(REPO / file)   # a study kept elsewhere
+    else:
         return None
     try:
-        return load_study(name, "full")
+        return load_study(where, "full")
     except T2hxError as err:
         summary.skip("study", str(name), err.message)
         return None

@@ -72,7 +72,7 @@ def blocks(campaign: str, prov: dict[str, Any], summary: dict[str, Any], baselin
         b.append(("h", 2, "Seeds' reference numbers beside ours"))
         b.append(("table", reference))
     if scorecard is not None:
-        b += scorecard_blocks(scorecard)
+        b += scorecard_blocks(scorecard, str(prov.get("study") or "hyperx-vs-fattree-sc19"))
     if values is not None:
         b += values_blocks(values)
     b.append(("h", 2, "Figures"))
@@ -149,21 +149,21 @@ def capacity_paragraph(windows: list[dict]) -> str:
     return text + (" " + " ".join(notes) if notes else "")
 
 
-def scorecard_blocks(sc: pd.DataFrame) -> list[Block]:
-    """The scorecard: seed 000's statements, published vs ours, verdict, and what a 'not run'
-    needs (columns of t2hx.scorecard.frame)."""
+def scorecard_blocks(sc: pd.DataFrame, study: str = "hyperx-vs-fattree-sc19") -> list[Block]:
+    """The scorecard: the study's seed statements, published vs ours, verdict, and what a
+    'not run' needs (columns of t2hx.scorecard.frame)."""
     from t2hx.scorecard import VERDICTS
 
     n = {v: int((sc["verdict"] == v).sum()) for v in VERDICTS}
     return [
-        ("h", 2, "Scorecard: seed 000's statements beside ours"),
-        ("p", "Every quantitative statement of seed 000 (Domke et al., SC19) about its "
-         "measurements — Fig 1 and §5 — with the published number, ours from this campaign "
-         "like for like (the same node counts, message sizes and placements; best of N), and "
+        ("h", 2, "Scorecard: the seed paper's statements beside ours"),
+        ("p", "Every quantitative statement of the study's seed paper about its results that "
+         "this study can test, with the published number, ours from this campaign "
+         "like for like (the same node counts, message sizes and combos; best of N), and "
          "a verdict: agrees (within the claim's tolerance), same direction (same sign or "
          "ordering, outside it), contradicts (opposite sign or ordering, or no effect where "
          "the paper reports one), not run (no like-for-like data here; the note says which "
-         "case is needed). Claims and tolerances: conf/claims/hyperx-vs-fattree-sc19.yaml; "
+         f"case is needed). Claims and tolerances: conf/claims/{study}.yaml; "
          "rules: t2hx/scorecard.py. Regenerate alone with `t2hx scorecard LOGDIR`."),
         ("p", f"{len(sc)} claims: " + ", ".join(f"{n[v]} {v}" for v in VERDICTS) + "."),
         ("table", sc[["claim", "source", "published", "ours", "verdict"]]),

@@ -57,9 +57,11 @@ class Tables:
         """LID ``index`` of port 1 of every HCA, in ``fabric.hcas()`` order."""
         return self.base_lid[self.fabric.hcas(), 1] + index
 
-    def paths(self, src: np.ndarray, dst_lid: np.ndarray, max_hops: int = 64) -> np.ndarray:
+    def paths(self, src: np.ndarray, dst_lid: np.ndarray, max_hops: int = 64,
+              port: int = 1) -> np.ndarray:
         """Directed link ids of each (source HCA node, destination LID) pair, padded with -1:
-        shape (pairs, hops). Raises PathError on loops and black holes."""
+        shape (pairs, hops); the packets leave through HCA ``port`` (a second rail's port).
+        Raises PathError on loops and black holes."""
         src = np.asarray(src, dtype=np.int64)
         lid = np.asarray(dst_lid, dtype=np.int64)
         known = (lid >= 0) & (lid < len(self.lid_node))
@@ -68,10 +70,10 @@ class Tables:
             raise PathError(f"LID {int(lid[np.argmin(known)])} is not assigned in these routing "
                             "tables", field="lid", fix="use LIDs of this fabric (guid2lid)")
         if len(src) <= PATH_CHUNK:
-            return self._walk(src, lid, max_hops)
+            return self._walk(src, lid, max_hops, port)
         # All pairs of 4,608 hosts are 21 M walks: in one piece their int64 intermediates
         # alone take several GiB, so walk them in chunks into one int32 array.
-        parts = [self._walk(src[i:i + PATH_CHUNK], lid[i:i + PATH_CHUNK], max_hops)
+        parts = [self._walk(src[i:i + PATH_CHUNK], lid[i:i + PATH_CHUNK], max_hops, port)
                  for i in range(0, len(src), PATH_CHUNK)]
         out = np.full((len(src), max(p.shape[1] for p in parts)), -1, dtype=np.int32)
         start = 0
@@ -80,10 +82,11 @@ class Tables:
             start += len(p)
         return out
 
-    def _walk(self, src: np.ndarray, lid: np.ndarray, max_hops: int) -> np.ndarray:
+    def _walk(self, src: np.ndarray, lid: np.ndarray, max_hops: int, port: int = 1
+              ) -> np.ndarray:
         """paths() of pairs whose LIDs are known to be assigned."""
         hops: list[np.ndarray] = []
-        link = self.link_of[src, 1]
+        link = self.link_of[src, port]
         node = self.link_dst[link]
         hops.append(link)
         done = self._arrived(node, lid)
