@@ -78,14 +78,15 @@ def replay(logdir: Path, out: Path | None = None, quiet: bool | None = None) -> 
         # scorecard; the report lists the measured values instead.
         single = len(combos) == 1
         study = _study(ing.provenance, summary)
-        if study is not None and study.figures == "configs" and not single:
+        configs = study is not None and study.figures == "configs"
+        if configs and not single:
             figs = _config_figures(results, study, logdir, fig_dir, summary, prog)
         else:
             figs = _figures(results, ing.matrices, g, combos, baseline, logdir, fig_dir,
                             summary, prog, comparative=not single)
         sim = bool(results["simulated"].any()) or bool(ing.provenance.get("simulated"))
         ref = None
-        if sim:
+        if sim and not configs:         # seed 000's reference numbers
             efi = next((f.table for f in figs if f.name == "routing-efi-histogram"), None)
             dark = next((f.table for f in figs if f.name == "routing-dark-fiber"), None)
             ref = reference.comparison(results, efi, dark)
