@@ -64,11 +64,9 @@ def app_command(app: str, nodes: int) -> tuple[str, list[str]]:
     return app_check(app).command(app_launch(app, nodes))
 
 
-@rfm.simple_test
 class Capacity(T2hxCheck):
     benchmark = "capacity"           # not a registry benchmark: the mix of capacity apps
-    # A study without a capacity mix (seed 003) has no capacity cases.
-    combo = parameter([c.name for c in STUDY.combos] if STUDY.capacity["apps"] else [], type=str)
+    combo = parameter([c.name for c in STUDY.combos], type=str)
     repetition = parameter(range(STUDY.capacity["repetitions"]), type=int)
     num_nodes = variable(int, value=STUDY.capacity_nodes())   # a variable: in the perflog
     metric = "runs"
@@ -211,6 +209,11 @@ class Capacity(T2hxCheck):
         self.perf_variables = {
             app: sn.make_performance_function(_finished(self, app), "runs")
             for app in STUDY.capacity["apps"]}
+
+
+# A study without a capacity mix (seed 003) has no capacity cases.
+if STUDY.capacity["apps"]:
+    rfm.simple_test(Capacity)
 
 
 @sn.deferrable

@@ -167,7 +167,7 @@ def simulated_systems(systems: list[System]) -> list[System]:
     """The systems the sim partitions cover: those with hostfiles and, when the selected
     study names its systems (seed 003 compares six fat-trees), only those; a study that
     names none runs on every other system (a port is a new conf file), not on systems
-    another study claims (docs/studies.md#systems)."""
+    another study claims (docs/studies.md#studies-that-compare-systems)."""
     from t2hx.study import claimed_systems, load_study
 
     named = set(load_study().systems())
