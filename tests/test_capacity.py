@@ -5,6 +5,7 @@ import json
 import re
 
 import numpy as np
+import pytest
 
 from t2hx.cli import main
 from t2hx.conf import load_system
@@ -29,12 +30,31 @@ def test_mupp_and_emdl_runs_are_whole_invocations(mini, routed) -> None:
                        routing=routed(mini, "hyperx", "dfsssp").run.out_dir)
     a, b = np.arange(0, 8), np.arange(8, 16)
     mupp = imbjobs.mupp_job(net, "mupp", a, msglog=(20, 21))
-    assert len(mupp.steps) == 2 * (1000 + 40 + 20)             # 0 B, 1 MiB, 2 MiB
+    # 0 B, 1 MiB, 2 MiB: a size's repetitions are one fused ping step and one pong step.
+    assert [(s.size, s.count) for s in mupp.steps] == \
+        [(0, 1000), (0, 1000), (1 << 20, 40), (1 << 20, 40), (1 << 21, 20), (1 << 21, 20)]
     one = run_jobs(net, [mupp])[0].ends[-1]
     assert one > 2 * (40 * (1 << 20) + 20 * (1 << 21)) / net.capacity.max()
     emdl = run_jobs(net, [imbjobs.emdl_job(net, "emdl", b, repeat=2, msglog=(0, 1))])[0]
     # 0, 1, 2 bytes: 99 sleepy repetitions each (10 s / a bit over 0.1 s), two invocations.
     assert len(emdl.ends) == 2 and 59.4 <= emdl.ends[-1] < 59.5
+
+
+def test_fused_repetitions_take_as_long_as_the_repetitions_alone(mini, routed) -> None:
+    """Comm.count: max-min rates do not depend on sizes, so k back-to-back repetitions of a
+    step alone take k times one, latencies included, in both engines."""
+    net = open_network(mini, "hyperx", "dfsssp", hosts=mini.hostnames(),
+                       routing=routed(mini, "hyperx", "dfsssp").run.out_dir)
+    src = np.arange(0, 16)
+    dst = np.random.default_rng(3).permutation(np.arange(16, 32))
+    sizes = np.linspace(1 << 14, 1 << 20, 16).astype(np.int64)
+    for engine in (run_jobs, run_jobs_fast):
+        apart = engine(net, [Job("a", [Comm(src, dst, sizes)] * 7)])[0].ends[-1]
+        fused = engine(net, [Job("f", [Comm(src, dst, sizes, 7)])])[0].ends[-1]
+        assert abs(fused - apart) <= 1e-9 * apart
+    small = [Comm(src, dst, 64, 5)]                   # eager: a timer, five latencies
+    one = run_jobs(net, [Job("s", [Comm(src, dst, 64)])])[0].ends[-1]
+    assert run_jobs(net, [Job("s", small)])[0].ends[-1] == pytest.approx(5 * one)
 
 
 def _mix(net, spans: dict[str, np.ndarray]) -> list[Job]:

@@ -43,8 +43,9 @@ def test_fast_engine_agrees_with_exact_engine_when_communication_dominates(mini,
     stats: dict = {}
     fast = run_jobs_fast(net, _mix(net, spans, 50.0), until=window, stats=stats)
     _agree(exact, fast)
-    # The kernel did solve and reuse rate solutions (both caches are exercised).
+    # The kernel did solve, re-solve partially and reuse rate solutions (both caches).
     assert stats["misses"] > 0 and stats["hits"] + stats["set_hits"] > stats["misses"]
+    assert stats["partial"] > 0
 
 
 def test_every_message_fluid_and_shared_links(mini, routed) -> None:
@@ -62,6 +63,27 @@ def test_every_message_fluid_and_shared_links(mini, routed) -> None:
     exact = run_jobs(net, jobs(), until=window, small_bytes=0)
     fast = run_jobs_fast(net, jobs(), until=window, small_bytes=0)
     _agree(exact, fast)
+
+
+def test_partial_re_solves_equal_full_solves(mini, routed) -> None:
+    """The kernel re-solves only the flows at or above the slowest ended flow's rate (and
+    guesses a level for new flows, then checks it). verify=True compares every partial
+    re-solve with a full max-min solve of all flows in flight: they must agree to rounding,
+    and the partial path must have carried most solves."""
+    net = _net(mini, routed)
+    rng = np.random.default_rng(5)
+    jobs = []
+    for k in range(6):
+        r = rng.permutation(64)[:16]
+        steps: list = []
+        for s in range(4):
+            steps += [Comm(r, np.roll(r, s + 1), rng.integers(1 << 14, 1 << 20, 16)),
+                      Compute(float(rng.uniform(1e-5, 1e-3)))]
+        jobs.append(Job(f"j{k}", steps, 300, start=float(rng.uniform(0, 1e-3))))
+    stats: dict = {}
+    run_jobs_fast(net, jobs, until=0.05, small_bytes=0, stats=stats, verify=True)
+    assert stats["partial"] > stats["misses"] > 0
+    assert stats["verify_max_rel_diff"] < 1e-12
 
 
 def test_two_flows_share_one_link_exactly(mini, routed) -> None:

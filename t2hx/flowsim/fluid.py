@@ -66,9 +66,15 @@ class Compute:
 
 @dataclass
 class Comm:
+    """Messages that start together; the step ends when the last has arrived. ``count`` > 1
+    stands for that many back-to-back repetitions of the same messages (sizes are per
+    repetition): one flow of ``count`` x size bytes per message and ``count`` latencies.
+    In the fluid model that is exact while the step's contention does not change (max-min
+    rates do not depend on sizes); it gives up only the idle gaps between repetitions."""
     src: np.ndarray
     dst: np.ndarray
     size: np.ndarray
+    count: int = 1
 
 
 @dataclass
@@ -218,7 +224,9 @@ class _State:
         _, p, hops, size = self.net.flows(src, dst, size.astype(np.int64))
         size = np.asarray(size, dtype=np.float64)
         lat = self.net.loggp.latency(hops.astype(np.float64))
+        # Eager or rendezvous is decided per message, before the repetitions are fused.
         moving = size > self.small
+        size, lat = size * step.count, lat * step.count
         if moving.any():
             ids = np.arange(self.next_fid, self.next_fid + int(moving.sum()))
             self.next_fid += len(ids)

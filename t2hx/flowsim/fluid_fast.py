@@ -7,9 +7,13 @@ Savings that keep the semantics (docs/modelling.md#capacity-mode):
 * **Fused steps.** A run of consecutive steps that never enter the fluid sharing (compute,
   and Comm steps whose messages are all short, see ``SMALL_BYTES``) only sets the job's
   timer; it becomes one timer of the summed duration.
-* **Rates per component.** Flows that share no link do not interact, so max-min is solved
-  per connected component of the in-flight flows (jobs on disjoint nodes mostly form their
-  own components) ...
+* **Partial re-solves.** When flows end, every flow slower than the slowest of them keeps
+  its rate (progressive filling never reached their links' saturation with the ended
+  flows' help), so only the flows at or above that level are re-solved; new flows get a
+  guessed level that the result must confirm.
+* **Rates per component.** Otherwise, flows that share no link do not interact, so max-min
+  is solved per connected component of the in-flight flows (jobs on disjoint nodes mostly
+  form their own components) ...
 * **Cached rate solutions.** ... and every component's solution is kept under its set of
   flow ids (each routed message of a step has a fixed id): a recurring set — a job's next
   iteration among the same co-running flows — is never re-solved.
@@ -34,6 +38,10 @@ KERNEL = Path(__file__).resolve().parent / "kernel" / "libfluidk.so"
 #: Cached (flow, rate) pairs (16 bytes each); the cache is emptied when full.
 POOL_PAIRS = 24 << 20
 
+#: The kernel's counters, in its order (t2hx_fluid_run's stats).
+COUNTERS = ("hits", "misses", "events", "flow_visits", "set_hits", "rounds", "solved_flows",
+            "solved_links", "partial", "partial_flows", "partial_fallbacks")
+
 _lib: ctypes.CDLL | None = None
 
 
@@ -50,22 +58,25 @@ def _kernel() -> ctypes.CDLL:
 
 
 def run_jobs_fast(net: Network, jobs: list[Job], until: float = np.inf,
-                  small_bytes: int = SMALL_BYTES, stats: dict | None = None) -> list[Job]:
+                  small_bytes: int = SMALL_BYTES, stats: dict | None = None,
+                  verify: bool = False) -> list[Job]:
     """Same contract as :func:`t2hx.flowsim.fluid.run_jobs` (fills each ``job.ends``).
-    ``stats`` (optional) receives the kernel's event and cache counters."""
+    ``stats`` (optional) receives the kernel's event and cache counters; with ``verify``
+    (slow, for tests) also ``verify_max_rel_diff``: every partial re-solve checked against
+    a full solve of all flows in flight."""
     probe = _State(net, [])
     probe.small = small_bytes
     flat = _Flat(probe, [_fused(probe, job) for job in jobs])
     guess = [min(job.repeat, 4096) for job in jobs]
     while True:
-        ends, counts, counters = flat.run(net, jobs, until, guess)
+        ends, counts, counters = flat.run(net, jobs, until, guess, verify)
         if all(c <= g for c, g in zip(counts, guess)):
             break
         guess = [max(g, min(job.repeat, 2 * c)) for g, c, job in zip(guess, counts, jobs)]
     for job, e, c in zip(jobs, ends, counts):
         job.ends = [float(x) for x in e[:c]]
     if stats is not None:
-        stats.update(zip(("hits", "misses", "events", "flow_visits", "set_hits", "rounds", "solved_flows", "solved_links"), counters))
+        stats.update(zip(COUNTERS + ("verify_max_rel_diff",), counters))
     return jobs
 
 
@@ -133,7 +144,7 @@ class _Flat:
         self.step_sec = np.array(step_sec, np.float64)
 
     def run(self, net: Network, jobs: list[Job], until: float,
-            cap: list[int]) -> tuple[np.ndarray, list[int], list[int]]:
+            cap: list[int], verify: bool = False) -> tuple[np.ndarray, list[int], list[int]]:
         lib = _kernel()
         capacity = np.ascontiguousarray(net.capacity, dtype=np.float64)
         repeat = np.array([j.repeat for j in jobs], np.int64)
@@ -142,7 +153,8 @@ class _Flat:
         ends_off = np.concatenate([[0], np.cumsum(ends_cap)[:-1]]).astype(np.int64)
         ends = np.zeros(int(ends_cap.sum()) + 1)
         nends = np.zeros(len(jobs), np.int64)
-        counters = np.zeros(8, np.int64)
+        counters = np.zeros(len(COUNTERS), np.int64)
+        diff = ctypes.c_double(0.0)
         i64, f64 = ctypes.c_int64, ctypes.c_double
         rc = lib.t2hx_fluid_run(
             _c(self.paths, ctypes.c_int32), ctypes.c_int(self.width), _c(self.size, f64),
@@ -151,8 +163,8 @@ class _Flat:
             ctypes.c_int(len(jobs)), _c(repeat, i64), _c(start, f64), _c(capacity, f64),
             ctypes.c_int(len(capacity)), f64(until), i64(self.inflight), i64(POOL_PAIRS),
             _c(ends, f64), _c(ends_off, i64), _c(ends_cap, i64), _c(nends, i64),
-            _c(counters, i64))
+            _c(counters, i64), ctypes.c_int(int(verify)), ctypes.byref(diff))
         if rc != 0:
             raise MemoryError("fast fluid engine: the kernel could not allocate its state")
         per_job = [ends[o:o + c] for o, c in zip(ends_off, ends_cap)]
-        return per_job, [int(n) for n in nends], [int(x) for x in counters]
+        return per_job, [int(n) for n in nends], [int(x) for x in counters] + [diff.value]

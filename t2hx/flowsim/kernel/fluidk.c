@@ -1,6 +1,8 @@
 /* Event loop of the fast fluid engine (t2hx/flowsim/fluid_fast.py): the semantics of the
- * exact engine (t2hx/flowsim/fluid.py, run_jobs) compiled, with max-min rates solved per
- * connected component of the in-flight flows and cached under that component's flow set.
+ * exact engine (t2hx/flowsim/fluid.py, run_jobs) compiled. Rates after an event come, in
+ * order of cost, from the cache of whole in-flight sets, from a partial re-solve of only
+ * the flows above a level (exact, see partial_rates), or from max-min solved per connected
+ * component of the in-flight flows and cached under that component's flow set.
  * Why C: a capacity window of the 664-node mix is ~1e8 fluid events; at numpy's ~0.1 ms
  * per event it took hours (docs/modelling.md#capacity-mode). */
 #include <math.h>
@@ -9,6 +11,9 @@
 #include <string.h>
 
 #define RTOL 1e-9
+/* Relative margin of a rate level in partial_rates: far above the rounding noise of
+ * solved rates (~1e-15), far below any real difference of rates. */
+#define TIE 1e-7
 
 typedef struct {
     uint64_t h1, h2;
@@ -24,6 +29,10 @@ typedef struct {
     int njobs, nlinks;
     /* flows in flight */
     int64_t nf, *fid; int *owner; double *rem, *rate;
+    double *t_rem, *fin;   /* rem is the remainder at t_rem; fin the due time at rate */
+    double *load;          /* per link: sum of the rates of the flows in flight on it */
+    double *last_rate;     /* per flow id: its rate when it last ended (partial's guess) */
+    double *old_rate, *new_rate; int64_t *sel;
     /* jobs */
     double *timer, *wait_after; int64_t *step, *iter, *outstanding;
     /* solver scratch */
@@ -36,6 +45,8 @@ typedef struct {
     entry_t *table; int64_t tsize, tused;
     int64_t *pool_fid; double *pool_rate; int64_t pool_cap, pool_used;
     int64_t hits, misses, events, flowsum, set_hits, rounds, solved_flows, solved_links;
+    int64_t partial_ok, partial_flows, partial_fail, solves_since_sum;
+    int verify; double verify_diff;   /* check partial re-solves against full ones */
     uint64_t set1, set2;      /* order-free hash of the in-flight flow set */
     int64_t *ident;
 } st_t;
@@ -58,9 +69,10 @@ static const int32_t *path_of(const st_t *s, int64_t f) { return s->paths + f * 
  * link offers remaining / unfrozen flows; a link is a local bottleneck when no flow through
  * it has a smaller share elsewhere; flows through local bottlenecks freeze at their
  * smallest share. Rounds = the length of the bottleneck chain, not the number of rates. */
-static void solve(st_t *s, const int64_t *idx, int64_t m) {
+static void solve(st_t *s, const int64_t *idx, int64_t m, int reduced, double *out) {
     /* The component's paths are copied once with links renumbered 0..nt): the rounds then
-     * read small dense arrays instead of the fabric's. */
+     * read small dense arrays instead of the fabric's. reduced: the flows outside idx keep
+     * their rates, so a link offers its capacity less their load (partial_rates). */
     const int w = s->width;
     int32_t *lp = s->local_path;
     int64_t nt = 0, left = m;
@@ -74,12 +86,13 @@ static void solve(st_t *s, const int64_t *idx, int64_t m) {
             if (s->link_stamp[l] != s->stamp) {
                 s->link_stamp[l] = s->stamp;
                 s->link_flow[l] = nt;
-                s->link_rem[nt] = s->cap[l];
+                s->link_rem[nt] = reduced ? s->cap[l] - s->load[l] : s->cap[l];
                 s->link_cnt[nt] = 0;
                 nt++;
             }
             lp[k * w + h] = (int32_t)s->link_flow[l];
             s->link_cnt[s->link_flow[l]]++;
+            if (reduced) s->link_rem[s->link_flow[l]] += s->rate[idx[k]];
         }
     }
     s->solved_flows += m; s->solved_links += nt;
@@ -115,7 +128,7 @@ static void solve(st_t *s, const int64_t *idx, int64_t m) {
                 continue;
             }
             double r = s->flow_best[k];
-            s->rate[idx[i]] = r;
+            out[i] = r;
             for (int h = 0; h < w && p[h] >= 0; h++) {
                 rem[p[h]] -= r;
                 if (rem[p[h]] < 0) rem[p[h]] = 0;
@@ -146,13 +159,14 @@ static void clear_cache(st_t *s) {
 static uint64_t key1(uint64_t f) { return mix64(f); }
 static uint64_t key2(uint64_t f) { return mix64(f ^ SALT1); }
 
-/* The cached rates of flows idx[0..m) under key (h1, h2, m); 1 on a hit. */
-static int lookup(st_t *s, uint64_t h1, uint64_t h2, const int64_t *idx, int64_t m) {
+/* The cached rates of flows idx[0..m) under key (h1, h2, m) into out[0..m); 1 on a hit. */
+static int lookup(st_t *s, uint64_t h1, uint64_t h2, const int64_t *idx, int64_t m,
+                  double *out) {
     entry_t *e = slot(s, h1, h2, m);
     if (e->n != m) return 0;
     for (int64_t k = 0; k < m; k++)
         s->rate_of_fid[s->pool_fid[e->off + k]] = s->pool_rate[e->off + k];
-    for (int64_t k = 0; k < m; k++) s->rate[idx[k]] = s->rate_of_fid[s->fid[idx[k]]];
+    for (int64_t k = 0; k < m; k++) out[k] = s->rate_of_fid[s->fid[idx[k]]];
     return 1;
 }
 
@@ -175,17 +189,19 @@ static void component_rates(st_t *s, const int64_t *idx, int64_t m) {
         uint64_t f = (uint64_t)s->fid[idx[k]];
         h1 += key1(f); h2 += key2(f);
     }
-    if (lookup(s, h1, h2, idx, m)) { s->hits++; return; }
-    s->misses++;
-    solve(s, idx, m);
+    if (lookup(s, h1, h2, idx, m, s->new_rate)) {
+        s->hits++;
+    } else {
+        s->misses++;
+        solve(s, idx, m, 0, s->new_rate);
+    }
+    for (int64_t k = 0; k < m; k++) s->rate[idx[k]] = s->new_rate[k];
     store(s, h1, h2, idx, m);
 }
 
 /* Flows that share a link interact; the rest do not: solve each component on its own. */
-static void rates(st_t *s) {
+static void component_path(st_t *s) {
     int64_t nf = s->nf;
-    uint64_t w1 = s->set1 ^ SALT2, w2 = s->set2 ^ SALT1;
-    if (lookup(s, w1, w2, s->ident, nf)) { s->set_hits++; return; }
     s->flowsum += nf;
     s->stamp++;
     for (int64_t i = 0; i < nf; i++) s->parent[i] = i;
@@ -214,7 +230,105 @@ static void rates(st_t *s) {
         component_rates(s, s->order + at, end - at);
         at = end;
     }
-    store(s, w1, w2, s->ident, nf);
+}
+
+/* Exact re-solve of only the flows at or above a level lam (rates of all others kept).
+ * Why it is exact: in progressive filling, a flow that ends at rate r changes nothing
+ * below level r (until r its links are not saturated with or without it), so every flow
+ * slower than the slowest ended one keeps its rate. For new flows lam is a guess (their
+ * first rate last time) and the result is checked: if every re-solved flow gets at least
+ * lam, every flow still has a bottleneck link (saturated, where no flow is faster), which
+ * characterises the max-min allocation. Otherwise lam is lowered and tried again. */
+static void set_rate(st_t *s, int64_t i, double r, double now);
+
+/* Tests only: the largest relative difference between the rates a partial re-solve left
+ * and a full solve of every flow in flight. */
+static void verify_partial(st_t *s) {
+    solve(s, s->ident, s->nf, 0, s->old_rate);
+    for (int64_t i = 0; i < s->nf; i++) {
+        double d = fabs(s->old_rate[i] - s->rate[i]) / s->old_rate[i];
+        if (d > s->verify_diff) s->verify_diff = d;
+    }
+}
+
+static int partial_rates(st_t *s, int64_t mark, double dep_min, double now) {
+    double lam = dep_min;
+    for (int64_t i = mark; i < s->nf; i++) {
+        double g = s->last_rate[s->fid[i]];
+        if (!(g > 0)) return 0;
+        if (g < lam) lam = g;
+    }
+    for (int tries = 0; tries < 3 && lam > 0 && isfinite(lam); tries++) {
+        /* flows tied with lam within rounding noise may share its bottleneck: re-solve them */
+        double cut = lam * (1 - TIE);
+        int64_t m = 0;
+        for (int64_t i = 0; i < mark; i++) {    /* branch-free: the test is a coin toss */
+            s->sel[m] = i;
+            m += s->rate[i] >= cut;
+        }
+        for (int64_t i = mark; i < s->nf; i++) s->sel[m++] = i;
+        if (4 * m > 3 * s->nf) break;   /* most flows move: the component path is cheaper */
+        solve(s, s->sel, m, 1, s->new_rate);
+        double lo = INFINITY;
+        for (int64_t k = 0; k < m; k++)
+            if (s->new_rate[k] < lo) lo = s->new_rate[k];
+        if (lo >= cut) {
+            for (int64_t k = 0; k < m; k++) set_rate(s, s->sel[k], s->new_rate[k], now);
+            s->partial_ok++; s->partial_flows += m;
+            if (s->verify) verify_partial(s);
+            return 1;
+        }
+        lam = lo * (1 - TIE);
+    }
+    s->partial_fail++;
+    return 0;
+}
+
+/* Flow i's rate becomes r at time now: its remainder, due time and links' load follow. */
+static void set_rate(st_t *s, int64_t i, double r, double now) {
+    double old = s->rate[i];
+    if (r == old) return;
+    const int32_t *p = path_of(s, s->fid[i]);
+    for (int h = 0; h < s->width && p[h] >= 0; h++) s->load[p[h]] += r - old;
+    if (old == 0) s->last_rate[s->fid[i]] = r;
+    s->rem[i] -= old * (now - s->t_rem[i]);
+    if (s->rem[i] < 0) s->rem[i] = 0;
+    s->t_rem[i] = now; s->rate[i] = r;
+    s->fin[i] = r > 0 ? now + s->rem[i] / r : INFINITY;
+}
+
+/* The links' load summed afresh: the incremental sums drift by rounding. */
+static void resum_load(st_t *s) {
+    for (int l = 0; l < s->nlinks; l++) s->load[l] = 0;
+    for (int64_t i = 0; i < s->nf; i++) {
+        const int32_t *p = path_of(s, s->fid[i]);
+        for (int h = 0; h < s->width && p[h] >= 0; h++) s->load[p[h]] += s->rate[i];
+    }
+    s->solves_since_sum = 0;
+}
+
+/* Rates after an event: flows [mark, nf) are new; dep_min is the slowest ended flow's rate
+ * (INFINITY if none ended). */
+static void rates(st_t *s, int64_t mark, double dep_min, double now) {
+    int64_t nf = s->nf;
+    uint64_t w1 = s->set1 ^ SALT2, w2 = s->set2 ^ SALT1;
+    if (lookup(s, w1, w2, s->ident, nf, s->new_rate)) {
+        s->set_hits++;
+        for (int64_t i = 0; i < nf; i++) set_rate(s, i, s->new_rate[i], now);
+    } else {
+        if (!partial_rates(s, mark, dep_min, now)) {
+            /* the component path writes rates in place: keep the old ones to apply */
+            memcpy(s->old_rate, s->rate, (size_t)nf * sizeof *s->rate);
+            component_path(s);
+            for (int64_t i = 0; i < nf; i++) {
+                double r = s->rate[i];
+                s->rate[i] = s->old_rate[i];
+                set_rate(s, i, r, now);
+            }
+            store(s, w1, w2, s->ident, nf);
+        }
+    }
+    if (++s->solves_since_sum >= 4096) resum_load(s);
 }
 
 /* Job j's wait is over: start its next step. Returns 1 if flows were added. */
@@ -236,105 +350,130 @@ static int advance(st_t *s, int j, double now, double *ends, const int64_t *ends
     s->wait_after[j] = 0.0;
     s->outstanding[j] = s->plan_off[p + 1] - s->plan_off[p];
     for (int64_t f = s->plan_off[p]; f < s->plan_off[p + 1]; f++) {
-        s->fid[s->nf] = f; s->rem[s->nf] = s->size[f]; s->owner[s->nf] = j; s->nf++;
+        int64_t i = s->nf++;
+        s->fid[i] = f; s->rem[i] = s->size[f]; s->owner[i] = j;
+        s->rate[i] = 0; s->t_rem[i] = now; s->fin[i] = INFINITY;
         s->set1 += key1((uint64_t)f); s->set2 += key2((uint64_t)f);
     }
     return 1;
 }
 
 /* Returns 0, or -1 when memory ran out. stats: component hits, misses, events, flows
- * visited by the component search, whole-set hits, solver rounds, flows and links solved. */
+ * visited by the component search, whole-set hits, solver rounds, flows and links solved,
+ * partial re-solves, flows they solved, partial attempts that fell back. verify (tests):
+ * compare every partial re-solve with a full solve; the largest relative difference of a
+ * rate goes to *verify_diff. */
 int t2hx_fluid_run(const int32_t *paths, int width, const double *size, const double *lat,
                    int64_t nflows, const int64_t *plan_off, const int64_t *step_off,
                    const int64_t *step_plan, const double *step_sec, int njobs,
                    const int64_t *repeat, const double *start, const double *cap, int nlinks,
-                   double until, int64_t max_inflight, int64_t pool_cap, double *ends,
-                   const int64_t *ends_off, const int64_t *ends_cap, int64_t *nends,
-                   int64_t *stats) {
+                   double until, int64_t max_inflight, int64_t pool_cap,
+                   double *ends, const int64_t *ends_off, const int64_t *ends_cap,
+                   int64_t *nends, int64_t *stats, int verify, double *verify_diff) {
     st_t s;
     memset(&s, 0, sizeof s);
     s.paths = paths; s.width = width; s.size = size; s.lat = lat; s.cap = cap;
     s.plan_off = plan_off; s.step_off = step_off; s.step_plan = step_plan;
     s.step_sec = step_sec; s.repeat = repeat; s.njobs = njobs; s.nlinks = nlinks;
-    int64_t F = max_inflight > 0 ? max_inflight : 1;
-    s.fid = malloc(F * sizeof *s.fid); s.owner = malloc(F * sizeof *s.owner);
-    s.rem = malloc(F * sizeof *s.rem); s.rate = malloc(F * sizeof *s.rate);
-    s.parent = malloc(F * sizeof *s.parent); s.order = malloc(F * sizeof *s.order);
-    s.comp_start = malloc((F + 1) * sizeof *s.comp_start);
-    s.live = malloc(F * sizeof *s.live);
-    s.local_path = malloc(F * width * sizeof *s.local_path); s.ident = malloc(F * sizeof *s.ident); s.flow_best = malloc(F * sizeof *s.flow_best);
-    s.timer = malloc(njobs * sizeof(double)); s.wait_after = malloc(njobs * sizeof(double));
-    s.step = malloc(njobs * sizeof(int64_t)); s.iter = malloc(njobs * sizeof(int64_t));
-    s.outstanding = malloc(njobs * sizeof(int64_t));
-    s.link_flow = malloc(nlinks * sizeof(int64_t));
-    s.link_stamp = calloc(nlinks, sizeof(int64_t));
-    s.link_rem = malloc(nlinks * sizeof(double)); s.link_veto = malloc(nlinks); s.link_share = malloc(nlinks * sizeof(double));
-    s.link_cnt = malloc(nlinks * sizeof(int64_t)); s.touched = malloc(nlinks * sizeof(int64_t));
-    s.rate_of_fid = malloc((nflows > 0 ? nflows : 1) * sizeof(double));
+    size_t F = max_inflight > 0 ? (size_t)max_inflight : 1, L = (size_t)nlinks + 1;
+    size_t N = nflows > 0 ? (size_t)nflows : 1, J = (size_t)njobs + 1;
     s.tsize = 1 << 20;
-    s.table = malloc(s.tsize * sizeof *s.table);
     s.pool_cap = pool_cap;
-    s.pool_fid = malloc(pool_cap * sizeof(int64_t)); s.pool_rate = malloc(pool_cap * sizeof(double));
+    s.verify = verify;
+    /* every buffer with its length in elements; freed together */
+    struct { void **p; size_t n, sz; } buf[] = {
+        {(void **)&s.fid, F, 8}, {(void **)&s.owner, F, sizeof(int)}, {(void **)&s.rem, F, 8},
+        {(void **)&s.rate, F, 8}, {(void **)&s.t_rem, F, 8},
+        {(void **)&s.fin, F, 8}, {(void **)&s.old_rate, F, 8}, {(void **)&s.new_rate, F, 8},
+        {(void **)&s.sel, F, 8}, {(void **)&s.parent, F, 8}, {(void **)&s.order, F, 8},
+        {(void **)&s.comp_start, F + 1, 8}, {(void **)&s.live, F, 8},
+        {(void **)&s.local_path, F * (size_t)width, 4}, {(void **)&s.ident, F, 8},
+        {(void **)&s.flow_best, F, 8}, {(void **)&s.timer, J, 8},
+        {(void **)&s.wait_after, J, 8}, {(void **)&s.step, J, 8}, {(void **)&s.iter, J, 8},
+        {(void **)&s.outstanding, J, 8}, {(void **)&s.link_flow, L, 8},
+        {(void **)&s.link_stamp, L, 8}, {(void **)&s.link_rem, L, 8},
+        {(void **)&s.link_veto, L, 1}, {(void **)&s.link_share, L, 8},
+        {(void **)&s.link_cnt, L, 8}, {(void **)&s.touched, L, 8}, {(void **)&s.load, L, 8},
+        {(void **)&s.rate_of_fid, N, 8}, {(void **)&s.last_rate, N, 8},
+        {(void **)&s.table, (size_t)s.tsize, sizeof(entry_t)},
+        {(void **)&s.pool_fid, (size_t)pool_cap, 8}, {(void **)&s.pool_rate, (size_t)pool_cap, 8},
+    };
+    const size_t nbuf = sizeof buf / sizeof buf[0];
     int rc = 0;
-    if (!s.fid || !s.owner || !s.rem || !s.rate || !s.parent || !s.order || !s.comp_start ||
-        !s.live || !s.local_path || !s.link_veto || !s.ident || !s.flow_best || !s.timer || !s.wait_after || !s.step || !s.iter ||
-        !s.outstanding || !s.link_flow || !s.link_stamp || !s.link_rem || !s.link_share ||
-        !s.link_cnt || !s.touched || !s.rate_of_fid || !s.table || !s.pool_fid ||
-        !s.pool_rate) {
-        rc = -1;
-        goto out;
-    }
+    for (size_t b = 0; b < nbuf; b++)
+        if (!(*buf[b].p = calloc(buf[b].n, buf[b].sz))) rc = -1;
+    if (rc) goto out;
     clear_cache(&s);
-    for (int64_t i = 0; i < F; i++) s.ident[i] = i;
+    for (size_t i = 0; i < F; i++) s.ident[i] = (int64_t)i;
     for (int j = 0; j < njobs; j++) {
         s.timer[j] = start[j]; s.step[j] = -1; s.iter[j] = 0; s.outstanding[j] = 0;
         s.wait_after[j] = 0; nends[j] = 0;
     }
-    double now = 0.0;
+    double now = 0.0, dep_min = INFINITY;
+    int64_t mark = 0;
     int dirty = 1;
     for (;;) {
-        if (dirty && s.nf) rates(&s);
+        if (dirty && s.nf) rates(&s, mark, dep_min, now);
         dirty = 0;
-        double t_flow = INFINITY, t_timer = INFINITY;
+        /* One pass: the earliest due time, and the flows due with it (cand; the list is
+         * cut back whenever an earlier due time turns up). */
+        double t_min = INFINITY, thr = INFINITY, t_timer = INFINITY;
+        int64_t nc = 0;
         for (int64_t i = 0; i < s.nf; i++) {
-            double x = s.rem[i] / s.rate[i];
-            if (x < t_flow) t_flow = x;
+            double f = s.fin[i];
+            if (f > thr) continue;
+            if (f < t_min) {
+                t_min = f;
+                thr = now + (f - now) * (1 + 1e-9) + 1e-15;
+                int64_t k = 0;
+                for (int64_t c = 0; c < nc; c++)
+                    if (s.fin[s.sel[c]] <= thr) s.sel[k++] = s.sel[c];
+                nc = k;
+            }
+            s.sel[nc++] = i;
         }
         for (int j = 0; j < njobs; j++)
             if (s.timer[j] - now < t_timer) t_timer = s.timer[j] - now;
+        double t_flow = t_min - now;
         double dt = t_flow < t_timer ? t_flow : t_timer;
         if (!isfinite(dt) || now + dt > until) break;
         s.events++;
-        double lim = dt * (1 + 1e-9) + 1e-15;
-        int64_t kept = 0;
-        for (int64_t i = 0; i < s.nf; i++) {
-            int done = s.rem[i] / s.rate[i] <= lim;
-            if (done) {
-                int j = s.owner[i];
-                double tail = lat[s.fid[i]];
-                s.outstanding[j]--;
-                if (tail > s.wait_after[j]) s.wait_after[j] = tail;
-                if (s.outstanding[j] == 0) s.timer[j] = now + dt + s.wait_after[j];
-                s.set1 -= key1((uint64_t)s.fid[i]); s.set2 -= key2((uint64_t)s.fid[i]);
-                dirty = 1;
-                continue;
-            }
-            s.fid[kept] = s.fid[i]; s.owner[kept] = s.owner[i];
-            s.rem[kept] = s.rem[i] - s.rate[i] * dt; s.rate[kept] = s.rate[i];
-            kept++;
+        double lim = dt * (1 + 1e-9) + 1e-15, at = now + dt;
+        dep_min = INFINITY;
+        /* candidates are in increasing index order: remove from the back, so that the flow
+         * moved into a freed slot is never one still to be removed */
+        for (int64_t c = nc - 1; c >= 0; c--) {
+            int64_t i = s.sel[c];
+            if (s.fin[i] - now > lim) continue;
+            int j = s.owner[i];
+            double tail = lat[s.fid[i]];
+            s.outstanding[j]--;
+            if (tail > s.wait_after[j]) s.wait_after[j] = tail;
+            if (s.outstanding[j] == 0) s.timer[j] = at + s.wait_after[j];
+            s.set1 -= key1((uint64_t)s.fid[i]); s.set2 -= key2((uint64_t)s.fid[i]);
+            if (s.rate[i] < dep_min) dep_min = s.rate[i];
+            const int32_t *p = path_of(&s, s.fid[i]);
+            for (int h = 0; h < width && p[h] >= 0; h++) s.load[p[h]] -= s.rate[i];
+            dirty = 1;
+            int64_t last = --s.nf;
+            s.fid[i] = s.fid[last]; s.owner[i] = s.owner[last];
+            s.rem[i] = s.rem[last]; s.t_rem[i] = s.t_rem[last]; s.fin[i] = s.fin[last];
+            s.rate[i] = s.rate[last];
         }
+        int64_t kept = s.nf;
         s.nf = kept;
-        now += dt;
+        mark = kept;
+        now = at;
         for (int j = 0; j < njobs; j++)
             if (s.timer[j] <= now + 1e-15)
                 dirty |= advance(&s, j, now, ends, ends_cap, ends_off, nends);
     }
-    stats[0] = s.hits; stats[1] = s.misses; stats[2] = s.events; stats[3] = s.flowsum; stats[4] = s.set_hits; stats[5] = s.rounds; stats[6] = s.solved_flows; stats[7] = s.solved_links;
+    int64_t out_stats[] = {s.hits, s.misses, s.events, s.flowsum, s.set_hits, s.rounds,
+                           s.solved_flows, s.solved_links, s.partial_ok, s.partial_flows,
+                           s.partial_fail};
+    memcpy(stats, out_stats, sizeof out_stats);
+    *verify_diff = s.verify_diff;
 out:
-    free(s.fid); free(s.owner); free(s.rem); free(s.rate); free(s.parent); free(s.order);
-    free(s.comp_start); free(s.live); free(s.local_path); free(s.link_veto); free(s.ident); free(s.flow_best); free(s.timer); free(s.wait_after);
-    free(s.step); free(s.iter); free(s.outstanding); free(s.link_flow); free(s.link_stamp);
-    free(s.link_rem); free(s.link_share); free(s.link_cnt); free(s.touched);
-    free(s.rate_of_fid); free(s.table); free(s.pool_fid); free(s.pool_rate);
+    for (size_t b = 0; b < nbuf; b++) free(*buf[b].p);
     return rc;
 }
