@@ -1,10 +1,11 @@
 /* Event loop of the fast fluid engine (t2hx/flowsim/fluid_fast.py): the semantics of the
  * exact engine (t2hx/flowsim/fluid.py, run_jobs) compiled. Rates after an event come, in
- * order of cost, from the cache of whole in-flight sets, from a partial re-solve of only
- * the flows above a level (exact, see partial_rates), or from max-min solved per connected
- * component of the in-flight flows and cached under that component's flow set.
- * Why C: a capacity window of the 664-node mix is ~1e8 fluid events; at numpy's ~0.1 ms
- * per event it took hours (docs/modelling.md#capacity-mode). */
+ * order of cost, from a partial re-solve of only the flows at or above a level (exact, see
+ * partial_rates), from the cache of whole in-flight sets, or from max-min solved per
+ * connected component of the in-flight flows and cached under that component's flow set.
+ * Heaps by due time and by rate keep an event's cost to the flows whose rate changed.
+ * Why C: a 3 h capacity window of the 664-node mix is ~5e7 fluid events; at numpy's
+ * ~0.1 ms per event it took hours (docs/modelling.md#capacity-mode). */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -20,7 +21,17 @@ typedef struct {
     int64_t n, off;        /* off: first (fid, rate) pair in the pool; n == -1: empty */
 } entry_t;
 
+/* An indexed binary heap of flow slots, smallest key first; key[at] is kept beside h[at]
+ * (no indirection while sifting) and pos[slot] is where a slot sits, so a slot whose key
+ * changed moves in O(log n). */
 typedef struct {
+    double *key;
+    int64_t *h, *pos, n;
+} heap_t;
+
+typedef struct st st_t;
+
+struct st {
     /* inputs */
     const int32_t *paths; int width;
     const double *size, *lat, *cap;
@@ -33,11 +44,12 @@ typedef struct {
     double *load;          /* per link: sum of the rates of the flows in flight on it */
     double *last_rate;     /* per flow id: its rate when it last ended (partial's guess) */
     double *old_rate, *new_rate; int64_t *sel;
+    heap_t due, fast;      /* flows by due time (earliest first), by rate (fastest first) */
     /* jobs */
     double *timer, *wait_after; int64_t *step, *iter, *outstanding;
     /* solver scratch */
     int64_t *parent, *link_flow, *link_stamp, stamp, *order, *comp_start;
-    double *link_rem, *link_share, *rate_of_fid; int64_t *link_cnt, *touched, *live;
+    double *link_rem, *link_share, *rate_of_fid; int64_t *link_cnt, *live;
     int32_t *local_path;
     char *link_veto;
     double *flow_best;
@@ -49,7 +61,66 @@ typedef struct {
     int verify; double verify_diff;   /* check partial re-solves against full ones */
     uint64_t set1, set2;      /* order-free hash of the in-flight flow set */
     int64_t *ident;
-} st_t;
+};
+
+static void heap_put(heap_t *q, int64_t at, int64_t slot, double k) {
+    q->h[at] = slot; q->key[at] = k; q->pos[slot] = at;
+}
+
+/* Slot at position at now has key k: move it up or down to its place. */
+static void sift(heap_t *q, int64_t at, double k) {
+    int64_t slot = q->h[at];
+    while (at > 0 && q->key[(at - 1) / 2] > k) {
+        int64_t up = (at - 1) / 2;
+        heap_put(q, at, q->h[up], q->key[up]);
+        at = up;
+    }
+    for (;;) {
+        int64_t c = 2 * at + 1;
+        if (c >= q->n) break;
+        if (c + 1 < q->n && q->key[c + 1] < q->key[c]) c++;
+        if (q->key[c] >= k) break;
+        heap_put(q, at, q->h[c], q->key[c]);
+        at = c;
+    }
+    heap_put(q, at, slot, k);
+}
+
+static void heap_push(heap_t *q, int64_t slot, double k) {
+    q->h[q->n] = slot;
+    q->pos[slot] = q->n;
+    sift(q, q->n++, k);
+}
+
+static void heap_remove(heap_t *q, int64_t slot) {
+    int64_t at = q->pos[slot], last = --q->n;
+    if (at == last) return;
+    q->h[at] = q->h[last];
+    q->pos[q->h[at]] = at;
+    sift(q, at, q->key[last]);
+}
+
+/* The flow in slot from now lives in slot to. */
+static void heap_move(heap_t *q, int64_t from, int64_t to) {
+    int64_t at = q->pos[from];
+    q->h[at] = to; q->pos[to] = at;
+}
+
+/* Slots of the fast heap whose rate is at least cut: a subtree below cut holds none. */
+static int64_t at_least(const st_t *s, double cut, int64_t *out) {
+    const heap_t *q = &s->fast;
+    int64_t m = 0, top = 0;
+    int64_t *stack = s->order;        /* scratch: the component path is not running */
+    if (q->n) stack[top++] = 0;
+    while (top) {
+        int64_t at = stack[--top], slot = q->h[at];
+        if (-q->key[at] < cut) continue;
+        out[m++] = slot;
+        if (2 * at + 1 < q->n) stack[top++] = 2 * at + 1;
+        if (2 * at + 2 < q->n) stack[top++] = 2 * at + 2;
+    }
+    return m;
+}
 
 static uint64_t mix64(uint64_t x) {
     x += 0x9e3779b97f4a7c15ULL;
@@ -261,11 +332,8 @@ static int partial_rates(st_t *s, int64_t mark, double dep_min, double now) {
     for (int tries = 0; tries < 3 && lam > 0 && isfinite(lam); tries++) {
         /* flows tied with lam within rounding noise may share its bottleneck: re-solve them */
         double cut = lam * (1 - TIE);
-        int64_t m = 0;
-        for (int64_t i = 0; i < mark; i++) {    /* branch-free: the test is a coin toss */
-            s->sel[m] = i;
-            m += s->rate[i] >= cut;
-        }
+        /* new flows (rate 0) sit at the bottom of the fast heap: add them by slot */
+        int64_t m = at_least(s, cut, s->sel);
         for (int64_t i = mark; i < s->nf; i++) s->sel[m++] = i;
         if (4 * m > 3 * s->nf) break;   /* most flows move: the component path is cheaper */
         solve(s, s->sel, m, 1, s->new_rate);
@@ -295,6 +363,8 @@ static void set_rate(st_t *s, int64_t i, double r, double now) {
     if (s->rem[i] < 0) s->rem[i] = 0;
     s->t_rem[i] = now; s->rate[i] = r;
     s->fin[i] = r > 0 ? now + s->rem[i] / r : INFINITY;
+    sift(&s->due, s->due.pos[i], s->fin[i]);
+    sift(&s->fast, s->fast.pos[i], -r);
 }
 
 /* The links' load summed afresh: the incremental sums drift by rounding. */
@@ -312,21 +382,21 @@ static void resum_load(st_t *s) {
 static void rates(st_t *s, int64_t mark, double dep_min, double now) {
     int64_t nf = s->nf;
     uint64_t w1 = s->set1 ^ SALT2, w2 = s->set2 ^ SALT1;
-    if (lookup(s, w1, w2, s->ident, nf, s->new_rate)) {
+    if (partial_rates(s, mark, dep_min, now)) {
+        /* the common case: no lookup, whose hash probe costs a cache miss per event */
+    } else if (lookup(s, w1, w2, s->ident, nf, s->new_rate)) {
         s->set_hits++;
         for (int64_t i = 0; i < nf; i++) set_rate(s, i, s->new_rate[i], now);
     } else {
-        if (!partial_rates(s, mark, dep_min, now)) {
-            /* the component path writes rates in place: keep the old ones to apply */
-            memcpy(s->old_rate, s->rate, (size_t)nf * sizeof *s->rate);
-            component_path(s);
-            for (int64_t i = 0; i < nf; i++) {
-                double r = s->rate[i];
-                s->rate[i] = s->old_rate[i];
-                set_rate(s, i, r, now);
-            }
-            store(s, w1, w2, s->ident, nf);
-        }
+        /* the component path writes rates in place: put the old ones back (the heaps are
+         * ordered by them) and apply the new ones one by one */
+        size_t bytes = (size_t)nf * sizeof *s->rate;
+        memcpy(s->old_rate, s->rate, bytes);
+        component_path(s);
+        store(s, w1, w2, s->ident, nf);
+        memcpy(s->new_rate, s->rate, bytes);
+        memcpy(s->rate, s->old_rate, bytes);
+        for (int64_t i = 0; i < nf; i++) set_rate(s, i, s->new_rate[i], now);
     }
     if (++s->solves_since_sum >= 4096) resum_load(s);
 }
@@ -353,6 +423,8 @@ static int advance(st_t *s, int j, double now, double *ends, const int64_t *ends
         int64_t i = s->nf++;
         s->fid[i] = f; s->rem[i] = s->size[f]; s->owner[i] = j;
         s->rate[i] = 0; s->t_rem[i] = now; s->fin[i] = INFINITY;
+        heap_push(&s->due, i, INFINITY);
+        heap_push(&s->fast, i, 0.0);
         s->set1 += key1((uint64_t)f); s->set2 += key2((uint64_t)f);
     }
     return 1;
@@ -385,7 +457,9 @@ int t2hx_fluid_run(const int32_t *paths, int width, const double *size, const do
         {(void **)&s.fid, F, 8}, {(void **)&s.owner, F, sizeof(int)}, {(void **)&s.rem, F, 8},
         {(void **)&s.rate, F, 8}, {(void **)&s.t_rem, F, 8},
         {(void **)&s.fin, F, 8}, {(void **)&s.old_rate, F, 8}, {(void **)&s.new_rate, F, 8},
-        {(void **)&s.sel, F, 8}, {(void **)&s.parent, F, 8}, {(void **)&s.order, F, 8},
+        {(void **)&s.sel, F, 8}, {(void **)&s.due.h, F, 8}, {(void **)&s.due.pos, F, 8},
+        {(void **)&s.due.key, F, 8}, {(void **)&s.fast.h, F, 8}, {(void **)&s.fast.pos, F, 8},
+        {(void **)&s.fast.key, F, 8}, {(void **)&s.parent, F, 8}, {(void **)&s.order, F, 8},
         {(void **)&s.comp_start, F + 1, 8}, {(void **)&s.live, F, 8},
         {(void **)&s.local_path, F * (size_t)width, 4}, {(void **)&s.ident, F, 8},
         {(void **)&s.flow_best, F, 8}, {(void **)&s.timer, J, 8},
@@ -393,7 +467,7 @@ int t2hx_fluid_run(const int32_t *paths, int width, const double *size, const do
         {(void **)&s.outstanding, J, 8}, {(void **)&s.link_flow, L, 8},
         {(void **)&s.link_stamp, L, 8}, {(void **)&s.link_rem, L, 8},
         {(void **)&s.link_veto, L, 1}, {(void **)&s.link_share, L, 8},
-        {(void **)&s.link_cnt, L, 8}, {(void **)&s.touched, L, 8}, {(void **)&s.load, L, 8},
+        {(void **)&s.link_cnt, L, 8}, {(void **)&s.load, L, 8},
         {(void **)&s.rate_of_fid, N, 8}, {(void **)&s.last_rate, N, 8},
         {(void **)&s.table, (size_t)s.tsize, sizeof(entry_t)},
         {(void **)&s.pool_fid, (size_t)pool_cap, 8}, {(void **)&s.pool_rate, (size_t)pool_cap, 8},
@@ -415,36 +489,31 @@ int t2hx_fluid_run(const int32_t *paths, int width, const double *size, const do
     for (;;) {
         if (dirty && s.nf) rates(&s, mark, dep_min, now);
         dirty = 0;
-        /* One pass: the earliest due time, and the flows due with it (cand; the list is
-         * cut back whenever an earlier due time turns up). */
-        double t_min = INFINITY, thr = INFINITY, t_timer = INFINITY;
-        int64_t nc = 0;
-        for (int64_t i = 0; i < s.nf; i++) {
-            double f = s.fin[i];
-            if (f > thr) continue;
-            if (f < t_min) {
-                t_min = f;
-                thr = now + (f - now) * (1 + 1e-9) + 1e-15;
-                int64_t k = 0;
-                for (int64_t c = 0; c < nc; c++)
-                    if (s.fin[s.sel[c]] <= thr) s.sel[k++] = s.sel[c];
-                nc = k;
-            }
-            s.sel[nc++] = i;
-        }
+        double t_timer = INFINITY;
         for (int j = 0; j < njobs; j++)
             if (s.timer[j] - now < t_timer) t_timer = s.timer[j] - now;
-        double t_flow = t_min - now;
+        double t_flow = s.due.n ? s.due.key[0] - now : INFINITY;
         double dt = t_flow < t_timer ? t_flow : t_timer;
         if (!isfinite(dt) || now + dt > until) break;
         s.events++;
         double lim = dt * (1 + 1e-9) + 1e-15, at = now + dt;
         dep_min = INFINITY;
-        /* candidates are in increasing index order: remove from the back, so that the flow
-         * moved into a freed slot is never one still to be removed */
-        for (int64_t c = nc - 1; c >= 0; c--) {
+        int64_t nc = 0;
+        while (s.due.n && s.due.key[0] - now <= lim) {
+            int64_t i = s.due.h[0];
+            heap_remove(&s.due, i);
+            heap_remove(&s.fast, i);
+            s.sel[nc++] = i;
+        }
+        /* free the slots from the highest down, so that the flow moved into a freed slot is
+         * never one still to be freed */
+        for (int64_t a = 1; a < nc; a++) {    /* insertion sort: nc is mostly 1 or 2 */
+            int64_t v = s.sel[a], b = a;
+            for (; b > 0 && s.sel[b - 1] < v; b--) s.sel[b] = s.sel[b - 1];
+            s.sel[b] = v;
+        }
+        for (int64_t c = 0; c < nc; c++) {
             int64_t i = s.sel[c];
-            if (s.fin[i] - now > lim) continue;
             int j = s.owner[i];
             double tail = lat[s.fid[i]];
             s.outstanding[j]--;
@@ -456,9 +525,12 @@ int t2hx_fluid_run(const int32_t *paths, int width, const double *size, const do
             for (int h = 0; h < width && p[h] >= 0; h++) s.load[p[h]] -= s.rate[i];
             dirty = 1;
             int64_t last = --s.nf;
+            if (last == i) continue;
             s.fid[i] = s.fid[last]; s.owner[i] = s.owner[last];
             s.rem[i] = s.rem[last]; s.t_rem[i] = s.t_rem[last]; s.fin[i] = s.fin[last];
             s.rate[i] = s.rate[last];
+            heap_move(&s.due, last, i);
+            heap_move(&s.fast, last, i);
         }
         int64_t kept = s.nf;
         s.nf = kept;
