@@ -146,4 +146,4 @@ def test_report_states_the_capacity_window_and_why() -> None:
     assert text.startswith("Capacity window: 30 s per combo") and "664 nodes" in text
     assert text.endswith("Too slow for 3 h.") and text.count("Too slow") == 1
     quick = load_study(profile="quick").capacity
-    assert quick["window"] == "120s" and "3 h" in quick["note"]
+    assert quick["window"] == "1h" and "3 h" in quick["note"]

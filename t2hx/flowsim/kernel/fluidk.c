@@ -45,6 +45,8 @@ struct st {
     double *last_rate;     /* per flow id: its rate when it last ended (partial's guess) */
     double *old_rate, *new_rate; int64_t *sel;
     heap_t due, fast;      /* flows by due time (earliest first), by rate (fastest first) */
+    int64_t epoch, *link_touch;   /* links an ended or new flow used since the last solve */
+    char *comp_touched;           /* per component root: holds such a link */
     /* jobs */
     double *timer, *wait_after; int64_t *step, *iter, *outstanding;
     /* solver scratch */
@@ -271,15 +273,20 @@ static void component_rates(st_t *s, const int64_t *idx, int64_t m) {
 }
 
 /* Flows that share a link interact; the rest do not: solve each component on its own. */
-static void component_path(st_t *s) {
+/* parent[i] = the smallest flow index of flow i's component (flows that share a link,
+ * transitively); comp_touched[root]: the component uses a link that a flow ended or started
+ * on since the last solve. An untouched component is the same flow set as at the last solve
+ * (no flow of it shared a link with a flow that came or went), so its rates still hold. */
+static void label_components(st_t *s) {
     int64_t nf = s->nf;
     s->flowsum += nf;
     s->stamp++;
-    for (int64_t i = 0; i < nf; i++) s->parent[i] = i;
+    for (int64_t i = 0; i < nf; i++) { s->parent[i] = i; s->comp_touched[i] = 0; }
     for (int64_t i = 0; i < nf; i++) {
         const int32_t *p = path_of(s, s->fid[i]);
         for (int h = 0; h < s->width && p[h] >= 0; h++) {
             int32_t l = p[h];
+            if (s->link_touch[l] == s->epoch) s->comp_touched[i] = 1;
             if (s->link_stamp[l] != s->stamp) {
                 s->link_stamp[l] = s->stamp; s->link_flow[l] = i;
             } else {
@@ -288,7 +295,16 @@ static void component_path(st_t *s) {
             }
         }
     }
-    for (int64_t i = 0; i < nf; i++) s->parent[i] = find(s->parent, i);
+    for (int64_t i = 0; i < nf; i++) {
+        s->parent[i] = find(s->parent, i);
+        s->comp_touched[s->parent[i]] |= s->comp_touched[i];
+    }
+}
+
+/* Rates of every touched component, from the component cache or solved. */
+static void component_path(st_t *s) {
+    int64_t nf = s->nf;
+    label_components(s);
     /* counting sort of the flows by root, keeping flow order inside a component */
     for (int64_t i = 0; i <= nf; i++) s->comp_start[i] = 0;
     for (int64_t i = 0; i < nf; i++) s->comp_start[s->parent[i] + 1]++;
@@ -298,7 +314,7 @@ static void component_path(st_t *s) {
     while (at < nf) {
         int64_t r = s->parent[s->order[at]], end = at;
         while (end < nf && s->parent[s->order[end]] == r) end++;
-        component_rates(s, s->order + at, end - at);
+        if (s->comp_touched[r]) component_rates(s, s->order + at, end - at);
         at = end;
     }
 }
@@ -312,9 +328,9 @@ static void component_path(st_t *s) {
  * characterises the max-min allocation. Otherwise lam is lowered and tried again. */
 static void set_rate(st_t *s, int64_t i, double r, double now);
 
-/* Tests only: the largest relative difference between the rates a partial re-solve left
- * and a full solve of every flow in flight. */
-static void verify_partial(st_t *s) {
+/* Tests only: the largest relative difference between the rates an event left (by any
+ * path) and a full solve of every flow in flight. */
+static void verify_rates(st_t *s) {
     solve(s, s->ident, s->nf, 0, s->old_rate);
     for (int64_t i = 0; i < s->nf; i++) {
         double d = fabs(s->old_rate[i] - s->rate[i]) / s->old_rate[i];
@@ -324,6 +340,7 @@ static void verify_partial(st_t *s) {
 
 static int partial_rates(st_t *s, int64_t mark, double dep_min, double now) {
     double lam = dep_min;
+    int labelled = 0;
     for (int64_t i = mark; i < s->nf; i++) {
         double g = s->last_rate[s->fid[i]];
         if (!(g > 0)) return 0;
@@ -335,7 +352,15 @@ static int partial_rates(st_t *s, int64_t mark, double dep_min, double now) {
         /* new flows (rate 0) sit at the bottom of the fast heap: add them by slot */
         int64_t m = at_least(s, cut, s->sel);
         for (int64_t i = mark; i < s->nf; i++) s->sel[m++] = i;
-        if (4 * m > 3 * s->nf) break;   /* most flows move: the component path is cheaper */
+        if (4 * m > 3 * s->nf) {
+            /* most flows are above the level: keep only those of touched components (the
+             * others' component is unchanged, so are their rates) */
+            if (!labelled) { label_components(s); labelled = 1; }
+            int64_t k = 0;
+            for (int64_t j = 0; j < m; j++)
+                if (s->comp_touched[s->parent[s->sel[j]]]) s->sel[k++] = s->sel[j];
+            m = k;
+        }
         solve(s, s->sel, m, 1, s->new_rate);
         double lo = INFINITY;
         for (int64_t k = 0; k < m; k++)
@@ -343,7 +368,6 @@ static int partial_rates(st_t *s, int64_t mark, double dep_min, double now) {
         if (lo >= cut) {
             for (int64_t k = 0; k < m; k++) set_rate(s, s->sel[k], s->new_rate[k], now);
             s->partial_ok++; s->partial_flows += m;
-            if (s->verify) verify_partial(s);
             return 1;
         }
         lam = lo * (1 - TIE);
@@ -398,7 +422,9 @@ static void rates(st_t *s, int64_t mark, double dep_min, double now) {
         memcpy(s->rate, s->old_rate, bytes);
         for (int64_t i = 0; i < nf; i++) set_rate(s, i, s->new_rate[i], now);
     }
+    s->epoch++;
     if (++s->solves_since_sum >= 4096) resum_load(s);
+    if (s->verify) verify_rates(s);
 }
 
 /* Job j's wait is over: start its next step. Returns 1 if flows were added. */
@@ -425,6 +451,8 @@ static int advance(st_t *s, int j, double now, double *ends, const int64_t *ends
         s->rate[i] = 0; s->t_rem[i] = now; s->fin[i] = INFINITY;
         heap_push(&s->due, i, INFINITY);
         heap_push(&s->fast, i, 0.0);
+        const int32_t *path = path_of(s, f);
+        for (int h = 0; h < s->width && path[h] >= 0; h++) s->link_touch[path[h]] = s->epoch;
         s->set1 += key1((uint64_t)f); s->set2 += key2((uint64_t)f);
     }
     return 1;
@@ -433,8 +461,8 @@ static int advance(st_t *s, int j, double now, double *ends, const int64_t *ends
 /* Returns 0, or -1 when memory ran out. stats: component hits, misses, events, flows
  * visited by the component search, whole-set hits, solver rounds, flows and links solved,
  * partial re-solves, flows they solved, partial attempts that fell back. verify (tests):
- * compare every partial re-solve with a full solve; the largest relative difference of a
- * rate goes to *verify_diff. */
+ * compare the rates after every event with a full solve; the largest relative difference
+ * of a rate goes to *verify_diff. */
 int t2hx_fluid_run(const int32_t *paths, int width, const double *size, const double *lat,
                    int64_t nflows, const int64_t *plan_off, const int64_t *step_off,
                    const int64_t *step_plan, const double *step_sec, int njobs,
@@ -467,7 +495,8 @@ int t2hx_fluid_run(const int32_t *paths, int width, const double *size, const do
         {(void **)&s.outstanding, J, 8}, {(void **)&s.link_flow, L, 8},
         {(void **)&s.link_stamp, L, 8}, {(void **)&s.link_rem, L, 8},
         {(void **)&s.link_veto, L, 1}, {(void **)&s.link_share, L, 8},
-        {(void **)&s.link_cnt, L, 8}, {(void **)&s.load, L, 8},
+        {(void **)&s.link_cnt, L, 8}, {(void **)&s.link_touch, L, 8},
+        {(void **)&s.comp_touched, F, 1}, {(void **)&s.load, L, 8},
         {(void **)&s.rate_of_fid, N, 8}, {(void **)&s.last_rate, N, 8},
         {(void **)&s.table, (size_t)s.tsize, sizeof(entry_t)},
         {(void **)&s.pool_fid, (size_t)pool_cap, 8}, {(void **)&s.pool_rate, (size_t)pool_cap, 8},
@@ -478,6 +507,7 @@ int t2hx_fluid_run(const int32_t *paths, int width, const double *size, const do
         if (!(*buf[b].p = calloc(buf[b].n, buf[b].sz))) rc = -1;
     if (rc) goto out;
     clear_cache(&s);
+    s.epoch = 1;
     for (size_t i = 0; i < F; i++) s.ident[i] = (int64_t)i;
     for (int j = 0; j < njobs; j++) {
         s.timer[j] = start[j]; s.step[j] = -1; s.iter[j] = 0; s.outstanding[j] = 0;
@@ -522,7 +552,10 @@ int t2hx_fluid_run(const int32_t *paths, int width, const double *size, const do
             s.set1 -= key1((uint64_t)s.fid[i]); s.set2 -= key2((uint64_t)s.fid[i]);
             if (s.rate[i] < dep_min) dep_min = s.rate[i];
             const int32_t *p = path_of(&s, s.fid[i]);
-            for (int h = 0; h < width && p[h] >= 0; h++) s.load[p[h]] -= s.rate[i];
+            for (int h = 0; h < width && p[h] >= 0; h++) {
+                s.load[p[h]] -= s.rate[i];
+                s.link_touch[p[h]] = s.epoch;
+            }
             dirty = 1;
             int64_t last = --s.nf;
             if (last == i) continue;
