@@ -301,6 +301,34 @@ static void label_components(st_t *s) {
     }
 }
 
+/* Keep of sel[0..m) only the flows whose component among the selected flows (linked by
+ * links they share) holds a touched link: in the reduced problem the others' components are
+ * unchanged, so are their rates. Returns the new m. */
+static int64_t touched_only(st_t *s, int64_t *sel, int64_t m) {
+    int64_t *par = s->comp_start;          /* scratch: the component path is not running */
+    char *hit = s->comp_touched;
+    s->stamp++;
+    for (int64_t k = 0; k < m; k++) { par[k] = k; hit[k] = 0; }
+    for (int64_t k = 0; k < m; k++) {
+        const int32_t *p = path_of(s, s->fid[sel[k]]);
+        for (int h = 0; h < s->width && p[h] >= 0; h++) {
+            int32_t l = p[h];
+            if (s->link_touch[l] == s->epoch) hit[k] = 1;
+            if (s->link_stamp[l] != s->stamp) {
+                s->link_stamp[l] = s->stamp; s->link_flow[l] = k;
+            } else {
+                int64_t a = find(par, k), b = find(par, s->link_flow[l]);
+                if (a != b) par[a < b ? b : a] = a < b ? a : b;
+            }
+        }
+    }
+    for (int64_t k = 0; k < m; k++) hit[find(par, k)] |= hit[k];
+    int64_t kept = 0;
+    for (int64_t k = 0; k < m; k++)
+        if (hit[find(par, k)]) sel[kept++] = sel[k];
+    return kept;
+}
+
 /* Rates of every touched component, from the component cache or solved. */
 static void component_path(st_t *s) {
     int64_t nf = s->nf;
@@ -340,7 +368,6 @@ static void verify_rates(st_t *s) {
 
 static int partial_rates(st_t *s, int64_t mark, double dep_min, double now) {
     double lam = dep_min;
-    int labelled = 0;
     for (int64_t i = mark; i < s->nf; i++) {
         double g = s->last_rate[s->fid[i]];
         if (!(g > 0)) return 0;
@@ -352,15 +379,7 @@ static int partial_rates(st_t *s, int64_t mark, double dep_min, double now) {
         /* new flows (rate 0) sit at the bottom of the fast heap: add them by slot */
         int64_t m = at_least(s, cut, s->sel);
         for (int64_t i = mark; i < s->nf; i++) s->sel[m++] = i;
-        if (4 * m > 3 * s->nf) {
-            /* most flows are above the level: keep only those of touched components (the
-             * others' component is unchanged, so are their rates) */
-            if (!labelled) { label_components(s); labelled = 1; }
-            int64_t k = 0;
-            for (int64_t j = 0; j < m; j++)
-                if (s->comp_touched[s->parent[s->sel[j]]]) s->sel[k++] = s->sel[j];
-            m = k;
-        }
+        m = touched_only(s, s->sel, m);
         solve(s, s->sel, m, 1, s->new_rate);
         double lo = INFINITY;
         for (int64_t k = 0; k < m; k++)
