@@ -42,7 +42,7 @@ struct st {
     int64_t nf, *fid; int *owner; double *rem, *rate;
     double *t_rem, *fin;   /* rem is the remainder at t_rem; fin the due time at rate */
     double *load;          /* per link: sum of the rates of the flows in flight on it */
-    double *last_rate;     /* per flow id: its rate when it last ended (partial's guess) */
+    double *last_rate;     /* per flow id: its first rate when it last started (a guess) */
     double *old_rate, *new_rate; int64_t *sel;
     heap_t due, fast;      /* flows by due time (earliest first), by rate (fastest first) */
     int64_t epoch, *link_touch;   /* links an ended or new flow used since the last solve */
@@ -60,7 +60,7 @@ struct st {
     int64_t *pool_fid; double *pool_rate; int64_t pool_cap, pool_used;
     int64_t hits, misses, events, flowsum, set_hits, rounds, solved_flows, solved_links;
     int64_t partial_ok, partial_flows, partial_fail, solves_since_sum;
-    int verify; double verify_diff;   /* check partial re-solves against full ones */
+    int verify; double verify_diff;   /* check every event's rates against a full solve */
     uint64_t set1, set2;      /* order-free hash of the in-flight flow set */
     int64_t *ident;
 };
@@ -273,66 +273,50 @@ static void component_rates(st_t *s, const int64_t *idx, int64_t m) {
 }
 
 /* Flows that share a link interact; the rest do not: solve each component on its own. */
-/* parent[i] = the smallest flow index of flow i's component (flows that share a link,
- * transitively); comp_touched[root]: the component uses a link that a flow ended or started
- * on since the last solve. An untouched component is the same flow set as at the last solve
- * (no flow of it shared a link with a flow that came or went), so its rates still hold. */
-static void label_components(st_t *s) {
-    int64_t nf = s->nf;
-    s->flowsum += nf;
-    s->stamp++;
-    for (int64_t i = 0; i < nf; i++) { s->parent[i] = i; s->comp_touched[i] = 0; }
-    for (int64_t i = 0; i < nf; i++) {
-        const int32_t *p = path_of(s, s->fid[i]);
-        for (int h = 0; h < s->width && p[h] >= 0; h++) {
-            int32_t l = p[h];
-            if (s->link_touch[l] == s->epoch) s->comp_touched[i] = 1;
-            if (s->link_stamp[l] != s->stamp) {
-                s->link_stamp[l] = s->stamp; s->link_flow[l] = i;
-            } else {
-                int64_t a = find(s->parent, i), b = find(s->parent, s->link_flow[l]);
-                if (a != b) s->parent[a < b ? b : a] = a < b ? a : b;
-            }
-        }
-    }
-    for (int64_t i = 0; i < nf; i++) {
-        s->parent[i] = find(s->parent, i);
-        s->comp_touched[s->parent[i]] |= s->comp_touched[i];
-    }
-}
-
-/* Keep of sel[0..m) only the flows whose component among the selected flows (linked by
- * links they share) holds a touched link: in the reduced problem the others' components are
- * unchanged, so are their rates. Returns the new m. */
-static int64_t touched_only(st_t *s, int64_t *sel, int64_t m) {
-    int64_t *par = s->comp_start;          /* scratch: the component path is not running */
-    char *hit = s->comp_touched;
+/* Components of the flows slots[0..m) (slots == NULL: every flow in flight, slot k = k):
+ * flows that share a link, transitively. par[k] = the smallest k of flow k's component;
+ * hit[root]: the component uses a link that a flow ended or started on since the last
+ * solve. An untouched component is the same flow set as at the last solve (no flow of it
+ * shared a link with a flow that came or went), so its rates still hold. */
+static void components(st_t *s, const int64_t *slots, int64_t m, int64_t *par, char *hit) {
     s->stamp++;
     for (int64_t k = 0; k < m; k++) { par[k] = k; hit[k] = 0; }
     for (int64_t k = 0; k < m; k++) {
-        const int32_t *p = path_of(s, s->fid[sel[k]]);
+        const int32_t *p = path_of(s, s->fid[slots ? slots[k] : k]);
         for (int h = 0; h < s->width && p[h] >= 0; h++) {
             int32_t l = p[h];
             if (s->link_touch[l] == s->epoch) hit[k] = 1;
             if (s->link_stamp[l] != s->stamp) {
                 s->link_stamp[l] = s->stamp; s->link_flow[l] = k;
             } else {
-                int64_t a = find(par, k), b = find(par, s->link_flow[l]);
-                if (a != b) par[a < b ? b : a] = a < b ? a : b;
+                int64_t x = find(par, k), y = find(par, s->link_flow[l]);
+                if (x != y) par[x < y ? y : x] = x < y ? x : y;
             }
         }
     }
-    for (int64_t k = 0; k < m; k++) hit[find(par, k)] |= hit[k];
+    for (int64_t k = 0; k < m; k++) {
+        par[k] = find(par, k);
+        hit[par[k]] |= hit[k];
+    }
+}
+
+/* Keep of sel[0..m) only the flows whose component among the selected flows holds a
+ * touched link: in the reduced problem the other components are unchanged, so are their
+ * rates. Returns the new m. */
+static int64_t touched_only(st_t *s, int64_t *sel, int64_t m) {
+    /* scratch: the component path is not running */
+    components(s, sel, m, s->comp_start, s->comp_touched);
     int64_t kept = 0;
     for (int64_t k = 0; k < m; k++)
-        if (hit[find(par, k)]) sel[kept++] = sel[k];
+        if (s->comp_touched[s->comp_start[k]]) sel[kept++] = sel[k];
     return kept;
 }
 
 /* Rates of every touched component, from the component cache or solved. */
 static void component_path(st_t *s) {
     int64_t nf = s->nf;
-    label_components(s);
+    s->flowsum += nf;
+    components(s, NULL, nf, s->parent, s->comp_touched);
     /* counting sort of the flows by root, keeping flow order inside a component */
     for (int64_t i = 0; i <= nf; i++) s->comp_start[i] = 0;
     for (int64_t i = 0; i < nf; i++) s->comp_start[s->parent[i] + 1]++;
@@ -347,13 +331,6 @@ static void component_path(st_t *s) {
     }
 }
 
-/* Exact re-solve of only the flows at or above a level lam (rates of all others kept).
- * Why it is exact: in progressive filling, a flow that ends at rate r changes nothing
- * below level r (until r its links are not saturated with or without it), so every flow
- * slower than the slowest ended one keeps its rate. For new flows lam is a guess (their
- * first rate last time) and the result is checked: if every re-solved flow gets at least
- * lam, every flow still has a bottleneck link (saturated, where no flow is faster), which
- * characterises the max-min allocation. Otherwise lam is lowered and tried again. */
 static void set_rate(st_t *s, int64_t i, double r, double now);
 
 /* Tests only: the largest relative difference between the rates an event left (by any
@@ -366,6 +343,14 @@ static void verify_rates(st_t *s) {
     }
 }
 
+/* Exact re-solve of only the flows at or above a level lam (rates of all others kept).
+ * Why it is exact: in progressive filling, a flow that ends at rate r changes nothing
+ * below level r (until r its links are not saturated with or without it), so every flow
+ * slower than the slowest ended one keeps its rate. For new flows lam is a guess (their
+ * first rate last time) and the result is checked: if every re-solved flow gets at least
+ * lam, every flow still has a bottleneck link (saturated, where no flow is faster), which
+ * characterises the max-min allocation. Otherwise lam is lowered and tried again. Of the
+ * flows at or above lam, only the components (among them) that hold a touched link move. */
 static int partial_rates(st_t *s, int64_t mark, double dep_min, double now) {
     double lam = dep_min;
     for (int64_t i = mark; i < s->nf; i++) {
