@@ -110,6 +110,71 @@ def qball_data(inp: dict, ranks: int) -> float:
     return qball_atoms(inp, ranks) * qball_cells(inp, ranks) / ranks
 
 
+# NTChem RI-MP2 decks by their basis dimensions: basis functions, occupied orbitals (closed
+# shell, no frozen core: virtuals = nbf - nocc) and auxiliary (RI) functions, as the `o NBF`,
+# `o NOccA` and `o NBF_RI` lines of each upstream test's reference output report them
+# (share/ntchem/tests/<case>/*.out_ref, installed by the ntchem-mini recipe). c6h6 is benzene
+# RI-MP2/SVP, the calibration input; taxol (cc-pVDZ) the study's.
+NTCHEM_CASES = {"c6h6": {"nbf": 114, "nocc": 21, "naux": 372},
+                "h2o": {"nbf": 580, "nocc": 50, "naux": 1410},
+                "taxol": {"nbf": 1123, "nocc": 226, "naux": 4186}}
+# Share of the one-rank c6h6 solver time in the energy step (RIMP2_RMP2Energy) rather than
+# in the 3-centre integrals and their transformation (RIMP2_Tran3c1/2): 0.19 of 1.73 s,
+# from the WALL time lines of our own one-rank c6h6 run here (docs/modelling.md#ntchem).
+NTCHEM_ENERGY_SHARE = 0.11
+
+
+def ntchem_dims(inp: dict) -> dict:
+    case = inp["case"]
+    if case not in NTCHEM_CASES:
+        raise WorkloadError(f"unknown NTChem case '{case}'", field="benchmarks.ntchem.input.case",
+                            fix=f"use one of: {', '.join(NTCHEM_CASES)}")
+    return NTCHEM_CASES[case]
+
+
+def ntchem_work(inp: dict) -> float:
+    """RI-MP2 cost of a deck relative to c6h6's, both parts measured on c6h6 here: the
+    3-centre integrals ~ nbf^2 x naux (no screening assumed), the energy's (ia|jb)
+    assembly ~ nocc^2 x nvir^2 x naux (its DGEMM flops)."""
+    d, c = ntchem_dims(inp), NTCHEM_CASES["c6h6"]
+    three = d["nbf"] ** 2 * d["naux"] / (c["nbf"] ** 2 * c["naux"])
+    energy = _ovx(d) * d["nocc"] * (d["nbf"] - d["nocc"]) / (
+        _ovx(c) * c["nocc"] * (c["nbf"] - c["nocc"]))
+    return (1 - NTCHEM_ENERGY_SHARE) * three + NTCHEM_ENERGY_SHARE * energy
+
+
+def _ovx(d: dict) -> float:
+    """Size of the MO 3-centre integral tensor B_ia^P (nocc x nvir x naux doubles)."""
+    return float(d["nocc"] * (d["nbf"] - d["nocc"]) * d["naux"])
+
+
+def grid4(ranks: int) -> tuple[int, int, int, int]:
+    """MILC's hyper_prime layout of a lattice that is ``ranks`` copies of one rank's cube:
+    prime factors, largest first, each to the axis (x, y, z, t) split least so far."""
+    dims = [1, 1, 1, 1]
+    rest, factors = ranks, []
+    for p in range(2, ranks + 1):
+        while rest % p == 0:
+            factors.append(p)
+            rest //= p
+    for p in sorted(factors, reverse=True):
+        axis = dims.index(min(dims))
+        dims[axis] *= p
+    return tuple(dims)
+
+
+def milc_lattice(inp: dict, ranks: int) -> tuple[int, ...]:
+    """Weak scaling: a ``lattice_per_rank``^4 block per rank on the grid4(ranks) layout (MILC
+    then splits the global lattice back into those blocks)."""
+    side = int(inp["lattice_per_rank"])
+    return tuple(side * g for g in grid4(ranks))
+
+
+def milc_steps(inp: dict) -> float:
+    """Molecular-dynamics steps of a run: trajectories x steps per trajectory."""
+    return float(inp["trajecs"] * inp["steps"])
+
+
 # Per-rank work of one run, in units proportional to what the code computes per process;
 # only ratios of the same code's work are ever used (study input vs calibration input).
 WORK: dict[str, Callable[[dict, int], float]] = {
@@ -128,6 +193,10 @@ WORK: dict[str, Callable[[dict, int], float]] = {
     "qball": qball_data,
     # Stochastic reconfiguration: every step samples NVMCSample configurations, split over P.
     "mvmc": lambda i, n: mvmc_param(i, "NSROptItrStep") * mvmc_param(i, "NVMCSample") / n,
+    # Strong scaling: one molecule's RI-MP2 split over P (ntchem_work).
+    "ntchem": lambda i, n: ntchem_work(i) / n,
+    # Weak scaling: sites per rank x MD steps (each step's CG solves sweep the sites).
+    "milc": lambda i, n: float(i["lattice_per_rank"]) ** 4 * milc_steps(i),
 }
 
 
@@ -136,7 +205,7 @@ def _face(w: float) -> float:
 
 
 # Measures of an input that a code's traffic scales with (conf/appmodels.yaml names them):
-# ``face`` = area of a rank's subdomain face, ``cells`` = CoMD link cells per rank and axis,
+# ``face`` = area of a rank's subdomain face (MILC: per MD step), ``cells`` = CoMD link cells per rank and axis,
 # ``data`` = bytes-proportional data per rank, ``one`` = independent of the input.
 COMD_LATTICE, COMD_CUTOFF = 3.615, 4.95    # CoMD -e (Cu EAM): Angstrom, its potential's cutoff
 MEASURES: dict[str, dict[str, Callable[[dict, int], float]]] = {
@@ -151,6 +220,10 @@ MEASURES: dict[str, dict[str, Callable[[dict, int], float]]] = {
     "graph500": {"data": lambda i, n: i["edgefactor"] * 2.0 ** graph500_scale(i, n) / n},
     "qball": {"data": qball_data},
     "mvmc": {"steps": lambda i, n: mvmc_param(i, "NSROptItrStep")},
+    "ntchem": {"data": lambda i, n: _ovx(ntchem_dims(i)),
+               "basis": lambda i, n: float(ntchem_dims(i)["nbf"]) ** 2},
+    "milc": {"face": lambda i, n: float(i["lattice_per_rank"]) ** 3 * milc_steps(i),
+             "steps": lambda i, n: milc_steps(i)},
 }
 ONE = lambda i, n: 1.0   # noqa: E731
 
