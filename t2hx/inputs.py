@@ -118,10 +118,21 @@ def qball_data(inp: dict, ranks: int) -> float:
 NTCHEM_CASES = {"c6h6": {"nbf": 114, "nocc": 21, "naux": 372},
                 "h2o": {"nbf": 580, "nocc": 50, "naux": 1410},
                 "taxol": {"nbf": 1123, "nocc": 226, "naux": 4186}}
-# Share of the one-rank c6h6 solver time in the energy step (RIMP2_RMP2Energy) rather than
-# in the 3-centre integrals and their transformation (RIMP2_Tran3c1/2): 0.19 of 1.73 s,
-# from the WALL time lines of our own one-rank c6h6 run here (docs/modelling.md#ntchem).
-NTCHEM_ENERGY_SHARE = 0.11
+# Where the one-rank c6h6 run of conf/calibration/ntchem.json spent its solver time (its
+# `phases`, NTChem's WALL time lines; ntchem_shares derives these, a test keeps them equal):
+# the 3-centre integrals and their transformation (RIMP2_Tran3c1/2), the (ia|jb) DGEMMs and
+# pair energies ("4c Ints", "EMP2 corr."), and the rest of the energy step, which moves the
+# MO 3-centre tensor.
+NTCHEM_SHARES = {"integrals": 0.586, "pairs": 0.121, "tensor": 0.293}
+
+
+def ntchem_shares(phases: dict[str, float]) -> dict[str, float]:
+    """NTCHEM_SHARES from a run's phase timers (seconds)."""
+    integrals = phases["RIMP2_Tran3c1"] + phases["RIMP2_Tran3c2"]
+    pairs = phases["4c Ints"] + phases["EMP2 corr."]
+    tensor = phases["RIMP2_RMP2Energy"] - pairs
+    total = integrals + pairs + tensor
+    return {"integrals": integrals / total, "pairs": pairs / total, "tensor": tensor / total}
 
 
 def ntchem_dims(inp: dict) -> dict:
@@ -132,15 +143,18 @@ def ntchem_dims(inp: dict) -> dict:
     return NTCHEM_CASES[case]
 
 
+def ntchem_costs(inp: dict) -> dict[str, float]:
+    """Textbook cost of each part of RI-MP2 on a deck: integrals ~ nbf^2 naux (no screening
+    assumed), pair energies ~ nocc^2 nvir^2 naux (DGEMM flops), tensor ~ nocc nvir naux."""
+    d = ntchem_dims(inp)
+    return {"integrals": float(d["nbf"] ** 2 * d["naux"]),
+            "pairs": _ovx(d) * d["nocc"] * (d["nbf"] - d["nocc"]), "tensor": _ovx(d)}
+
+
 def ntchem_work(inp: dict) -> float:
-    """RI-MP2 cost of a deck relative to c6h6's, both parts measured on c6h6 here: the
-    3-centre integrals ~ nbf^2 x naux (no screening assumed), the energy's (ia|jb)
-    assembly ~ nocc^2 x nvir^2 x naux (its DGEMM flops)."""
-    d, c = ntchem_dims(inp), NTCHEM_CASES["c6h6"]
-    three = d["nbf"] ** 2 * d["naux"] / (c["nbf"] ** 2 * c["naux"])
-    energy = _ovx(d) * d["nocc"] * (d["nbf"] - d["nocc"]) / (
-        _ovx(c) * c["nocc"] * (c["nbf"] - c["nocc"]))
-    return (1 - NTCHEM_ENERGY_SHARE) * three + NTCHEM_ENERGY_SHARE * energy
+    """RI-MP2 cost of a deck relative to c6h6's: each part's c6h6 share x its cost ratio."""
+    mine, c6h6 = ntchem_costs(inp), ntchem_costs({"case": "c6h6"})
+    return sum(share * mine[part] / c6h6[part] for part, share in NTCHEM_SHARES.items())
 
 
 def _ovx(d: dict) -> float:

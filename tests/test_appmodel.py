@@ -38,12 +38,15 @@ def test_model_predicts_the_largest_measured_rank_count(code):
     assert predicted == pytest.approx(measured, rel=0.10), (code, n)
 
 
-def test_a_wrong_pattern_misses():
-    """The check discriminates: SWFFT read as a plain all-to-all (not its pencil
-    redistributions) misses the 8-rank volume by more than 10 %."""
-    real = appmodel.model("swfft")
+@pytest.mark.parametrize("code, wrong_pattern", [("swfft", "alltoall"), ("ntchem", "alltoall"),
+                                                  ("milc", "alltoall")])
+def test_a_wrong_pattern_misses(code, wrong_pattern):
+    """The check discriminates: SWFFT or NTChem read as a plain all-to-all (not SWFFT's pencil
+    redistributions, not RI-MP2's half ring; MILC too, not its halo), miss the 8-rank volume
+    by more than 10 %."""
+    real = appmodel.model(code)
     wrong = dataclasses.replace(real, terms=tuple(
-        dataclasses.replace(t, pattern="alltoall") if t.kind == "p2p" else t
+        dataclasses.replace(t, pattern=wrong_pattern) if t.kind == "p2p" else t
         for t in real.terms))
     n_max = max(r["ranks"] for r in real.calibration["runs"])
     run = next(r for r in real.calibration["runs"] if r["ranks"] == n_max)
@@ -127,15 +130,21 @@ def test_simulate_takes_the_input_and_rejects_bad_json(mini, routed, tmp_path, c
 
 
 def test_ntchem_scales_from_benzene_to_taxol_by_its_basis():
-    """Strong scaling of one molecule; taxol's RI-MP2 costs its integral and energy parts
-    scaled from c6h6 by nbf^2 naux and nocc^2 nvir^2 naux (docs/modelling.md#ntchem)."""
+    """Strong scaling of one molecule; taxol's RI-MP2 parts scale from c6h6's by
+    nbf^2 naux, nocc^2 nvir^2 naux and nocc nvir naux (docs/modelling.md#ntchem), weighted
+    by where the calibration's one-rank run spent its time."""
     c6h6, taxol = {"case": "c6h6"}, STUDY.input("ntchem", 56)
     assert inputs.work("ntchem", c6h6, 1) == pytest.approx(1.0)
-    three = (1123 / 114) ** 2 * 4186 / 372
-    energy = (226 * 897) ** 2 * 4186 / ((21 * 93) ** 2 * 372)
-    share = inputs.NTCHEM_ENERGY_SHARE
-    assert inputs.work("ntchem", taxol, 1) == pytest.approx((1 - share) * three + share * energy)
+    ratios = {"integrals": (1123 / 114) ** 2 * 4186 / 372,
+              "pairs": (226 * 897) ** 2 * 4186 / ((21 * 93) ** 2 * 372),
+              "tensor": 226 * 897 * 4186 / (21 * 93 * 372)}
+    share = inputs.NTCHEM_SHARES
+    assert inputs.work("ntchem", taxol, 1) == pytest.approx(
+        sum(share[p] * ratios[p] for p in ratios))
     assert inputs.work("ntchem", taxol, 56) == pytest.approx(inputs.work("ntchem", taxol, 1) / 56)
+    measured = inputs.ntchem_shares(appmodel.model("ntchem").one_rank_run()["phases"])
+    for part, value in measured.items():
+        assert share[part] == pytest.approx(value, abs=0.005), f"fix: NTCHEM_SHARES[{part!r}]"
     with pytest.raises(WorkloadError, match="unknown NTChem case 'benzene'.*fix: use one of"):
         inputs.work("ntchem", {"case": "benzene"}, 2)
 
