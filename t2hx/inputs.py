@@ -219,8 +219,10 @@ def _face(w: float) -> float:
 
 
 # Measures of an input that a code's traffic scales with (conf/appmodels.yaml names them):
-# ``face`` = area of a rank's subdomain face (MILC: per MD step), ``cells`` = CoMD link cells per rank and axis,
-# ``data`` = bytes-proportional data per rank, ``one`` = independent of the input.
+# ``face`` = area of a rank's subdomain face (MILC: times its MD steps), ``cells`` = CoMD
+# link cells per rank and axis, ``data`` = bytes-proportional data per rank (NTChem: its whole
+# MO 3-centre tensor, which the rimp2 pattern splits), ``basis`` = NTChem's nbf^2, ``steps`` =
+# iterations that each communicate, ``one`` = independent of the input.
 COMD_LATTICE, COMD_CUTOFF = 3.615, 4.95    # CoMD -e (Cu EAM): Angstrom, its potential's cutoff
 MEASURES: dict[str, dict[str, Callable[[dict, int], float]]] = {
     "amg": {"face": lambda i, n: float(i["cube"]) ** 2},
