@@ -13,8 +13,8 @@ import reframe as rfm                                              # noqa: E402
 from reframe.core.builtins import run_before                      # noqa: E402
 
 from lib.base import T2hxCheck, study_parameters                  # noqa: E402
-from t2hx.inputs import (grid3, minife_n, qball_atoms, qball_cells,  # noqa: E402
-                         swfft_ng)
+from t2hx.inputs import (grid3, milc_lattice, minife_n, qball_atoms,  # noqa: E402
+                         qball_cells, swfft_ng)
 
 
 @rfm.simple_test
@@ -132,7 +132,38 @@ class NTChem(T2hxCheck):
 
     @staticmethod
     def command(launch):
-        return "rimp2.exe", [launch.input["case"]]
+        # rimp2.exe takes no arguments: it reads its namelist from INPUT and the deck's
+        # <name>.{Geom,Basis,Basis_RIC,MO,OrbEne,SCF_Info,TotEne} from the working directory.
+        return "rimp2.exe", []
+
+    @run_before("run")
+    def stage_deck(self):
+        """On `local`: the view's upstream test deck share/ntchem/tests/<case>/ (ntchem-mini
+        installs it), its <name>.inp as INPUT; the site stages taxol itself."""
+        deck = Path(self.extras.get("spack_view") or "/nonexistent") / "share" / "ntchem" \
+            / "tests" / self.input["case"]
+        if self.mode == "local" and deck.is_dir():
+            stage_ntchem_deck(deck, Path(self.stagedir))
+
+
+NTCHEM_DECK = ("Geom", "Basis", "Basis_RIC", "MO", "OrbEne", "SCF_Info", "TotEne")
+
+
+def stage_ntchem_deck(deck: Path, stage: Path) -> None:
+    """Links to a deck's files and a copy of its .inp as INPUT (what the deck's own job
+    scripts stage before they start rimp2.exe)."""
+    inp = sorted(deck.glob("*.inp"))
+    if len(inp) != 1:
+        raise FileNotFoundError(f"{deck}: {len(inp)} *.inp files (fix: point "
+                                "T2HX_SPACK_VIEW at a view with a complete NTChem test deck)")
+    name = inp[0].stem
+    missing = [ext for ext in NTCHEM_DECK if not (deck / f"{name}.{ext}").is_file()]
+    if missing:
+        raise FileNotFoundError(f"{deck}: no {name}.{missing[0]} (fix: use a case with a "
+                                "complete deck, e.g. local.input.ntchem.case: c6h6)")
+    for ext in NTCHEM_DECK:
+        (stage / f"{name}.{ext}").symlink_to(deck / f"{name}.{ext}")
+    shutil.copyfile(inp[0], stage / "INPUT")
 
 
 @rfm.simple_test
@@ -143,6 +174,48 @@ class MILC(T2hxCheck):
     @staticmethod
     def command(launch):
         return "su3_rhmd_hisq", [f"{launch.input['case']}.in"]
+
+    @staticmethod
+    def input_files(launch):
+        """With ``deck: generated`` (the `local` study input): a deck of ours, a fresh (unit)
+        gauge field on milc_lattice; with ``deck: site`` the site provides <case>.in."""
+        inp = launch.input
+        if inp.get("deck") != "generated":
+            return {}
+        return {f"{inp['case']}.in": milc_deck(milc_lattice(inp, launch.ranks),
+                                               int(inp["trajecs"]), int(inp["steps"]))}
+
+    @run_before("run")
+    def link_rationals(self):
+        """On `local`: the view's rational-function file (the milc recipe installs it into
+        share/milc) next to the deck, which names it."""
+        path = Path(self.extras.get("spack_view") or "/nonexistent") / "share" / "milc" \
+            / MILC_RATIONALS
+        if self.mode == "local" and path.is_file():
+            (Path(self.stagedir) / MILC_RATIONALS).symlink_to(path)
+
+
+# The rational approximations in MILC_RATIONALS were made for these flavours and masses
+# (its header says so): a deck must use exactly them, so only the lattice and the MD length
+# are ours. Gauge coupling and tadpole factor: those of MILC's HISQ test deck.
+MILC_RATIONALS = "rationals.sample.su3_rhmc_hisq"
+MILC_ACTION = {"n_pseudo": "4", "beta": "7.4", "n_dyn_masses": "2", "dyn_mass": ".0018 .018",
+               "dyn_flavors": "2 1", "u0": "0.890"}
+MILC_CG = ("cgresid_md_fa_gr .000005 1e-6 1e-6", "max_multicg_md_fa_gr 2500 2500 2500",
+           "cgprec_md_fa_gr 2 2 2")
+
+
+def milc_deck(lattice: tuple[int, ...], trajecs: int, steps: int) -> str:
+    """An su3_rhmd_hisq input set: ``trajecs`` trajectories of ``steps`` MD steps from a
+    fresh gauge field, no measurements, nothing saved."""
+    lines = ["prompt 0", *(f"n{a} {d}" for a, d in zip("xyzt", lattice)), "iseed 5682304"]
+    lines += [f"n_pseudo {MILC_ACTION['n_pseudo']}", f"load_rhmc_params {MILC_RATIONALS}"]
+    lines += [f"{k} {v}" for k, v in MILC_ACTION.items() if k != "n_pseudo"]
+    lines += ["warms 0", f"trajecs {trajecs}", f"traj_between_meas {trajecs}",
+              "microcanonical_time_step .02", f"steps_per_trajectory {steps}"]
+    lines += [line for _ in range(int(MILC_ACTION["n_pseudo"])) for line in MILC_CG]
+    lines += ["prec_ff 1", "number_of_pbp_masses 0", "fresh", "forget"]
+    return "\n".join(lines) + "\n"
 
 
 @rfm.simple_test

@@ -106,7 +106,7 @@ REGISTRY: tuple[Benchmark, ...] = (
     _app("ffvc", "FFVC cavity flow", "FFVC", "ffvc-mini", local_binary="ffvc_mini"),
     _app("mvmc", "mVMC", "MVMC", "mvmc-mini", local_binary="vmc.out"),
     _app("ntchem", "NTChem RI-MP2", "NTChem", "ntchem-mini", local_binary="rimp2.exe"),
-    _app("milc", "MILC (Trinity)", "MILC", "milc-trinity", markers=(r"RUNNING COMPLETED",),
+    _app("milc", "MILC (Trinity)", "MILC", "milc", markers=(r"RUNNING COMPLETED",),
          local_binary="su3_rhmd_hisq"),
     _app("qball", "qb@ll", "Qball", "qball", parser="qbox", local_binary="qball",
          aliases=("qb@ll", "qbox")),

@@ -39,6 +39,12 @@ MONITORING = {"OMPI_MCA_pml_monitoring_enable": "2",
               "OMPI_MCA_pml_monitoring_filename": PROFILE_PREFIX}
 
 
+# Codes whose output times their phases: the timers a run's record keeps (``phases``), for
+# work rules that weigh a code's parts by where our own run spent its time.
+PHASE_TIMERS = {"ntchem": re.compile(r"^ \.{3,5}\s+WALL time \(([^)]*?)\s*\)\s*:\s*([\d.]+)",
+                                     re.M)}
+
+
 class CalibrationError(T2hxError):
     """A calibration cannot be run or read."""
 
@@ -79,6 +85,15 @@ def mean_per_rank(traffic: dict, kind: str, what: str = "bytes") -> float:
     """Mean over ranks of what one rank sent of ``kind`` (p2p, coll or total)."""
     kinds = ("p2p", "coll") if kind == "total" else (kind,)
     return float(np.mean(np.sum([traffic[what][k] for k in kinds], axis=0)))
+
+
+def read_phases(code: str, stage: Path) -> dict[str, float]:
+    """Rank 0's phase timers (seconds) in a run's output, for the codes of PHASE_TIMERS."""
+    timer = PHASE_TIMERS.get(code)
+    out = stage / "rfm_job.out"
+    if timer is None or not out.is_file():
+        return {}
+    return {name: float(sec) for name, sec in timer.findall(out.read_text(errors="replace"))}
 
 
 def _reframe_run(bench: benchmarks.Benchmark, ranks: list[int], campaign: str,
@@ -180,9 +195,12 @@ def calibrate(name: str, ranks: list[int], quiet: bool = False,
                  if r["benchmark"] == bench.key}.values())
     for row in sorted(rows, key=lambda r: int(r["num_nodes"])):
         n = int(row["num_nodes"])
-        traffic = read_traffic(_stage_of(stage_root, row), n).__dict__
-        runs.append({"ranks": n, "metric": row["perf_var"], "value": float(row["perf_value"]),
-                     "unit": row["perf_unit"], "traffic": traffic})
+        stage = _stage_of(stage_root, row)
+        run = {"ranks": n, "metric": row["perf_var"], "value": float(row["perf_value"]),
+               "unit": row["perf_unit"], "traffic": read_traffic(stage, n).__dict__}
+        if phases := read_phases(bench.key, stage):
+            run["phases"] = phases
+        runs.append(run)
     missing = sorted(set(ranks) - {r["ranks"] for r in runs})
     if missing:
         raise CalibrationError(f"no passing run of {bench.key} at {missing} ranks",

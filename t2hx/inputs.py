@@ -110,6 +110,85 @@ def qball_data(inp: dict, ranks: int) -> float:
     return qball_atoms(inp, ranks) * qball_cells(inp, ranks) / ranks
 
 
+# NTChem RI-MP2 decks by their basis dimensions: basis functions, occupied orbitals (closed
+# shell, no frozen core: virtuals = nbf - nocc) and auxiliary (RI) functions, as the `o NBF`,
+# `o NOccA` and `o NBF_RI` lines of each upstream test's reference output report them
+# (share/ntchem/tests/<case>/*.out_ref, installed by the ntchem-mini recipe). c6h6 is benzene
+# RI-MP2/SVP, the calibration input; taxol (cc-pVDZ) the study's.
+NTCHEM_CASES = {"c6h6": {"nbf": 114, "nocc": 21, "naux": 372},
+                "h2o": {"nbf": 580, "nocc": 50, "naux": 1410},
+                "taxol": {"nbf": 1123, "nocc": 226, "naux": 4186}}
+# Where the one-rank c6h6 run of conf/calibration/ntchem.json spent its solver time (its
+# `phases`, NTChem's WALL time lines; ntchem_shares derives these, a test keeps them equal):
+# the 3-centre integrals and their transformation (RIMP2_Tran3c1/2), the (ia|jb) DGEMMs and
+# pair energies ("4c Ints", "EMP2 corr."), and the rest of the energy step, which moves the
+# MO 3-centre tensor.
+NTCHEM_SHARES = {"integrals": 0.586, "pairs": 0.121, "tensor": 0.293}
+
+
+def ntchem_shares(phases: dict[str, float]) -> dict[str, float]:
+    """NTCHEM_SHARES from a run's phase timers (seconds)."""
+    integrals = phases["RIMP2_Tran3c1"] + phases["RIMP2_Tran3c2"]
+    pairs = phases["4c Ints"] + phases["EMP2 corr."]
+    tensor = phases["RIMP2_RMP2Energy"] - pairs
+    total = integrals + pairs + tensor
+    return {"integrals": integrals / total, "pairs": pairs / total, "tensor": tensor / total}
+
+
+def ntchem_dims(inp: dict) -> dict:
+    case = inp["case"]
+    if case not in NTCHEM_CASES:
+        raise WorkloadError(f"unknown NTChem case '{case}'", field="benchmarks.ntchem.input.case",
+                            fix=f"use one of: {', '.join(NTCHEM_CASES)}")
+    return NTCHEM_CASES[case]
+
+
+def ntchem_costs(inp: dict) -> dict[str, float]:
+    """Textbook cost of each part of RI-MP2 on a deck: integrals ~ nbf^2 naux (no screening
+    assumed), pair energies ~ nocc^2 nvir^2 naux (DGEMM flops), tensor ~ nocc nvir naux."""
+    d = ntchem_dims(inp)
+    return {"integrals": float(d["nbf"] ** 2 * d["naux"]),
+            "pairs": _ovx(d) * d["nocc"] * (d["nbf"] - d["nocc"]), "tensor": _ovx(d)}
+
+
+def ntchem_work(inp: dict) -> float:
+    """RI-MP2 cost of a deck relative to c6h6's: each part's c6h6 share x its cost ratio."""
+    mine, c6h6 = ntchem_costs(inp), ntchem_costs({"case": "c6h6"})
+    return sum(share * mine[part] / c6h6[part] for part, share in NTCHEM_SHARES.items())
+
+
+def _ovx(d: dict) -> float:
+    """Size of the MO 3-centre integral tensor B_ia^P (nocc x nvir x naux doubles)."""
+    return float(d["nocc"] * (d["nbf"] - d["nocc"]) * d["naux"])
+
+
+def grid4(ranks: int) -> tuple[int, int, int, int]:
+    """MILC's hyper_prime layout of a lattice that is ``ranks`` copies of one rank's cube:
+    prime factors, largest first, each to the axis (x, y, z, t) split least so far."""
+    dims = [1, 1, 1, 1]
+    rest, factors = ranks, []
+    for p in range(2, ranks + 1):
+        while rest % p == 0:
+            factors.append(p)
+            rest //= p
+    for p in sorted(factors, reverse=True):
+        axis = dims.index(min(dims))
+        dims[axis] *= p
+    return tuple(dims)
+
+
+def milc_lattice(inp: dict, ranks: int) -> tuple[int, ...]:
+    """Weak scaling: a ``lattice_per_rank``^4 block per rank on the grid4(ranks) layout (MILC
+    then splits the global lattice back into those blocks)."""
+    side = int(inp["lattice_per_rank"])
+    return tuple(side * g for g in grid4(ranks))
+
+
+def milc_steps(inp: dict) -> float:
+    """Molecular-dynamics steps of a run: trajectories x steps per trajectory."""
+    return float(inp["trajecs"] * inp["steps"])
+
+
 # Per-rank work of one run, in units proportional to what the code computes per process;
 # only ratios of the same code's work are ever used (study input vs calibration input).
 WORK: dict[str, Callable[[dict, int], float]] = {
@@ -128,6 +207,10 @@ WORK: dict[str, Callable[[dict, int], float]] = {
     "qball": qball_data,
     # Stochastic reconfiguration: every step samples NVMCSample configurations, split over P.
     "mvmc": lambda i, n: mvmc_param(i, "NSROptItrStep") * mvmc_param(i, "NVMCSample") / n,
+    # Strong scaling: one molecule's RI-MP2 split over P (ntchem_work).
+    "ntchem": lambda i, n: ntchem_work(i) / n,
+    # Weak scaling: sites per rank x MD steps (each step's CG solves sweep the sites).
+    "milc": lambda i, n: float(i["lattice_per_rank"]) ** 4 * milc_steps(i),
 }
 
 
@@ -136,8 +219,10 @@ def _face(w: float) -> float:
 
 
 # Measures of an input that a code's traffic scales with (conf/appmodels.yaml names them):
-# ``face`` = area of a rank's subdomain face, ``cells`` = CoMD link cells per rank and axis,
-# ``data`` = bytes-proportional data per rank, ``one`` = independent of the input.
+# ``face`` = area of a rank's subdomain face (MILC: times its MD steps), ``cells`` = CoMD
+# link cells per rank and axis, ``data`` = bytes-proportional data per rank (NTChem: its whole
+# MO 3-centre tensor, which the rimp2 pattern splits), ``basis`` = NTChem's nbf^2, ``steps`` =
+# iterations that each communicate, ``one`` = independent of the input.
 COMD_LATTICE, COMD_CUTOFF = 3.615, 4.95    # CoMD -e (Cu EAM): Angstrom, its potential's cutoff
 MEASURES: dict[str, dict[str, Callable[[dict, int], float]]] = {
     "amg": {"face": lambda i, n: float(i["cube"]) ** 2},
@@ -151,6 +236,10 @@ MEASURES: dict[str, dict[str, Callable[[dict, int], float]]] = {
     "graph500": {"data": lambda i, n: i["edgefactor"] * 2.0 ** graph500_scale(i, n) / n},
     "qball": {"data": qball_data},
     "mvmc": {"steps": lambda i, n: mvmc_param(i, "NSROptItrStep")},
+    "ntchem": {"data": lambda i, n: _ovx(ntchem_dims(i)),
+               "basis": lambda i, n: float(ntchem_dims(i)["nbf"]) ** 2},
+    "milc": {"face": lambda i, n: float(i["lattice_per_rank"]) ** 3 * milc_steps(i),
+             "steps": lambda i, n: milc_steps(i)},
 }
 ONE = lambda i, n: 1.0   # noqa: E731
 

@@ -10,6 +10,7 @@ import pytest
 
 from t2hx import calibration, inputs
 from t2hx.cli import main
+from t2hx.errors import WorkloadError
 from t2hx.flowsim import apps, appmodel
 from t2hx.flowsim.network import open_network
 from t2hx.post.parsers import parse_text
@@ -37,12 +38,15 @@ def test_model_predicts_the_largest_measured_rank_count(code):
     assert predicted == pytest.approx(measured, rel=0.10), (code, n)
 
 
-def test_a_wrong_pattern_misses():
-    """The check discriminates: SWFFT read as a plain all-to-all (not its pencil
-    redistributions) misses the 8-rank volume by more than 10 %."""
-    real = appmodel.model("swfft")
+@pytest.mark.parametrize("code, wrong_pattern", [("swfft", "alltoall"), ("ntchem", "alltoall"),
+                                                  ("milc", "alltoall")])
+def test_a_wrong_pattern_misses(code, wrong_pattern):
+    """The check discriminates: SWFFT or NTChem read as a plain all-to-all (not SWFFT's pencil
+    redistributions, not RI-MP2's half ring; MILC too, not its halo), miss the 8-rank volume
+    by more than 10 %."""
+    real = appmodel.model(code)
     wrong = dataclasses.replace(real, terms=tuple(
-        dataclasses.replace(t, pattern="alltoall") if t.kind == "p2p" else t
+        dataclasses.replace(t, pattern=wrong_pattern) if t.kind == "p2p" else t
         for t in real.terms))
     n_max = max(r["ranks"] for r in real.calibration["runs"])
     run = next(r for r in real.calibration["runs"] if r["ranks"] == n_max)
@@ -57,6 +61,9 @@ def test_patterns_follow_the_process_grids():
     assert appmodel.pencil_moves(8) == pytest.approx(5.0)         # 4/2 + 4/2 + 2/2
     assert appmodel.staged_halo(8, 5) == 25 + 35 + 49
     assert appmodel.hpl_panel(8) == pytest.approx(3 / 8)           # P x Q = 2 x 4
+    # MILC: periodic, both faces of each split axis; all four split from 16 ranks on.
+    assert [inputs.grid4(n) for n in (2, 8, 32)] == [(2, 1, 1, 1), (2, 2, 2, 1), (4, 2, 2, 2)]
+    assert [appmodel.halo4d_faces(n) for n in (2, 4, 8, 16, 32)] == [2, 4, 6, 8, 8]
 
 
 def test_compute_scales_with_the_conf_node():
@@ -100,7 +107,7 @@ def test_graph500_prints_the_scale_the_real_run_gets(net):
 
 def test_apps_communicate_what_the_model_says(net):
     """The simulated run carries the model's per-rank bytes (phases built from the terms)."""
-    for code in ("amg", "swfft", "hpl", "qball", "mvmc"):
+    for code in ("amg", "swfft", "hpl", "qball", "mvmc", "ntchem", "milc"):
         model, inp = appmodel.model(code), STUDY.input(code, 16)
         want = sum(model.term_bytes(16, inp))
         phases = apps.iteration_phases(code, 16, 1.0, net.loggp.reduce_rate, inp)
@@ -120,3 +127,32 @@ def test_simulate_takes_the_input_and_rejects_bad_json(mini, routed, tmp_path, c
     assert rec and int(rec[0]["N"]) == inputs.hpl_n({"gib_per_rank": 0.25, "nb": 192}, 8)
     assert main([*base, "--input", "{nope"]) != 0
     assert "--input" in capsys.readouterr().err
+
+
+def test_ntchem_scales_from_benzene_to_taxol_by_its_basis():
+    """Strong scaling of one molecule; taxol's RI-MP2 parts scale from c6h6's by
+    nbf^2 naux, nocc^2 nvir^2 naux and nocc nvir naux (docs/modelling.md#ntchem), weighted
+    by where the calibration's one-rank run spent its time."""
+    c6h6, taxol = {"case": "c6h6"}, STUDY.input("ntchem", 56)
+    assert inputs.work("ntchem", c6h6, 1) == pytest.approx(1.0)
+    ratios = {"integrals": (1123 / 114) ** 2 * 4186 / 372,
+              "pairs": (226 * 897) ** 2 * 4186 / ((21 * 93) ** 2 * 372),
+              "tensor": 226 * 897 * 4186 / (21 * 93 * 372)}
+    share = inputs.NTCHEM_SHARES
+    assert inputs.work("ntchem", taxol, 1) == pytest.approx(
+        sum(share[p] * ratios[p] for p in ratios))
+    assert inputs.work("ntchem", taxol, 56) == pytest.approx(inputs.work("ntchem", taxol, 1) / 56)
+    measured = inputs.ntchem_shares(appmodel.model("ntchem").one_rank_run()["phases"])
+    for part, value in measured.items():
+        assert share[part] == pytest.approx(value, abs=0.005), f"fix: NTCHEM_SHARES[{part!r}]"
+    with pytest.raises(WorkloadError, match="unknown NTChem case 'benzene'.*fix: use one of"):
+        inputs.work("ntchem", {"case": "benzene"}, 2)
+
+
+def test_milc_weak_scales_its_lattice():
+    """Every rank keeps lattice_per_rank^4 sites; the MD steps scale work and traffic."""
+    inp = STUDY.input("milc", 32)
+    assert inputs.milc_lattice(inp, 32) == (64, 32, 32, 32)
+    assert inputs.work("milc", inp, 32) == inputs.work("milc", inp, 2) == 16.0 ** 4 * 10
+    longer = dict(inp, trajecs=2)
+    assert inputs.measure("milc", "face", longer, 8) == 2 * inputs.measure("milc", "face", inp, 8)

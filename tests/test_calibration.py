@@ -12,7 +12,7 @@ import pytest
 
 from t2hx import ROOT, benchmarks
 from t2hx.calibration import (CALIBRATION_DIR, CalibrationError, codes, load, mean_per_rank,
-                              read_traffic)
+                              read_phases, read_traffic)
 from t2hx.study import load_study
 
 DATA = Path(__file__).parent / "data" / "calibration"
@@ -79,3 +79,13 @@ def test_calibrate_refuses_an_app_without_a_binary(tmp_path):
     assert done.returncode == 2
     assert done.stderr.count("\n") == 1 and "T2HX_SPACK_VIEW" in done.stderr
     assert json.loads((CALIBRATION_DIR / "amg.json").read_text())   # left untouched
+
+
+def test_reads_ntchem_phase_timers_from_a_real_run():
+    """Our own one-rank c6h6 run's output (its timer, energy and process lines: the run
+    prints 1.4 MB): both timer levels, the parts adding up to the driver's time."""
+    phases = read_phases("ntchem", DATA / "ntchem-1")
+    parts = phases["RIMP2_Tran3c1"] + phases["RIMP2_Tran3c2"] + phases["RIMP2_RMP2Energy"]
+    assert parts == pytest.approx(phases["RIMP2_Driver"], abs=0.02)
+    assert 0 < phases["4c Ints"] < phases["RIMP2_RMP2Energy"]
+    assert read_phases("amg", DATA / "ntchem-1") == {}      # codes without timers

@@ -65,6 +65,21 @@ def staged_halo(n: int, cells: float) -> float:
     return area
 
 
+def halo4d_faces(n: int) -> float:
+    """Faces a rank sends per MD step on MILC's periodic 4-D layout (t2hx.inputs.grid4):
+    both faces of every split axis, also when the two neighbours are one rank."""
+    return float(sum(2 for g in inputs.grid4(n) if g > 1))
+
+
+def rimp2_blocks(n: int) -> float:
+    """Blocks of the MO 3-centre integrals (B_ia^P, 1/n of them per rank) a rank of NTChem's
+    RI-MP2 sends, in units of the whole tensor: the energy step visits every pair of ranks
+    once by passing blocks half-way round a ring (floor(n/2) sends of 1/n,
+    rimp2_rmp2energy_incore_v_mpiomp.F90), after an all-to-all redistribution of each
+    rank's 1/n from the auxiliary to the occupied distribution ((n-1)/n of 1/n)."""
+    return (n // 2) / n + (n - 1) / n ** 2
+
+
 # SWFFT's forward transform goes block -> x-pencils -> block -> y -> block -> z, the
 # backward transform back (Dfft.hpp, distribution_3_to_2 / 2_to_3): 4 x-, 4 y-, 2 z-
 # transitions per repetition. Pencils lie inside the blocks, so a transition along axis d
@@ -96,6 +111,8 @@ def hpl_swap(n: int) -> float:
 PATTERNS = {
     "halo3d": lambda n, m: halo_faces(n) * m,
     "staged_halo3d": lambda n, m: staged_halo(n, m),
+    "halo4d": lambda n, m: halo4d_faces(n) * m,
+    "rimp2": lambda n, m: rimp2_blocks(n) * m,
     "alltoall": lambda n, m: (n - 1) / n * m,
     "pencil_fft3d": lambda n, m: pencil_moves(n) * m,
     "hpl_panel": lambda n, m: hpl_panel(n) * m,

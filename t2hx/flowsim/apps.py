@@ -2,7 +2,7 @@
 
 Calibrated codes run their model (t2hx/flowsim/appmodel.py: bytes and compute fitted to our
 own runs, the case's input, the conf node's rates; docs/modelling.md#application-models).
-NTChem and MILC, which have no calibration, fall back to a skeleton. A skeleton is one
+A code without a calibration file falls back to its skeleton. A skeleton is one
 solver iteration: a compute phase (``compute_s`` seconds on one
 TSUBAME2 Westmere node, divided by the compute-scaling factor of seed 003 §5.2 — 2×, 10×,
 25×, 50× mean a node that computes that much faster) followed by the communication the
@@ -85,6 +85,22 @@ def halo(n: int, size: int) -> Phase:
     return Phase.of(np.concatenate(src), np.concatenate(dst), size, name="halo")
 
 
+def halo4d(n: int, size: float) -> Phase:
+    """MILC's periodic 4-D face exchange on the grid4 layout: every rank with its ±1
+    neighbour along each split axis (twice the same rank when the axis has two)."""
+    dims = inputs.grid4(n)
+    r = np.arange(n)
+    coords = np.stack(np.unravel_index(r, dims), axis=1)
+    src, dst = [], []
+    for axis in (a for a in range(4) if dims[a] > 1):
+        for step in (-1, 1):
+            c = coords.copy()
+            c[:, axis] = (c[:, axis] + step) % dims[axis]
+            src.append(r)
+            dst.append(np.ravel_multi_index(tuple(c.T), dims))
+    return Phase.of(np.concatenate(src), np.concatenate(dst), size, name="halo4d")
+
+
 def iteration_phases(name: str, n: int, scale: float, reduce_rate: float,
                      inp: dict | None = None, node: dict | None = None) -> list[Phase]:
     """One iteration: the calibrated model's (t2hx/flowsim/appmodel.py) when the code has
@@ -129,6 +145,10 @@ def term_phases(pattern: str, n: int, per_rank: float, reduce_rate: float) -> li
     r = np.arange(n)
     if pattern in ("halo3d", "staged_halo3d"):     # CoMD's edge cells ride in its faces
         return [halo(n, per_rank / appmodel.halo_faces(n))]
+    if pattern == "halo4d":
+        return [halo4d(n, per_rank / appmodel.halo4d_faces(n))]
+    if pattern == "rimp2":
+        return rimp2_phases(n, per_rank / appmodel.rimp2_blocks(n))
     if pattern == "pencil_fft3d":
         return pencil_phases(n, per_rank / appmodel.pencil_moves(n))
     if pattern == "hpl_panel":
@@ -142,6 +162,16 @@ def term_phases(pattern: str, n: int, per_rank: float, reduce_rate: float) -> li
     if coll == "Alltoall":
         m /= n                                             # IMB's #bytes: per pair
     return collectives.phases(coll, n, max(1, int(m)), reduce_rate)[1]
+
+
+def rimp2_phases(n: int, tensor: float) -> list[Phase]:
+    """NTChem: the redistribution (every rank tensor/n^2 to each other rank), then the
+    energy step's floor(n/2) ring shifts of a rank's block (tensor/n)."""
+    r = np.arange(n)
+    src, dst = np.meshgrid(r, r, indexing="ij")
+    out = [Phase.of(src.ravel(), dst.ravel(), tensor / n ** 2, name="redistribute")]
+    out += [Phase.of(r, (r - d) % n, tensor / n, name="ring") for d in range(1, n // 2 + 1)]
+    return out
 
 
 def pencil_phases(n: int, block: float) -> list[Phase]:

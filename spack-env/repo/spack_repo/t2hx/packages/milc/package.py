@@ -39,3 +39,9 @@ class Milc(MakefilePackage):
     def install(self, spec, prefix):
         mkdirp(prefix.bin)
         install(join_path("ks_imp_rhmc", "su3_rhmd_hisq"), prefix.bin)
+        # The rational-function coefficients of the upstream HISQ test (2+1 flavours,
+        # masses .0018/.018, n_pseudo 4): su3_rhmd_hisq reads them (load_rhmc_params), and
+        # a deck with those masses (t2hx writes its own) runs without a Remez run here.
+        mkdirp(prefix.share.milc)
+        install(join_path("ks_imp_rhmc", "test", "rationals.sample.su3_rhmc_hisq"),
+                prefix.share.milc)
