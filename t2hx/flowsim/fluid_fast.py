@@ -67,7 +67,11 @@ def run_jobs_fast(net: Network, jobs: list[Job], until: float = np.inf,
     probe = _State(net, [])
     probe.small = small_bytes
     flat = _Flat(probe, [_fused(probe, job) for job in jobs])
-    guess = [min(job.repeat, 4096) for job in jobs]
+    # Room for every end time the window can hold (a rerun with more room would simulate the
+    # window again): a run takes at least its compute plus each step's largest message at
+    # the fastest link's rate.
+    guess = [min(job.repeat, flat.runs_bound(j, until, float(np.max(net.capacity))))
+             for j, job in enumerate(jobs)]
     while True:
         ends, counts, counters = flat.run(net, jobs, until, guess, verify)
         if all(c <= g for c, g in zip(counts, guess)):
@@ -142,6 +146,17 @@ class _Flat:
         self.step_off = np.array(step_off, np.int64)
         self.step_plan = np.array(step_plan, np.int64)
         self.step_sec = np.array(step_sec, np.float64)
+
+    def runs_bound(self, j: int, until: float, fastest: float) -> int:
+        """More runs than job j can finish by ``until`` (4096 without a window)."""
+        steps = slice(self.step_off[j], self.step_off[j + 1])
+        plans = self.step_plan[steps]
+        least = float(self.step_sec[steps].sum()) + sum(
+            float(self.size[self.plan_off[p]:self.plan_off[p + 1]].max()) / fastest
+            for p in plans[plans >= 0])
+        if not np.isfinite(until) or least <= 0:
+            return 4096
+        return int(until / least) + 2
 
     def run(self, net: Network, jobs: list[Job], until: float,
             cap: list[int], verify: bool = False) -> tuple[np.ndarray, list[int], list[int]]:
