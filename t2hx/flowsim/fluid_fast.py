@@ -38,6 +38,9 @@ KERNEL = Path(__file__).resolve().parent / "kernel" / "libfluidk.so"
 #: Cached (flow, rate) pairs (16 bytes each); the cache is emptied when full.
 POOL_PAIRS = 24 << 20
 
+#: Most end times a job's first buffer holds (8 MiB); run_jobs_fast grows it if needed.
+MAX_ENDS = 1 << 20
+
 #: The kernel's counters, in its order (t2hx_fluid_run's stats).
 COUNTERS = ("hits", "misses", "events", "flow_visits", "set_hits", "rounds", "solved_flows",
             "solved_links", "partial", "partial_flows", "partial_fallbacks")
@@ -62,8 +65,8 @@ def run_jobs_fast(net: Network, jobs: list[Job], until: float = np.inf,
                   verify: bool = False) -> list[Job]:
     """Same contract as :func:`t2hx.flowsim.fluid.run_jobs` (fills each ``job.ends``).
     ``stats`` (optional) receives the kernel's event and cache counters; with ``verify``
-    (slow, for tests) also ``verify_max_rel_diff``: every partial re-solve checked against
-    a full solve of all flows in flight."""
+    (slow, for tests) also ``verify_max_rel_diff``: the rates after every event checked
+    against a full solve of all flows in flight."""
     probe = _State(net, [])
     probe.small = small_bytes
     flat = _Flat(probe, [_fused(probe, job) for job in jobs])
@@ -156,10 +159,14 @@ class _Flat:
             for p in plans[plans >= 0])
         if not np.isfinite(until) or least <= 0:
             return 4096
-        return int(until / least) + 2
+        # capped: a job of tiny steps gets a buffer that grows (run_jobs_fast's loop) instead
+        # of one sized for a bound far above what it finishes
+        return min(int(until / least) + 2, MAX_ENDS)
 
     def run(self, net: Network, jobs: list[Job], until: float,
-            cap: list[int], verify: bool = False) -> tuple[np.ndarray, list[int], list[int]]:
+            cap: list[int], verify: bool = False) -> tuple[list, list[int], list]:
+        """(end times per job, runs finished per job, the kernel's counters then the verify
+        difference)."""
         lib = _kernel()
         capacity = np.ascontiguousarray(net.capacity, dtype=np.float64)
         repeat = np.array([j.repeat for j in jobs], np.int64)
