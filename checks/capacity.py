@@ -5,21 +5,28 @@ on `sim`). Every finished run is recorded; the perf variables are finished runs 
 Node counts: the study's mix, scaled to the system's usable nodes when it does not fit
 (``Study.capacity_apps``, docs/modelling.md). Node sets: the combo's placement order of all
 nodes (its largest hostfile), cut into consecutive chunks of the apps' sizes in study
-order. Record format, one line per finished run, printed by the driver script (real) or
+order. Record format, one line per run, printed by the driver script (real) or
 ``t2hx campaign simulate-capacity`` (sim):
-``T2HX capacity finished: app=<app> run=<k> start=<s> end=<s>``; the window's end is
-``T2HX capacity window closed``.
+``T2HX capacity finished: app=<app> run=<k> start=<s> end=<s>``; on a real cluster also
+``T2HX capacity cut: ...`` (the window ended the run) and ``T2HX capacity failed: ...
+status=<n>`` (the run failed: the driver stops every app, the case fails); the window's end
+is ``T2HX capacity window closed``.
 
-Each app is a benchmark of the registry (t2hx/benchmarks.py): the driver runs the command
-line and input files of the app's own check (``command``/``input_files`` of a Launch with
-nodes x ranks_per_node ranks) and loads its Spack spec; the flow model runs the fluid job of
-its workload (t2hx/flowsim/workloads.py).
+On a real cluster the whole mix is one job: one allocation of every app's nodes
+(``--nodelist``), inside which the driver starts each app the way the partition starts an
+ordinary case (srun with the app's hostfile as ``SLURM_HOSTFILE``, or mpirun --hostfile;
+t2hx.launcher.launch_command). The sanity check fails when a launch failed or an app
+finished no run.
+
+Each app runs a benchmark of the registry (t2hx/benchmarks.py; ``Study.capacity_benchmark``):
+the driver runs the command line and input files of that benchmark's own check
+(``command``/``input_files`` of a Launch with nodes x ranks_per_node ranks) from the Spack
+view; the flow model runs the fluid job of its workload (t2hx/flowsim/workloads.py).
 """
 
 import json
 import os
 import re
-import shlex
 import shutil
 import sys
 import tempfile
@@ -37,26 +44,35 @@ from reframe.core.builtins import (parameter, run_after, run_before,  # noqa: E4
 import apps                                                        # noqa: E402,F401
 import imb                                                         # noqa: E402,F401
 import x500                                                        # noqa: E402,F401
-from lib.base import (STUDY, Launch, T2hxCheck, check_class,       # noqa: E402
-                      reroute_command, sim_lmc, write_inputs)
+from lib.base import (ROUTING_DIR, SLURM_SCHEDULERS, STUDY, Launch,  # noqa: E402
+                      T2hxCheck, check_class, route_checks, routing_step, sim_lmc,
+                      write_inputs)
 from lib import resume                                             # noqa: E402
 from t2hx import benchmarks                                        # noqa: E402
+from t2hx.launcher import launch_command, shell_line               # noqa: E402
 from t2hx.paths import cli, log_root, work_root                    # noqa: E402
+from t2hx.routing.reroute import ROUTE_RECORD                      # noqa: E402
 from t2hx.study import seconds                                     # noqa: E402
 
 FINISHED = "T2HX capacity finished:"
+FAILED = "T2HX capacity failed:"
 CLOSED = "T2HX capacity window closed"
 WINDOW_FILE = "window.json"
 FINISHED_RE = re.compile(r"^T2HX capacity finished: app=(\S+) run=(\d+) ", re.M)
+FAILED_RE = re.compile(r"^T2HX capacity failed: app=(\S+) run=(\d+) status=(\d+)", re.M)
 
 
-def app_launch(app: str, nodes: int) -> Launch:
-    """One capacity app as a Launch: the study's input at that size, ranks_per_node each."""
-    return Launch(f"capacity-{app}", nodes, STUDY.ranks_per_node, STUDY.input(app, nodes))
+def app_launch(app: str, nodes: int, view: str | None = None) -> Launch:
+    """One capacity app as a Launch: the study's input at that size, ranks_per_node each,
+    the binaries of ``view``."""
+    bench = STUDY.capacity_benchmark(app)
+    return Launch(f"capacity-{app}", nodes, STUDY.ranks_per_node, STUDY.input(bench, nodes),
+                  view=Path(view) if view else None)
 
 
 def app_check(app: str) -> type[T2hxCheck]:
-    return check_class(benchmarks.get(app, field=f"capacity.apps.{app}").check)
+    bench = STUDY.capacity_benchmark(app)
+    return check_class(benchmarks.get(bench, field=f"capacity.apps.{app}").check)
 
 
 def app_command(app: str, nodes: int) -> tuple[str, list[str]]:
@@ -123,15 +139,16 @@ class Capacity(T2hxCheck):
         jobs = {}
         for app, hosts in sets.items():
             (stage / f"{app}.hosts").write_text("".join(h + "\n" for h in hosts))
+            bench = STUDY.capacity_benchmark(app)
             jobs[app] = {"hostfile": str(stage / f"{app}.hosts"), "nodes": len(hosts),
-                         "benchmark": app, "params": STUDY.input(app, len(hosts))}
+                         "benchmark": bench, "params": STUDY.input(bench, len(hosts))}
         (stage / "capacity.json").write_text(json.dumps(jobs, indent=2) + "\n")
         # What the report states about this capacity run (t2hx/post/report.py).
         (stage / WINDOW_FILE).write_text(json.dumps({
             "window_s": self.window, "nodes": self.num_nodes, "apps": self.apps,
             "note": STUDY.capacity.get("note", "")}, indent=2) + "\n")
-        self.num_tasks = 1
         if self.mode == "sim":
+            self.num_tasks = 1
             self.executable = cli()
             self.executable_opts = [
                 "campaign", "simulate-capacity", "--system", self.extras["conf_file"],
@@ -141,49 +158,71 @@ class Capacity(T2hxCheck):
                 "--work", str(work_root()), *sim_lmc(self.routing)]
             if self.routing in STUDY.reroute_engines:
                 self.executable_opts.append("$([ -d routing ] && echo --routing-dir routing)")
-        else:
-            self.write_driver(sets)
-            self.executable = "bash"
-            self.executable_opts = ["capacity.sh"]
+            return
+        # Real: one allocation holding every app's nodes; the driver starts the apps in it.
+        self.num_tasks = self.num_nodes * STUDY.ranks_per_node
+        self.num_tasks_per_node = STUDY.ranks_per_node
+        self.num_cpus_per_task = int(self.extras["cores"])
+        self.write_driver(sets)
+        self.executable = "bash"
+        self.executable_opts = ["capacity.sh"]
 
     def write_driver(self, sets: dict[str, list[str]]) -> None:
-        """A bash driver: one rerun loop per app, all started at once, cut at the window."""
-        opts = list(self.extras.get("launcher_options", []))
-        # The apps' binaries come from the Spack view on PATH (the partition's env_vars).
+        """A bash driver: one rerun loop per app, all started at once, cut at the window.
+        A run that fails before the window's end stops every app (an allocation of hundreds
+        of nodes must not relaunch a broken command for hours)."""
+        stage = Path(self.stagedir)
         lines = ["#!/bin/bash", "# t2hx capacity driver (checks/capacity.py)", "set -u",
-                 f"end=$(( $(date +%s) + {int(self.window)} ))"]
-        lines += ["loop() {  # app hostfile ranks command...",
-                  "  local app=$1 hosts=$2 np=$3 k=0; shift 3; mkdir -p \"$app\"",
-                  "  while [ \"$(date +%s)\" -lt \"$end\" ]; do",
-                  "    local t0; t0=$(date +%s)",
-                  "    if (cd \"$app\" && timeout $(( end - t0 )) mpirun "
-                  + " ".join(shlex.quote(o) for o in opts)
-                  + " --hostfile \"../$hosts\" -np \"$np\" "
-                  f"--map-by ppr:{STUDY.ranks_per_node}:node \"$@\" "
-                  "> \"run_$k.out\" 2>&1); then",
-                  f"      echo \"{FINISHED} app=$app run=$k start=$t0 end=$(date +%s)\"",
-                  "    fi", "    k=$((k + 1))", "  done", "}"]
+                 f"end=$(( $(date +%s) + {int(self.window)} ))",
+                 "trap 'kill $(jobs -p) 2>/dev/null; wait; echo \"T2HX capacity aborted\"; "
+                 "exit 1' USR1",
+                 "loop() {  # app command...",
+                 "  local app=$1 k=0 t0 rc; shift; mkdir -p \"$app\"",
+                 "  while t0=$(date +%s); [ \"$t0\" -lt \"$end\" ]; do",
+                 "    (cd \"$app\" && exec timeout --signal=TERM --kill-after=30 "
+                 "$(( end - t0 )) \"$@\" > \"run_$k.out\" 2>&1); rc=$?",
+                 "    if [ \"$rc\" -eq 0 ]; then",
+                 f"      echo \"{FINISHED} app=$app run=$k start=$t0 end=$(date +%s)\"",
+                 "    elif [ \"$(date +%s)\" -ge \"$end\" ]; then",
+                 "      echo \"T2HX capacity cut: app=$app run=$k start=$t0 end=$(date +%s)\"",
+                 "    else",
+                 f"      echo \"{FAILED} app=$app run=$k status=$rc start=$t0 "
+                 "end=$(date +%s)\"; kill -USR1 $$; return 1",
+                 "    fi", "    k=$((k + 1))", "  done", "}"]
         for app, hosts in sets.items():
-            launch = app_launch(app, len(hosts))
+            launch = app_launch(app, len(hosts), self.extras.get("spack_view"))
             exe, args = app_check(app).command(launch)
-            cmd = " ".join(shlex.quote(a) for a in [exe, *args])
-            lines.append(f"loop {app} {app}.hosts {launch.ranks} {cmd} &")
+            prefix = launch_command(self.extras, str(stage / f"{app}.hosts"), launch.ranks,
+                                    STUDY.ranks_per_node)
+            lines.append(f"loop {app} {shell_line([*prefix, exe, *args])} &")
             # Each app runs in <stage>/<app>/: its inputs (HPL.dat) go there.
-            write_inputs(app_check(app), launch, Path(self.stagedir) / app)
+            write_inputs(app_check(app), launch, stage / app)
         lines += ["wait", f"echo \"{CLOSED}\""]
-        (Path(self.stagedir) / "capacity.sh").write_text("\n".join(lines) + "\n")
+        (stage / "capacity.sh").write_text("\n".join(lines) + "\n")
 
     @run_before("run")
     def launch(self):
-        # The driver starts the apps' own mpiruns: it runs as a plain process.
+        # The driver starts the apps' own launches: it runs as a plain process (inside the
+        # allocation on Slurm: the sbatch script itself).
         self.job.launcher = getlauncher("local")()
-        if self.mode != "local" and self.routing in STUDY.reroute_engines:
-            self.prerun_cmds.append(" ".join(shlex.quote(a) for a in reroute_command(
-                self, ["--jobs-json", str(Path(self.stagedir) / "capacity.json")])))
+        if self.mode == "real":
+            if self.current_partition.scheduler.registered_name in SLURM_SCHEDULERS:
+                hosts = Path(self.hostfile).read_text().split()
+                self.extra_resources = {"nodelist": {"nodelist": ",".join(hosts)}}
+            self.env_vars.update(self.extras["mca"].get(self.routing, {}))
+        self.prerun_cmds += routing_step(
+            self, ["--jobs-json", str(Path(self.stagedir) / "capacity.json")])
 
     @sanity_function
     def completed(self):
-        return sn.assert_found(CLOSED, self.stdout)
+        checks = [sn.assert_found(CLOSED, self.stdout), *route_checks(self)]
+        if self.mode == "real":
+            checks.append(sn.assert_not_found(FAILED, self.stdout,
+                                              msg="a capacity launch failed (see its run_*.out)"))
+            checks += [sn.assert_true(sn.count(sn.findall(
+                rf"^{FINISHED} app={re.escape(app)} ", self.stdout)),
+                msg=f"{app} finished no run in the window") for app in self.apps]
+        return sn.all(checks)
 
     @run_after("sanity")
     def keep_raw_output(self):
@@ -197,9 +236,10 @@ class Capacity(T2hxCheck):
         final.parent.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix=".tmp-", dir=final.parent))
         stage = Path(self.stagedir)
-        for name in [str(self.stdout), "capacity.json", "capacity.hosts", WINDOW_FILE]:
+        for name in [str(self.stdout), "capacity.json", "capacity.hosts", WINDOW_FILE,
+                     f"{ROUTING_DIR}/{ROUTE_RECORD}"]:
             if (stage / name).is_file():
-                shutil.copyfile(stage / name, tmp / name)
+                shutil.copyfile(stage / name, tmp / Path(name).name)
         if final.exists():
             shutil.rmtree(final)
         os.replace(tmp, final)

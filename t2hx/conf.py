@@ -16,6 +16,7 @@ from pathlib import Path
 from t2hx import ROOT
 from t2hx.errors import ConfError
 from t2hx.fabric.fattree import kary_shape
+from t2hx.launcher import launcher_of
 from t2hx.schema import F, validate
 from t2hx.textfile import load_yaml
 
@@ -29,6 +30,66 @@ HOSTNAME_RE = re.compile(r"[A-Za-z0-9_.-]{1,63}")   # what hostfile readers acce
 
 ENGINES = ("minhop", "updn", "dnup", "ftree", "sssp", "dfsssp", "lash", "nue", "dor",
            "torus-2QoS", "parx", "sar")
+
+
+def _one_line(value: object) -> str | None:
+    text = str(value)
+    return "a value on one line (no line breaks or control characters)" \
+        if any(ord(c) < 32 or ord(c) == 127 for c in text) else None
+
+
+def _host_name(value: str) -> str | None:
+    return None if re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,252}", value) else \
+        "a host name such as sm01"
+
+
+def _abs_path(value: str) -> str | None:
+    return _one_line(value) or (None if value.startswith("/") else
+                                "an absolute path on the subnet manager's host")
+
+
+# opensm.conf keys that name files or plugins of one host: they belong in the real SM's own
+# opensm.conf (opensm.sm.conf_file) and must never reach the simulated OpenSM, where the
+# file does not exist (a parx_demand= path there left every PARX case waiting for OpenSM).
+_HOST_OPTION = re.compile(r"^(event_plugin_name|event_plugin_options|.*_(file|dir|name))$")
+
+
+def _shared_options(value: dict) -> str | None:
+    bad = [k for k in value if _HOST_OPTION.match(str(k))]
+    return (f"'{bad[0]}' names a file or plugin of the SM host: set it in that host's "
+            "opensm.conf (opensm.sm.conf_file; t2hx manages the PARX/SAR input files through "
+            "opensm.sm.demand_file and jobs_file)") if bad else None
+
+
+# How t2hx reaches and drives a plane's running OpenSM on the real cluster (docs/cluster.md).
+SM = {
+    "via": F(str, default="ssh", choices=("ssh", "agent", "none"),
+             doc="ssh (the job user runs `t2hx sm apply` on opensm.host), agent (a "
+             "`t2hx sm serve` daemon on opensm.host, requests authenticated by MUNGE) or "
+             "none (t2hx never touches this OpenSM: one engine only, recorded unverified)"),
+    "port": F(int, default=6934, min=1, max=65535, doc="agent: its TCP port, e.g. 6934"),
+    "ssh_options": F(list, default=[], items=F(str, check=_one_line),
+                     doc="ssh: extra options, e.g. [-l, smop, -i, /home/smop/.ssh/id_t2hx]"),
+    "t2hx": F(str, default="t2hx", check=_one_line,
+              doc="ssh: the t2hx command on opensm.host, e.g. /shared/t2hx/run/t2hx"),
+    "conf_path": F(str, default=None, check=_abs_path,
+                   doc="ssh: this system conf's path on opensm.host (default: the same path)"),
+    "conf_file": F(str, default="/etc/opensm/opensm.conf", check=_abs_path,
+                   doc="the opensm.conf this plane's OpenSM was started with (-F); it also "
+                   "identifies the process on a host running one OpenSM per plane"),
+    "restart": F(str, default="", check=_one_line,
+                 doc="command that restarts this plane's OpenSM after its engine or LMC "
+                 "changed, e.g. 'systemctl restart opensm@hyperx'; empty: t2hx stops it and "
+                 "its supervisor (systemd Restart=always, `t2hx sm opensm`) starts it again"),
+    "log_file": F(str, default="/var/log/opensm.log", check=_abs_path,
+                  doc="OpenSM's log file (its log_file option)"),
+    "cache_dir": F(str, default="/var/cache/opensm", check=_abs_path,
+                   doc="OpenSM's cache directory (guid2lid), OSM_CACHE_DIR"),
+    "demand_file": F(str, default="/etc/opensm/t2hx-parx-demand.txt", check=_abs_path,
+                     doc="where PARX reads its demand file (t2hx writes it)"),
+    "jobs_file": F(str, default="/etc/opensm/t2hx-sar-jobs.txt", check=_abs_path,
+                   doc="where SAR reads its job file (t2hx writes it)"),
+}
 
 
 def _pair_of_names(value: list) -> str | None:
@@ -115,11 +176,16 @@ PLANE = {
         "routing": F(list, default=["minhop"], items=F(str, choices=ENGINES),
                      doc="routing engines this plane is studied with"),
         "lmc": F(int, default=0, min=0, max=7),
-        "host": F(str, default="localhost", doc="host running this plane's OpenSM"),
+        "host": F(str, default="localhost", check=_host_name,
+                  doc="host running this plane's OpenSM, e.g. host: sm01"),
         "dump_dir": F(str, default="/var/log/opensm", doc="OpenSM dump_files_dir on that host"),
-        "options": F(dict, default={}, values=F((str, int, float, bool)),
-                     doc="extra opensm.conf options, e.g. options: {max_op_vls: 8}"),
+        "options": F(dict, default={}, values=F((str, int, float, bool), check=_one_line),
+                     check=_shared_options,
+                     doc="opensm.conf options of both the simulated and the real plane, e.g. "
+                     "options: {max_op_vls: 8}"),
         "timeout": F(float, default=600.0, min=1.0, doc="seconds before a routing run fails"),
+        "sm": F(dict, fields=SM, doc="the plane's running OpenSM on the real cluster "
+                "(docs/cluster.md#the-subnet-managers)"),
     }),
 }
 
@@ -164,7 +230,8 @@ SYSTEM = {
     "nodes": F(dict, required=True, fields=NODES),
     "planes": F(dict, required=True, values=F(dict), doc="planes: {fattree: {...}, hyperx: {...}}"),
     "model": F(dict, default=None, fields=MODEL, doc="flow-model parameters (see t2hx.flowsim)"),
-    "launcher": F(dict, default={}, doc="how jobs start on the real cluster (see checks/)"),
+    "launcher": F(dict, default={}, doc="how jobs start on the real cluster: schema in "
+                  "t2hx/launcher.py, docs/cluster.md"),
     "simulate": F(dict, default={}, fields=SIMULATE,
                   doc="where simulated cases run: simulate: {scheduler: squeue, partition: x}"),
 }
@@ -220,8 +287,9 @@ def load_system(path: str | Path) -> System:
     planes = {name: _plane(name, spec, path) for name, spec in data["planes"].items()}
     if not planes:
         raise ConfError("no planes", file=path, field="planes", fix="describe at least one plane")
+    launcher = launcher_of(data["launcher"], list(planes), path)
     system = System(data["name"], path, data["description"], data["nodes"], planes,
-                    data["model"], data["launcher"], hashlib.sha256(text.encode()).hexdigest(),
+                    data["model"], launcher, hashlib.sha256(text.encode()).hexdigest(),
                     validate(data["simulate"], SIMULATE, path, "simulate"))
     _check_hosts(system)
     return system
@@ -238,7 +306,17 @@ def _plane(name: str, spec: dict, path: Path) -> Plane:
     if kind == "xgft":
         _check_xgft(topo, path, f"{where}.topology")
     _check_switch_count(kind, topo, path, f"{where}.topology")
+    _check_sm(data["opensm"], path, f"{where}.opensm")
     return Plane(name, data["hca"], data["gbps"], topo, data["missing_cables"], data["opensm"])
+
+
+def _check_sm(opensm: dict, path: Path, where: str) -> None:
+    """Switching engines between combos needs access to the plane's OpenSM."""
+    if opensm["sm"]["via"] == "none" and (len(opensm["routing"]) > 1
+                                         or set(opensm["routing"]) & {"parx", "sar"}):
+        raise ConfError("a plane routed with several engines (or parx/sar) needs its OpenSM",
+                        file=path, field=f"{where}.sm.via",
+                        fix="use via: agent or ssh (docs/cluster.md), or list one stock engine")
 
 
 def _check_xgft(topo: dict, path: Path, where: str) -> None:

@@ -8,6 +8,8 @@ Inputs are the study's ``input`` entries (conf/studies/<study>.yaml) after its `
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import math
 from collections.abc import Callable
 
@@ -35,6 +37,20 @@ def hpl_grid(ranks: int) -> tuple[int, int]:
     while ranks % p:
         p -= 1
     return p, ranks // p
+
+
+#: Debian's HPC Challenge (package hpcc): HPL inside HPCC, used wherever the binaries'
+#: view has no xhpl, so a machine without the Spack build still measures HPL for real.
+HPCC = Path("/usr/bin/hpcc")
+HPCC_EXAMPLE = Path("/usr/share/doc/hpcc/examples/_hpccinf.txt")
+
+
+def hpcc_input(n: int, nb: int, p: int, q: int) -> str:
+    """Debian's example hpccinf.txt with one HPL problem N, block NB and a P x Q grid."""
+    lines = HPCC_EXAMPLE.read_text().splitlines()
+    for no, value in ((5, n), (7, nb), (10, p), (11, q)):
+        lines[no] = f"{value:<12} {lines[no].split(None, 1)[1]}"
+    return "\n".join(lines) + "\n"
 
 
 def hpl_n(inp: dict, ranks: int) -> int:

@@ -32,31 +32,12 @@ from t2hx import ROOT
 from t2hx.conf import System, load_system
 from t2hx.paths import conf_dir, hostfiles_root, log_root, spack_view, work_root
 from t2hx.errors import ConfError
+from t2hx.launcher import engine_mca, mca_env, plane_site, sbatch_access
 from t2hx.post.perflog import LOGGING_OPTIONS, reframe_handler
-from t2hx.schema import F, validate
 
 CAMPAIGN_ENV = "T2HX_CAMPAIGN"
 LOCAL_SLURM_ENV = "T2HX_LOCAL_SLURM"
 NAME_RE = re.compile(r"^[A-Za-z0-9_-]+$")
-
-LAUNCHER = {
-    "kind": F(str, default="mpirun", choices=("mpirun", "slurm"),
-              doc="mpirun (hostfile) or slurm (srun in an allocation with --nodelist)"),
-    "hostnames": F(list, default=[], items=F(str),
-                   doc="regexes of the login/head nodes, so ReFrame picks the system itself"),
-    "mpirun": F(str, default="mpirun", doc="the mpirun command"),
-    "options": F(list, default=[], items=F(str),
-                 doc="extra launcher options for every run, e.g. [--bind-to, none]"),
-    "partition": F(str, default=None, doc="Slurm partition, e.g. partition: batch"),
-    "account": F(str, default=None, doc="Slurm account"),
-    "max_jobs": F(int, default=1, min=1, doc="concurrent jobs (1: exclusive capability runs)"),
-    "prepare_cmds": F(list, default=[], items=F(str), doc="shell lines run before every job"),
-    "spack_env": F(str, default="spack-env", doc="Spack environment directory (from the root)"),
-    "spack_view": F(str, default="spack-env/view",
-                    doc="the environment's view (from the root, or absolute): the binaries every "
-                    "job runs, built once on the login node by `spack -e spack-env install`"),
-}
-
 
 def campaign() -> str:
     name = os.environ.get(CAMPAIGN_ENV) or "default"
@@ -82,10 +63,6 @@ def load_systems(directory: Path | None = None) -> list[System]:
                             file=system.path, field="name",
                             fix="letters, digits, '-', '_'; not 'sim' or 'local'")
     return systems
-
-
-def launcher(system: System) -> dict:
-    return validate(system.launcher, LAUNCHER, system.path, "launcher")
 
 
 def usable_nodes(system: System) -> int:
@@ -115,35 +92,49 @@ def view_env(view: Path) -> list[list[str]]:
 
 
 def real_system(system: System) -> dict:
-    spec = launcher(system)
-    parts = []
-    for plane in system.planes:
-        env, opts = hca_pinning(system.plane(plane).hca)
-        extras = _common_extras(system, plane, "real")
-        extras["spack_env"] = str(ROOT / spec["spack_env"])
-        env = env + view_env(ROOT / spec["spack_view"])
-        part = {"name": plane, "descr": f"{system.name} plane {plane} "
-                f"({system.plane(plane).hca}, {system.plane(plane).topology['kind']})",
-                "max_jobs": spec["max_jobs"], "environs": ["spack"],
-                "features": ["real", "spack", f"plane_{plane}"],
-                "env_vars": env, "prepare_cmds": list(spec["prepare_cmds"]), "extras": extras}
-        if spec["kind"] == "slurm":
-            access = [f"--partition={spec['partition']}"] if spec["partition"] else []
-            if spec["account"]:
-                access.append(f"--account={spec['account']}")
-            part.update(scheduler="slurm", launcher="srun", access=access,
-                        resources=[{"name": "nodelist", "options": ["--nodelist={nodelist}"]}])
-            extras["launcher_options"] = ["--distribution=arbitrary"] + spec["options"]
-            extras["hostfile_env"] = "SLURM_HOSTFILE"
-        else:
-            part.update(scheduler="local", launcher=WALLTIME_LAUNCHER)
-            extras["launcher_options"] = opts + spec["options"]
-            extras["hostfile_option"] = "--hostfile"
-        parts.append(part)
+    """The real cluster: one partition per plane, site options from the conf's launcher
+    section (t2hx/launcher.py; docs/cluster.md)."""
+    spec = system.launcher
+    parts = [real_partition(system, plane, spec) for plane in system.planes]
     return {"name": system.name, "descr": system.description.strip() or system.name,
-            "hostnames": spec["hostnames"] or ["(?!)"], "modules_system": "nomod",
-            "partitions": parts}
+            "hostnames": spec["hostnames"] or ["(?!)"],
+            "modules_system": spec["modules_system"], "partitions": parts}
 
+
+def real_partition(system: System, plane: str, spec: dict) -> dict:
+    site = plane_site(spec, plane)
+    env, opts = hca_pinning(system.plane(plane).hca)
+    extras = _common_extras(system, plane, "real")
+    opensm = system.plane(plane).opensm
+    # Per engine: the MPI side of the routing (PARX's MCA parameters, docs/cluster.md).
+    mca = {engine: mca_env(engine_mca(spec, engine)) for engine in opensm["routing"]}
+    extras.update(spack_env=str(ROOT / spec["spack_env"]),
+                  spack_view=str(ROOT / spec["spack_view"]), mpirun=spec["mpirun"],
+                  sm_via=opensm["sm"]["via"], mca=mca)
+    env = env + view_env(ROOT / spec["spack_view"]) + [[k, str(v)] for k, v in
+                                                       site["env"].items()]
+    part = {"name": plane, "descr": f"{system.name} plane {plane} "
+            f"({system.plane(plane).hca}, {system.plane(plane).topology['kind']})",
+            "max_jobs": spec["max_jobs"], "environs": ["spack"],
+            "features": ["real", "spack", f"plane_{plane}"], "env_vars": env,
+            "modules": list(site["modules"]), "prepare_cmds": list(site["prepare_cmds"]),
+            "extras": extras}
+    mpirun_opts = opts + spec["options"]
+    if spec["kind"] == "slurm":
+        part.update(scheduler=spec["scheduler"], access=sbatch_access(site),
+                    resources=[{"name": "nodelist", "options": ["--nodelist={nodelist}"]}])
+        if spec["run_with"] == "srun":
+            mpi = [f"--mpi={spec['srun_mpi']}"] if spec["srun_mpi"] else []
+            part["launcher"] = "srun"
+            extras.update(launcher="srun", hostfile_env="SLURM_HOSTFILE",
+                          launcher_options=["--distribution=arbitrary", *mpi, *spec["options"]])
+            return part
+        part["launcher"] = "mpirun"    # inside the allocation: Slurm enforces the walltime
+    else:
+        part.update(scheduler="local", launcher=WALLTIME_LAUNCHER)
+    extras.update(launcher="mpirun", hostfile_option="--hostfile",
+                  launcher_options=mpirun_opts)
+    return part
 
 
 def sim_system(systems: list[System]) -> dict:
@@ -177,8 +168,7 @@ def simulated_systems(systems: list[System]) -> list[System]:
 
 
 def slurm_access(partition: str | None, account: str | None, options: list[str]) -> list[str]:
-    access = [f"--partition={partition}"] if partition else []
-    return access + ([f"--account={account}"] if account else []) + list(options)
+    return sbatch_access({"partition": partition, "account": account, "sbatch_options": options})
 
 
 def sim_scheduler(system: System) -> dict:

@@ -32,6 +32,16 @@ def _duration(value: str) -> str | None:
     return None if DURATION_RE.match(value) else "a duration such as 15m, 3h or 90s"
 
 
+def _capacity_app(value: int | dict) -> str | None:
+    if isinstance(value, int) and not isinstance(value, bool):
+        return None if value >= 1 else "a node count of at least 1"
+    if isinstance(value, dict) and set(value) == {"benchmark", "nodes"} \
+            and isinstance(value["benchmark"], str) and isinstance(value["nodes"], int) \
+            and not isinstance(value["nodes"], bool) and value["nodes"] >= 1:
+        return None
+    return "a node count, or {benchmark: <name>, nodes: <count>}"
+
+
 def seconds(duration: str) -> float:
     number, unit = DURATION_RE.match(duration).groups()
     return float(number) * {"s": 1, "m": 60, "h": 3600, "d": 86400}[unit]
@@ -67,8 +77,9 @@ BENCHMARK = {
 CAPACITY = {
     "window": F(str, default="3h", check=_duration),
     "repetitions": F(int, default=1, min=1),
-    "apps": F(dict, required=True, values=F(int, min=1),
-              doc="app: node count, e.g. apps: {amg: 56}"),
+    "apps": F(dict, required=True, values=F((int, dict), check=_capacity_app),
+              doc="app: node count, e.g. apps: {amg: 56}; or app: {benchmark: B, nodes: N} "
+              "to run a benchmark twice under two names, e.g. hpl-b: {benchmark: hpl, nodes: 2}"),
     "min_nodes": F(int, default=2, min=2,
                    doc="smallest node count of an app when the mix shrinks to a system"),
     "note": F(str, default="", doc="why this window (the report prints it)"),
@@ -286,8 +297,12 @@ class Study:
         return {app: max(low, _round_to_ladder(int(n * factor),
                                                self._pow2(app))) for app, n in apps.items()}
 
+    def capacity_benchmark(self, app: str) -> str:
+        """The benchmark a capacity app runs (the app's own name unless the mix names one)."""
+        return self.capacity.get("benchmarks", {}).get(app, app)
+
     def _pow2(self, app: str) -> bool:
-        ladder = self.ladders[self.catalog[app]["ladder"]]
+        ladder = self.ladders[self.catalog[self.capacity_benchmark(app)]["ladder"]]
         return all(n & (n - 1) == 0 for n in ladder)
 
 
@@ -330,7 +345,7 @@ def load_study(path: str | Path | None = None, profile: str | None = None) -> St
     if path.resolve().parent == STUDIES.resolve() and data["name"] != path.stem:
         raise ConfError(f"name '{data['name']}' differs from the file name", file=path,
                         field="name", fix=f"set name: {path.stem} (logs record the name)")
-    data["capacity"] = data["capacity"] or dict(NO_CAPACITY)
+    data["capacity"] = _capacity(data["capacity"] or dict(NO_CAPACITY))
     catalog = data["benchmarks"]
     if profile != "full":
         data = _apply_profile(data, profile, path)
@@ -344,6 +359,14 @@ def load_study(path: str | Path | None = None, profile: str | None = None) -> St
                  data["noise"] or {"model": "none", "seed": 0, "cv": {}, "source": ""},
                  [Combo(**c) for c in data["extra_combos"]], data["workloads"] or None,
                  data["figures"])
+
+
+def _capacity(spec: dict) -> dict:
+    """apps as node counts, and each app's benchmark (its own name unless it names one)."""
+    apps = spec["apps"]
+    return {**spec, "apps": {a: v if isinstance(v, int) else v["nodes"] for a, v in apps.items()},
+            "benchmarks": {a: v["benchmark"] if isinstance(v, dict) else a
+                           for a, v in apps.items()}}
 
 
 #: A study without a capacity mix (seed 003 has none): no capacity cases.
@@ -440,10 +463,11 @@ def _check(data: dict, catalog: dict, path: Path) -> None:
             raise ConfError(f"unknown combo '{bad[0]}'", file=path,
                             field=f"benchmarks.{name}.combos", fix="use names of combos:")
     _check_workloads(data["workloads"], names, catalog, path)
-    for app in data["capacity"]["apps"]:
-        if app not in catalog:
-            raise ConfError(f"capacity app '{app}' is not a benchmark", file=path,
-                            field=f"capacity.apps.{app}", fix="use names of benchmarks:")
+    for app, bench in data["capacity"]["benchmarks"].items():
+        if bench not in catalog:
+            raise ConfError(f"capacity app '{app}' runs '{bench}', which is not a benchmark",
+                            file=path, field=f"capacity.apps.{app}",
+                            fix="use names of benchmarks: (or {benchmark: <name>, nodes: N})")
 
 
 def _check_workloads(spec: dict | None, combos: list[str], catalog: dict, path: Path) -> None:

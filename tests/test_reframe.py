@@ -121,18 +121,30 @@ def test_full_t2hx_dry_run(tmp_path):
     assert "--hostfile " + str(ROOT / "hostfiles/t2hx" / hostfile) in text
     assert "campaign reroute" in text and "--mode real" in text
     assert text.index("campaign reroute") < text.index("mpirun -np")
-    # The baseline combo is routed once: no re-route step.
+    # A failed routing step ends the job before the benchmark: nothing runs unverified.
+    assert re.search(r"(?m)^\S+ campaign reroute .*--routing parx .*\|\| \{ .*exit 3; \}$",
+                     text)
+    # PARX in MPI: the MCA parameters of our Open MPI patch (its usage line).
+    for name, value in (("pml", "ob1"), ("btl", "openib,self,vader"),
+                        ("btl_openib_max_lmc", "4"), ("pml_ob1_parx_enable", "1")):
+        assert f"export OMPI_MCA_{name}={value}" in text
+    # Every real combo makes the plane's OpenSM run its engine first (planes share SMs).
     base = study.combo(study.baseline)
     assert base.routing not in study.reroute_engines
     hca = system.plane(base.plane).hca
     plain = [t for t in hpl if f"{base.placement}/{rungs[0]}.txt" in t and f"{hca}:1" in t]
-    assert len(plain) == study.repetitions and all("reroute" not in t for t in plain)
+    assert len(plain) == study.repetitions
+    assert all(f"--routing {base.routing} --mode real" in t and "parx_enable" not in t
+               for t in plain)
     hpl_dir = next(p for name, p in by_case.items() if name.startswith("HPL_")).parent
     assert (hpl_dir / "HPL.dat").is_file()
     caps = [p for name, p in by_case.items() if name.startswith("Capacity_")]
     assert len(caps) == len(study.combos) * study.capacity["repetitions"]
     driver = (caps[0].parent / "capacity.sh").read_text()
     assert driver.count("\nloop ") == len(study.capacity["apps"])
+    # mpirun partition: each app starts with mpirun on its own hostfile, no srun options.
+    assert "--distribution" not in driver
+    assert re.search(r"(?m)^loop amg mpirun .*--hostfile \S+/amg\.hosts -np 56 ", driver)
     hosts = [len((caps[0].parent / f"{app}.hosts").read_text().split())
              for app in study.capacity["apps"]]
     assert sum(hosts) == study.capacity_nodes()

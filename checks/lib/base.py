@@ -43,6 +43,7 @@ from t2hx.post.ingest import RUN_META
 from t2hx.post.records import better_for, split_simulated
 from t2hx.paths import cli, hostfiles_root, log_root, spack_view, work_root
 from t2hx.reframe_site import campaign
+from t2hx.routing.reroute import route_record
 from t2hx.study import load_study
 
 from lib import resume
@@ -90,6 +91,7 @@ class Launch:
     ranks_per_node: int
     input: dict
     variant: str | None = None   # the registry variant (IMB collective)
+    view: Path | None = None     # the Spack view the binaries come from (None: on PATH)
 
     @property
     def ranks(self) -> int:
@@ -232,26 +234,28 @@ class T2hxCheck(rfm.RunOnlyRegressionTest):
     def launch(self):
         opts = list(self.extras.get("launcher_options", []))
         if self.mode == "real":
-            if self.extras.get("hostfile_env"):      # srun: nodelist + hostfile order
-                hosts = Path(self.hostfile).read_text().split()
+            hosts = Path(self.hostfile).read_text().split()
+            if self.current_partition.scheduler.registered_name in SLURM_SCHEDULERS:
                 self.extra_resources = {"nodelist": {"nodelist": ",".join(hosts)}}
+            if self.extras.get("hostfile_env"):      # srun: hostfile order
                 self.env_vars[self.extras["hostfile_env"]] = self.hostfile
             else:
                 opts += [self.extras["hostfile_option"], self.hostfile, "--map-by",
                          f"ppr:{STUDY.ranks_per_node}:node", "--bind-to", "none",
                          "-x", "OMP_NUM_THREADS", "-x", "OMP_PROC_BIND", "-x", "OMP_PLACES",
                          "-x", "PATH", "-x", "LD_LIBRARY_PATH"]   # the Spack view
+            # The engine's MPI side (PARX: the patch's MCA parameters), for every launcher.
+            self.env_vars.update(self.extras["mca"].get(self.routing, {}))
         self.job.launcher.options = opts
-        if self.mode != "local" and self.routing in STUDY.reroute_engines:
-            # PARX/SAR route from the job's own demand: re-route the plane before the job
-            # (t2hx campaign reroute: demand/job file -> run/reroute; see its help).
-            self.prerun_cmds.append(" ".join(shlex.quote(a) for a in reroute_command(
-                self, ["--hostfile", self.hostfile, "--benchmark", self.benchmark])))
+        self.prerun_cmds += routing_step(self, ["--hostfile", self.hostfile,
+                                                "--benchmark", self.benchmark])
 
     def launch_spec(self) -> Launch:
         """This case as a Launch: on `local` one rank per node (real Open MPI here)."""
         rpn = 1 if self.combo == LOCAL else STUDY.ranks_per_node
-        return Launch(self.unique_name, self.num_nodes, rpn, self.input, self.variant)
+        view = self.extras.get("spack_view") if self.mode in ("real", "local") else None
+        return Launch(self.unique_name, self.num_nodes, rpn, self.input, self.variant,
+                      Path(view) if view else None)
 
     @run_before("run")
     def stage_inputs(self):
@@ -319,6 +323,7 @@ class T2hxCheck(rfm.RunOnlyRegressionTest):
             markers = self.sim_markers
         checks = [sn.assert_found(m, str(path), msg=f"no completion marker {m!r} in "
                                   f"{path.name}") for m in markers]
+        checks += route_checks(self)
         return sn.all(checks + [sn.assert_true(_has_metric(self),
                                                msg=f"no {self.metric} in {path.name}")])
 
@@ -348,6 +353,8 @@ class T2hxCheck(rfm.RunOnlyRegressionTest):
                 "simulated": self.simulated, "hostfile": None if self.mode == "local"
                 else self.hostfile, "input": self.input,
                 **(sim_marks(self.output_path()) if self.mode == "sim" else {})}
+        if routed_for_real(self):      # what the SM host confirmed before the run
+            meta["route"] = route_record(Path(self.stagedir) / ROUTING_DIR)
         (tmp / RUN_META).write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n")
         old = final.with_name(final.name + ".old")
         if final.exists():
@@ -427,10 +434,42 @@ def sim_lmc(routing: str) -> list[str]:
     return ["--lmc", str(ENGINE_LMC[routing])] if routing in ENGINE_LMC else []
 
 
-def reroute_command(check, job: list[str]) -> list[str]:
-    return [cli(), "campaign", "reroute", "--system",
-            check.extras["conf_file"], "--plane", check.topology, "--routing", check.routing,
-            "--mode", check.mode, "--out", "routing", *job]
+SLURM_SCHEDULERS = ("slurm", "squeue")
+ROUTING_DIR = "routing"
+
+
+def routed_for_real(check) -> bool:
+    """A real case whose plane's OpenSM t2hx drives: it routes before it runs."""
+    return check.mode == "real" and check.extras.get("sm_via", "none") != "none"
+
+
+def routing_step(check, job: list[str]) -> list[str]:
+    """The pre-run line that routes the plane for this job, or none. Real cluster: the
+    plane's OpenSM runs the combo's engine and LMC (PARX/SAR with the job's demand or job
+    file), confirmed by the SM host. Simulated: PARX/SAR re-route under ibsim. Its failure
+    ends the job before the benchmark runs: nothing is recorded under a routing that was
+    not in place (the sanity check also requires the real step's record)."""
+    if not (routed_for_real(check) or check.mode == "sim" and
+            check.routing in STUDY.reroute_engines):
+        return []
+    cmd = [cli(), "campaign", "reroute", "--system", check.extras["conf_file"],
+           "--plane", check.topology, "--routing", check.routing, "--mode", check.mode,
+           "--out", ROUTING_DIR, *job]
+    return [" ".join(shlex.quote(a) for a in cmd) + " || { echo 't2hx: the routing step "
+            f"failed: not running on unverified routing' >&2; exit {ROUTING_FAILED}; }}"]
+
+
+ROUTING_FAILED = 3      # the job script's exit status when its routing step failed
+
+
+def route_checks(check) -> list:
+    """Sanity: a real routed case ran on the routing its combo names, as the SM confirmed."""
+    if not routed_for_real(check):
+        return []
+    record = route_record(Path(check.stagedir) / ROUTING_DIR) or {}
+    return [sn.assert_true(record.get("verified") and record.get("engine_used") ==
+                           check.routing, msg=f"no verified {check.routing} routing in "
+                           f"{ROUTING_DIR}/route.json (the routing step failed or did not run)")]
 
 
 def _records(check) -> list[dict]:

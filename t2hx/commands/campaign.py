@@ -49,13 +49,15 @@ def register(sub: argparse._SubParsersAction) -> None:
             v.add_argument("reframe_args", nargs=argparse.REMAINDER,
                            help="after --: more reframe options, e.g. -- -n HPL -P num_nodes=7")
         v.set_defaults(func=cmd_campaign)
-    r = verbs.add_parser("reroute", help="re-route a plane for one job (the checks' pre-run "
-                         "step for parx/sar combos)", description=REROUTE_DOC)
+    r = verbs.add_parser("reroute", help="route a plane for one job (the checks' pre-run "
+                         "step: parx/sar re-routes; on a real cluster every combo's engine)",
+                         description=REROUTE_DOC)
     r.add_argument("--system", required=True, help="conf/systems/<sys>.yaml")
     r.add_argument("--plane", required=True, help="plane name")
-    r.add_argument("--routing", required=True, choices=("parx", "sar"))
+    r.add_argument("--routing", required=True, help="the combo's engine (sim: parx or sar)")
     r.add_argument("--mode", default="sim", choices=("sim", "real"),
-                   help="sim: route under ibsim into --out; real: signal the plane's OpenSM")
+                   help="sim: route under ibsim into --out; real: have the plane's OpenSM "
+                   "route with it (docs/cluster.md) and record the verified result")
     r.add_argument("--out", default="routing", help="routing directory (default: routing)")
     r.add_argument("--hostfile", action="append", default=[], help="the job's hostfile")
     r.add_argument("--benchmark", action="append", default=[], help="the job's benchmark")
@@ -65,11 +67,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     register_workload(verbs, list(ENGINES))
 
 
-REROUTE_DOC = """Re-route a plane (docs/routing.md#re-routing). sar: the job file from the jobs'
-hostfiles (t2hx demand jobs). parx: the demand file from the benchmark's communication profile
-conf/profiles/<benchmark>/<ranks>/<prefix files> (Open MPI pml_monitoring, t2hx demand build);
-without a profile PARX keeps its demand-free routing and nothing is re-routed (said on stderr).
-Then run/reroute (--real on the cluster)."""
+REROUTE_DOC = """Route a plane for one job (docs/routing.md#re-routing). sar: the job file from
+the jobs' hostfiles (t2hx demand jobs). parx: the demand file from the benchmark's
+communication profile conf/profiles/<benchmark>/<ranks>/<prefix files> (Open MPI
+pml_monitoring, t2hx demand build); without a profile PARX keeps its demand-free routing
+(said on stderr). --mode sim routes under ibsim into --out. --mode real asks the plane's
+OpenSM host to route with the combo's engine and LMC (any engine), waits for OpenSM's own
+confirmation and writes --out/route.json; it exits non-zero on any failure (docs/cluster.md)."""
 
 
 def _env(args: argparse.Namespace) -> dict:
@@ -206,11 +210,22 @@ def _jobs(args: argparse.Namespace) -> list:
 
 def cmd_reroute(args: argparse.Namespace) -> int:
     from t2hx.conf import load_system, system_path
-    from t2hx.routing.reroute import reroute_for_jobs
+    from t2hx.routing.reroute import reroute_for_jobs, route_real
 
     system = load_system(system_path(args.system))
-    reroute_for_jobs(system, args.plane, args.routing, _jobs(args), real=args.mode == "real",
-                     out=Path(args.out).resolve(), quiet=args.quiet or None)
+    out = Path(args.out).resolve()
+    if args.mode == "real":
+        jobs = _jobs(args) if args.hostfile or args.jobs_json else []
+        result = route_real(system, args.plane, args.routing, jobs, out=out,
+                            quiet=args.quiet or None)
+        print(f"{result['host']}: plane {args.plane} routed with {result['engine_used']}, "
+              f"LMC {result['lmc']} (verified from OpenSM's log and dumps)")
+        return 0
+    if args.routing not in ("parx", "sar"):
+        raise T2hxError(f"{args.routing} is not re-routed per job in simulation",
+                        field="--routing", fix="use parx or sar (or --mode real)")
+    reroute_for_jobs(system, args.plane, args.routing, _jobs(args), out=out,
+                     quiet=args.quiet or None)
     return 0
 
 
@@ -265,8 +280,8 @@ def cmd_simulate_capacity(args: argparse.Namespace) -> int:
 
     run_jobs = _engine(args.engine)
     jobs_in = json.loads(Path(args.capacity).read_text())
-    for app in jobs_in:                       # an unknown app: one line naming the file
-        benchmarks.get(app, field=f"{args.capacity}: {app}")
+    for app, job in jobs_in.items():          # an unknown app: one line naming the file
+        benchmarks.get(job.get("benchmark", app), field=f"{args.capacity}: {app}")
     hosts, spans = [], {}
     for app, job in jobs_in.items():
         mine = Path(job["hostfile"]).read_text().split()

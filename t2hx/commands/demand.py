@@ -5,7 +5,6 @@ recording a benchmark's profile with real Open MPI into conf/profiles/."""
 from __future__ import annotations
 
 import argparse
-import math
 import re
 import shutil
 import tempfile
@@ -18,6 +17,7 @@ from t2hx.errors import T2hxError
 from t2hx.conf import load_system, system_path
 from t2hx.fabric.build import build_plane
 from t2hx.atomic import atomic_write
+from t2hx.inputs import HPCC, hpcc_input, hpl_grid
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -122,20 +122,10 @@ def cmd_jobs(args: argparse.Namespace) -> int:
     return 0
 
 
-HPCC = Path("/usr/bin/hpcc")
-HPCC_EXAMPLE = Path("/usr/share/doc/hpcc/examples/_hpccinf.txt")
-
-
-def hpcc_input(n: int, nb: int, ranks: int) -> tuple[str, int, int]:
-    """Debian's example hpccinf.txt with one HPL problem N, block NB and the most square
-    P x Q grid (P <= Q), as the local HPL check writes it."""
-    p = math.isqrt(ranks)
-    while ranks % p:
-        p -= 1
-    lines = HPCC_EXAMPLE.read_text().splitlines()
-    for no, value in ((5, n), (7, nb), (10, p), (11, ranks // p)):
-        lines[no] = f"{value:<12} {lines[no].split(None, 1)[1]}"
-    return "\n".join(lines) + "\n", p, ranks // p
+def hpcc_grid_input(n: int, nb: int, ranks: int) -> tuple[str, int, int]:
+    """hpccinf.txt with the most square P x Q grid (P <= Q), as the HPL check writes it."""
+    p, q = hpl_grid(ranks)
+    return hpcc_input(n, nb, p, q), p, q
 
 
 def cmd_record(args: argparse.Namespace) -> int:
@@ -161,7 +151,7 @@ def cmd_record(args: argparse.Namespace) -> int:
                 raise T2hxError(f"--hpcc {args.hpcc!r}" + ("" if HPCC.is_file() else
                                 f": {HPCC} missing"), field="--hpcc",
                                 fix="write N:NB, e.g. 1000:64 (needs Debian package hpcc)")
-            text, p, q = hpcc_input(int(m.group(1)), int(m.group(2)), args.np)
+            text, p, q = hpcc_grid_input(int(m.group(1)), int(m.group(2)), args.np)
             (work / "hpccinf.txt").write_text(text)
             command = [str(HPCC)]
             extra = {"hpccinf.txt": text, "hpl": {"n": int(m.group(1)), "nb": int(m.group(2)),

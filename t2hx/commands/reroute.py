@@ -1,11 +1,11 @@
 """``t2hx reroute``: regenerate a plane's routing for a new PARX demand or SAR job file.
 
 Simulated (default): validate the file, then rerun ibsim + the stock OpenSM with our plugin
-(t2hx.routing.reroute). Real cluster (``--real``): validate, copy the file to the OpenSM
-host named in the plane's ``opensm.host`` over ssh (atomically: to a temp name, then mv to
-the path the running OpenSM reads, i.e. ``parx_demand=``/``sar_jobs=`` in the plane's
-``opensm.options.event_plugin_options``), send SIGHUP to opensm, and wait until
-``<opensm.dump_dir>/opensm-lfts.dump`` is rewritten after the signal.
+(t2hx.routing.reroute). Real cluster (``--real``): validate, then hand the file to the
+plane's OpenSM host (``opensm.host``, over ssh or to its routing agent: ``opensm.sm.via``),
+which installs it where the plugin reads it, switches the running OpenSM to the engine and
+LMC when needed, and answers once OpenSM's log and dumps confirm the new routing
+(docs/cluster.md).
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     src.add_argument("--demand", help="PARX demand file (t2hx demand build)")
     src.add_argument("--jobs", help="SAR job file (t2hx demand jobs)")
     p.add_argument("--real", action="store_true",
-                   help="hand the file to the real OpenSM host and signal it (ssh)")
+                   help="hand the file to the plane's real OpenSM host (opensm.sm.via)")
     p.add_argument("--out", help="simulated: output directory (default: "
                    "work/<sys>/<plane>/reroute-<routing>)")
     p.add_argument("--timeout", type=float, default=None,

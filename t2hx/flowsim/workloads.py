@@ -157,6 +157,10 @@ def capacity_jobs(net: Network, spans: dict[str, np.ndarray], study: Any, node: 
     node count (calibrated models; docs/modelling.md#capacity-mode) on the conf's node."""
     from t2hx import benchmarks
 
-    return [job(net, benchmarks.get(app), ranks, repeat,
-                study.input(app, len(ranks)) if app in study.catalog else None, node)
-            for app, ranks in spans.items()]
+    out = []
+    for app, ranks in spans.items():
+        bench = study.capacity_benchmark(app)
+        out.append(job(net, benchmarks.get(bench), ranks, repeat,
+                       study.input(bench, len(ranks)) if bench in study.catalog else None,
+                       node))
+    return out

@@ -83,12 +83,12 @@ def opensm_conf(fabric: Fabric, engine: str, lmc: int, dump_dir: Path,
         "max_op_vls": 8,
     }
     if engine in ("ftree", "updn", "dnup"):
-        lines.update(_tree_files(fabric, dump_dir))
+        lines.update(tree_files(fabric, dump_dir))
     lines.update({k: v for k, v in extra.items()})
     return "".join(f"{k} {v}\n" for k, v in lines.items())
 
 
-def _tree_files(fabric: Fabric, dump_dir: Path) -> dict[str, str]:
+def tree_files(fabric: Fabric, dump_dir: Path) -> dict[str, str]:
     """ftree/updn need the roots (top-level switches) and the compute-node GUIDs."""
     levels = [fabric.nodes[s].attrs.get("level") for s in fabric.switches()]
     if not any(levels):
@@ -137,11 +137,11 @@ def route(fabric: Fabric, out_dir: str | Path, engine: str, lmc: int = 0,
                    OSM_CACHE_DIR=str(cache), SIM_HOST=fabric.nodes[fabric.hcas()[0]].name,
                    **plugin_env, **(env or {}))
     start = time.monotonic()
-    ibsim = _start_ibsim(fabric, netfile, out, run_env, timeout)
+    ibsim = start_ibsim(fabric, netfile, out, run_env, timeout)
     try:
         _run_opensm(conf, out, run_env, timeout - (time.monotonic() - start))
     finally:
-        _kill(ibsim)
+        stop(ibsim)
     seconds = time.monotonic() - start
     if (cache / "guid2lid").exists():
         shutil.copyfile(cache / "guid2lid", out / "guid2lid")
@@ -190,7 +190,7 @@ def plugin_setup(engine: str, extra: dict[str, object]) -> tuple[dict, dict[str,
     return {"event_plugin_name": "parx", **extra}, {"LD_LIBRARY_PATH": ":".join(paths)}
 
 
-def _start_ibsim(fabric: Fabric, netfile: Path, out: Path, env: dict[str, str],
+def start_ibsim(fabric: Fabric, netfile: Path, out: Path, env: dict[str, str],
                  timeout: float) -> subprocess.Popen:
     n = len(fabric.nodes)
     ports = sum(node.ports + 1 for node in fabric.nodes)
@@ -198,7 +198,7 @@ def _start_ibsim(fabric: Fabric, netfile: Path, out: Path, env: dict[str, str],
            "-S", str(max(256, 2 * len(fabric.switches()))), "-P", str(max(13312, 2 * ports)),
            str(netfile)]
     log = open(out / "ibsim.log", "w")
-    proc = _spawn(cmd, env, log, out)
+    proc = spawn(cmd, env, log, out)
     deadline = time.monotonic() + min(timeout, 120.0)
     while time.monotonic() < deadline:
         if READY_MARK in (out / "ibsim.log").read_text(errors="replace"):
@@ -208,7 +208,7 @@ def _start_ibsim(fabric: Fabric, netfile: Path, out: Path, env: dict[str, str],
             raise RoutingError(f"ibsim exited ({' '.join(tail)})", file=netfile,
                                fix="check the netfile; see ibsim.log next to it")
         time.sleep(0.05)
-    _kill(proc)
+    stop(proc)
     raise RoutingError("ibsim did not become ready", file=netfile,
                        fix="raise opensm.timeout or check ibsim.log")
 
@@ -217,7 +217,7 @@ def _run_opensm(conf: Path, out: Path, env: dict[str, str], timeout: float) -> N
     env = dict(env, LD_PRELOAD=str(umad2sim()))
     cmd = [opensm_binary(), "-F", str(conf), "-o", "-f", str(out / "opensm.log")]
     with open(out / "opensm.out", "w") as log:
-        proc = _spawn(cmd, env, log, out)
+        proc = spawn(cmd, env, log, out)
         try:
             proc.wait(timeout=max(timeout, 1.0))
         except subprocess.TimeoutExpired:
@@ -225,7 +225,7 @@ def _run_opensm(conf: Path, out: Path, env: dict[str, str], timeout: float) -> N
                                field="opensm.timeout", fix="raise the timeout or check "
                                "opensm.log") from None
         finally:
-            _kill(proc)
+            stop(proc)
     if proc.returncode != 0:
         raise RoutingError(f"OpenSM exited with status {proc.returncode}", file=out /
                            "opensm.log", fix="read the ERR lines in that log")
@@ -244,7 +244,7 @@ def _child_setup() -> None:
     signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOP_SIGNALS)
 
 
-def _spawn(cmd: list[str], env: dict[str, str], log, cwd: Path) -> subprocess.Popen:
+def spawn(cmd: list[str], env: dict[str, str], log, cwd: Path) -> subprocess.Popen:
     # cwd matters: umad2sim fakes sysfs in ./sys-<pid> of the preloaded process.
     # Ctrl-C is held back until the child is registered for cleanup, so no interrupt can
     # fall between fork and bookkeeping and leave an orphan behind.
@@ -262,7 +262,7 @@ def _spawn(cmd: list[str], env: dict[str, str], log, cwd: Path) -> subprocess.Po
     return proc
 
 
-def _kill(proc: subprocess.Popen) -> None:
+def stop(proc: subprocess.Popen) -> None:
     if proc.poll() is None:
         try:
             os.killpg(proc.pid, signal.SIGTERM)

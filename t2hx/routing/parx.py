@@ -173,6 +173,12 @@ def node_quadrants(fabric: Fabric, source: object = None) -> dict[int, int]:
     return out
 
 
+def engine_lmc(engine: str, plane_lmc: int) -> int:
+    """The LMC a plane routes with under ``engine``: PARX needs four LIDs per port (LMC 2)
+    whatever the plane's own (docs/routing.md#lmc-and-lid-policy)."""
+    return LMC if engine == "parx" else plane_lmc
+
+
 def lid_policy(fabric: Fabric, source: object = None) -> dict[int, int]:
     """Port GUID -> base LID under the PARX policy: HCA ports of quadrant q get the first
     LMC-aligned free LIDs of q*1000 .. q*1000+999 (LID 0 is invalid, so Q0 starts at 4);

@@ -1,14 +1,18 @@
-"""Re-route a plane before a PARX or SAR job (docs/routing.md, "Re-routing").
+"""Route a plane for a job: re-route it before a PARX or SAR job (docs/routing.md,
+"Re-routing"), and on a real cluster make the plane's OpenSM run the combo's engine.
 
 sar routes from a job file (the hostfiles of the jobs that run together); parx from a demand
 file built from the job's communication profile, ``conf/profiles/<benchmark>/<ranks>/``
 (Open MPI pml_monitoring files, ``t2hx demand record``). Without a profile parx keeps its
 demand-free routing. Simulated: real OpenSM under ibsim into a directory the job reads.
-Real cluster: the file goes to the plane's OpenSM host (:mod:`t2hx.routing.remote`).
+Real cluster: the request goes to the plane's OpenSM host (:mod:`t2hx.routing.remote`), which
+switches engine and LMC when needed and answers only once OpenSM's own output confirms them;
+the answer is the job's ``route.json`` (its sanity check requires it).
 """
 
 from __future__ import annotations
 
+import json
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,7 +26,11 @@ from t2hx.fabric.graph import Fabric
 from t2hx.progress import Progress
 from t2hx.routing import demand as dm, parx
 from t2hx.routing.opensm import route
-from t2hx.routing.remote import reroute_remote
+from t2hx.routing.remote import apply_remote
+from t2hx.routing.smhost import request_for
+
+#: What the routing step of a real job writes into its routing directory.
+ROUTE_RECORD = "route.json"
 
 
 
@@ -54,7 +62,8 @@ def reroute(system: System, plane: str, routing: str, *, demand: str | None = No
             jobs: str | None = None, real: bool = False, out: Path | None = None,
             timeout: float | None = None, quiet: bool | None = None) -> dict:
     """Route ``plane`` with ``routing`` from a demand or job file; the routing summary
-    (simulated) or ``{"host": ...}`` (real). Raises RoutingError when the engine fails."""
+    (simulated) or the SM host's verified result (real). Raises RoutingError when the
+    engine fails."""
     if plane not in system.planes:
         raise T2hxError(f"no plane '{plane}'", file=system.path, field="planes",
                         fix=f"pick one of {', '.join(system.planes)}")
@@ -63,8 +72,9 @@ def reroute(system: System, plane: str, routing: str, *, demand: str | None = No
     path = validated_input(routing, fabric, demand, jobs)
     timeout = timeout or float(spec.opensm.get("timeout", 600.0))
     if real:
-        reroute_remote(spec, routing, Path(path), timeout, quiet)
-        return {"host": spec.opensm.get("host", "localhost"), "engine": routing}
+        kind = "demand" if routing == "parx" else "jobs"
+        req = request_for(system, plane, routing, kind, Path(path).read_bytes())
+        return apply_remote(system, req, quiet)
     out = out or work_root() / system.name / plane / f"reroute-{routing}"
     kw = parx.routing_args(fabric, routing, demand=demand, jobs=jobs, source=system.path)
     with Progress("reroute", quiet=quiet) as prog:
@@ -87,18 +97,16 @@ def job_profile(benchmark: str, hostfile: Path, profiles: Path | None = None) ->
     return str(folder / files[0].name.split(".")[0])
 
 
-def reroute_for_jobs(system: System, plane: str, routing: str, jobs: list[JobSpec], *,
-                     real: bool, out: Path, quiet: bool | None = None) -> dict | None:
-    """The checks' pre-run step: the demand or job file of ``jobs``, written into ``out``,
-    then :func:`reroute`. None when parx has no profile for any of the jobs."""
+def job_input(system: System, plane: str, routing: str, jobs: list[JobSpec],
+              out: Path) -> Path | None:
+    """The input file of ``jobs`` for ``routing``, validated and written into ``out``: the job
+    file (sar) or the demand file from the jobs' profiles (parx; None without any)."""
     fabric = build_plane(system, plane)
     out.mkdir(parents=True, exist_ok=True)
     if routing == "sar":
         table = {j.job: list(dict.fromkeys(dm.read_hostfile(j.hostfile))) for j in jobs}
         dm.validate_jobs(table, fabric, out / "jobs.txt")
-        atomic_write(out / "jobs.txt", dm.render_jobs(table))
-        return reroute(system, plane, routing, jobs=str(out / "jobs.txt"), real=real,
-                       out=out, quiet=quiet)
+        return atomic_write(out / "jobs.txt", dm.render_jobs(table))
     demands = []
     for j in jobs:
         prefix = job_profile(j.benchmark, j.hostfile)
@@ -107,9 +115,47 @@ def reroute_for_jobs(system: System, plane: str, routing: str, jobs: list[JobSpe
             demands.append(dm.node_demand(matrix, dm.read_hostfile(j.hostfile), prefix))
     if not demands:
         print(f"reroute: no communication profile for {', '.join(j.benchmark for j in jobs)}"
-              " in conf/profiles/: parx keeps its demand-free routing", file=sys.stderr)
+              f" in {profiles_root()}: parx keeps its demand-free routing", file=sys.stderr)
+        return None
+    return dm.write_demand(dm.combine(demands), out / "demand.txt", fabric)
+
+
+def reroute_for_jobs(system: System, plane: str, routing: str, jobs: list[JobSpec], *,
+                     out: Path, quiet: bool | None = None) -> dict | None:
+    """The simulated checks' pre-run step: the jobs' input file into ``out``, then
+    :func:`reroute`. None when parx has no profile for any of the jobs."""
+    path = job_input(system, plane, routing, jobs, out)
+    if path is None:
         if not any(out.iterdir()):
             out.rmdir()
         return None
-    path = dm.write_demand(dm.combine(demands), out / "demand.txt", fabric)
-    return reroute(system, plane, routing, demand=str(path), real=real, out=out, quiet=quiet)
+    key = "jobs" if routing == "sar" else "demand"
+    return reroute(system, plane, routing, out=out, quiet=quiet, **{key: str(path)})
+
+
+def route_real(system: System, plane: str, routing: str, jobs: list[JobSpec], *, out: Path,
+               quiet: bool | None = None) -> dict:
+    """A real job's routing step: the plane's OpenSM runs ``routing`` with the LMC it needs
+    (and the jobs' input file for parx/sar), as confirmed by the SM host; the result is
+    written to ``out/route.json``. Any failure raises, so the job stops before its
+    benchmark runs and nothing is recorded under the wrong routing."""
+    kind, data = None, b""
+    if routing in INPUT_KIND and jobs:
+        path = job_input(system, plane, routing, jobs, out)
+        if path is not None:
+            kind, data = INPUT_KIND[routing], path.read_bytes()
+    result = apply_remote(system, request_for(system, plane, routing, kind, data), quiet)
+    out.mkdir(parents=True, exist_ok=True)
+    atomic_write(out / ROUTE_RECORD, json.dumps(result, indent=2, sort_keys=True) + "\n")
+    return result
+
+
+INPUT_KIND = {"parx": "demand", "sar": "jobs"}
+
+
+def route_record(folder: Path) -> dict | None:
+    """The routing step's record in a job's routing directory, or None."""
+    try:
+        return json.loads((folder / ROUTE_RECORD).read_text())
+    except (OSError, ValueError):
+        return None

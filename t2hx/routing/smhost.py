@@ -1,0 +1,371 @@
+"""The subnet manager's side of routing a real plane: make the running OpenSM of one plane
+route with the engine and LMC a combo needs (PARX with the job's demand file, SAR with its
+job file), then prove it from OpenSM's own output. Runs on the plane's OpenSM host, as
+``t2hx sm apply`` (over ssh) or inside ``t2hx sm serve`` (the agent); docs/cluster.md.
+
+A host may run one OpenSM per plane: the plane's is the ``opensm`` process started with
+``-F <opensm.sm.conf_file>``, never "any opensm". OpenSM re-reads neither ``routing_engine``
+nor ``lmc`` nor its plugin options on SIGHUP (``osm_subnet.c`` marks them not changeable at
+run time), so a change of engine or LMC rewrites that conf file and restarts the process;
+a new demand or job file only needs SIGHUP (our engines re-read their files on every
+routing run). Verification reads what OpenSM wrote after the request: the log line naming
+the engine that configured the tables, the LFT dump and guid2lid (LMC, every HCA LID
+routed, PARX's quadrant LID policy).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from t2hx.atomic import atomic_write
+from t2hx.conf import System
+from t2hx.errors import RoutingError, T2hxError
+from t2hx.fabric.build import build_plane
+from t2hx.fabric.graph import Fabric
+from t2hx.progress import Progress
+from t2hx.routing import demand as dm, parx
+from t2hx.routing.lft import load_tables
+from t2hx.routing.opensm import PLUGIN_ENGINES, USED
+
+#: Input kinds: which engine reads it and where the SM host keeps it (opensm.sm fields).
+INPUTS = {"demand": ("parx", "demand_file", "parx_demand"),
+          "jobs": ("sar", "jobs_file", "sar_jobs")}
+# Log flags t2hx needs: errors, info (the "tables configured" line) and routing (the dumps).
+NEEDED_LOG_FLAGS = 0x43
+ERR = re.compile(r"ERR [0-9A-F]{4}: .*")
+# Options OpenSM reads only when it starts (osm_subnet.c, "can be updated" = 0).
+START_ONLY = ("routing_engine", "lmc", "event_plugin_name", "event_plugin_options",
+              "honor_guid2lid_file", "dump_files_dir", "log_file")
+
+
+@dataclass(frozen=True)
+class Request:
+    """What a job asks of its plane's subnet manager."""
+    plane: str
+    engine: str
+    lmc: int
+    kind: str | None = None       # "demand" (parx), "jobs" (sar) or None
+    data: bytes = b""             # the input file's content
+
+
+def request_for(system: System, plane: str, engine: str, kind: str | None = None,
+                data: bytes = b"") -> Request:
+    """A request with the LMC the engine needs on this plane (PARX: 2, docs/routing.md)."""
+    spec = system.plane(plane).opensm
+    if engine not in spec["routing"]:
+        raise T2hxError(f"plane '{plane}' is not routed with {engine}", file=system.path,
+                        field=f"planes.{plane}.opensm.routing",
+                        fix=f"use one of: {', '.join(spec['routing'])}")
+    return Request(plane, engine, parx.engine_lmc(engine, spec["lmc"]), kind, data)
+
+
+# --- opensm.conf ------------------------------------------------------------------------
+
+def read_options(text: str) -> dict[str, str]:
+    """``key value`` lines of an opensm.conf (comments and blank lines skipped)."""
+    out = {}
+    for line in text.splitlines():
+        words = line.split(None, 1)
+        if words and not words[0].startswith("#"):
+            out[words[0]] = words[1].strip() if len(words) > 1 else ""
+    return out
+
+
+def set_options(text: str, updates: dict[str, str]) -> str:
+    """``text`` with each key of ``updates`` set: its line replaced in place (the first one;
+    later duplicates dropped, OpenSM would take the last), missing keys appended."""
+    done: set[str] = set()
+    lines = []
+    for line in text.splitlines():
+        words = line.split(None, 1)
+        key = words[0] if words and not words[0].startswith("#") else None
+        if key in updates:
+            if key not in done:
+                lines.append(f"{key} {updates[key]}")
+                done.add(key)
+            continue
+        lines.append(line)
+    missing = [k for k in updates if k not in done]
+    if missing:
+        lines.append("# set by t2hx sm apply (docs/cluster.md)")
+        lines += [f"{k} {updates[k]}" for k in missing]
+    return "\n".join(lines) + "\n"
+
+
+def wanted_options(req: Request, sm: dict, current: dict[str, str]) -> dict[str, str]:
+    """The options a request sets: engine (never a silent fallback), LMC, the log flags the
+    verification reads, and for our plugin engines the plugin, QoS (SL→VL) and input files."""
+    flags = int(current.get("log_flags", "0x03"), 0) | NEEDED_LOG_FLAGS
+    # force_log_flush: a daemon's log is otherwise buffered, and the verification reads it.
+    want = {"routing_engine": f"{req.engine},no_fallback", "lmc": str(req.lmc),
+            "log_flags": f"0x{flags:02x}", "force_log_flush": "TRUE"}
+    if req.engine in PLUGIN_ENGINES:
+        files = ",".join(f"{opt}={sm[field]}" for _, field, opt in INPUTS.values())
+        want.update(event_plugin_name="parx", event_plugin_options=files, qos="TRUE")
+    if req.engine == "parx":
+        want["honor_guid2lid_file"] = "TRUE"
+    return want
+
+
+# --- the plane's OpenSM process ------------------------------------------------------------
+
+def opensm_pids(conf_file: str | Path) -> list[int]:
+    """PIDs of ``opensm`` processes started with ``-F conf_file`` (or ``--config``)."""
+    want = os.path.realpath(conf_file)
+    pids = []
+    for proc in Path("/proc").glob("[0-9]*"):
+        try:
+            argv = (proc / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        args = [a.decode(errors="replace") for a in argv if a]
+        if not args or os.path.basename(args[0]) != "opensm":
+            continue
+        if want in _config_args(args):
+            pids.append(int(proc.name))
+    return sorted(pids)
+
+
+def _config_args(args: list[str]) -> list[str]:
+    found = []
+    for i, arg in enumerate(args):
+        if arg in ("-F", "--config") and i + 1 < len(args):
+            found.append(args[i + 1])
+        elif arg.startswith("--config="):
+            found.append(arg.split("=", 1)[1])
+        elif arg.startswith("-F") and len(arg) > 2:
+            found.append(arg[2:])
+    return [os.path.realpath(a) for a in found]
+
+
+def restart(sm: dict, pids: list[int], deadline: float) -> None:
+    """Restart the plane's OpenSM: the site's command, or stop it and wait for its
+    supervisor (systemd ``Restart=always``, ``t2hx sm opensm``) to start it again."""
+    if sm["restart"]:
+        done = subprocess.run(sm["restart"], shell=True, capture_output=True, text=True,
+                              timeout=max(1.0, deadline - time.monotonic()))
+        if done.returncode:
+            last = (done.stderr.strip().splitlines() or ["no message"])[-1]
+            raise RoutingError(f"'{sm['restart']}' failed: {last}", field="opensm.sm.restart",
+                               fix="check the command and the rights of the user running it")
+    else:
+        if not pids:
+            raise RoutingError(f"no opensm runs with -F {sm['conf_file']} on this host",
+                               field="opensm.sm.conf_file", fix="start the plane's OpenSM with "
+                               "that conf file, or set opensm.sm.restart")
+        for pid in pids:
+            _signal(pid, signal.SIGTERM)
+    while time.monotonic() < deadline:
+        now = opensm_pids(sm["conf_file"])
+        if now and not set(now) & set(pids):
+            return
+        time.sleep(0.2)
+    raise RoutingError(f"OpenSM with -F {sm['conf_file']} did not come back after the restart",
+                       field="opensm.sm.restart", fix="give a restart command, or run OpenSM "
+                       "under a supervisor (systemd Restart=always, t2hx sm opensm)")
+
+
+def _signal(pid: int, sig: int) -> None:
+    try:
+        os.kill(pid, sig)
+    except ProcessLookupError:
+        pass
+    except PermissionError:
+        raise RoutingError(f"not allowed to signal OpenSM (pid {pid})", field="opensm.sm",
+                           fix="run t2hx sm apply as OpenSM's user or root (docs/cluster.md)") \
+            from None
+
+
+# --- apply ---------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Paths:
+    """Where this plane's OpenSM keeps what the verification reads."""
+    conf: Path
+    log: Path
+    dumps: Path
+    cache: Path
+
+    @classmethod
+    def of(cls, sm: dict, options: dict[str, str], dump_dir: str) -> "Paths":
+        return cls(Path(sm["conf_file"]), Path(options.get("log_file") or sm["log_file"]),
+                   Path(options.get("dump_files_dir") or dump_dir), Path(sm["cache_dir"]))
+
+
+def apply(system: System, req: Request, timeout: float | None = None,
+          quiet: bool | None = None) -> dict:
+    """Make the plane's OpenSM route as ``req`` asks; the verified result (raises
+    RoutingError when OpenSM did not, so the job's routing step fails)."""
+    spec = system.plane(req.plane).opensm
+    sm = spec["sm"]
+    timeout = timeout or spec["timeout"]
+    deadline = time.monotonic() + timeout
+    fabric = build_plane(system, req.plane)
+    conf = Path(sm["conf_file"])
+    if not conf.is_file():
+        raise RoutingError("the plane's opensm.conf does not exist on this host", file=conf,
+                           field="opensm.sm.conf_file", fix="point it at the -F file of the "
+                           "plane's OpenSM (t2hx sm opensm writes one)")
+    text = conf.read_text()
+    current = read_options(text)
+    paths = Paths.of(sm, current, spec["dump_dir"])
+    with Progress("sm", quiet=quiet) as prog:
+        install_input(req, sm, fabric)
+        new = set_options(text, wanted_options(req, sm, current))
+        start_only = {k: v for k, v in read_options(new).items() if k in START_ONLY}
+        need_restart = start_only != {k: v for k, v in current.items() if k in START_ONLY}
+        if req.engine == "parx":
+            need_restart |= install_lid_policy(fabric, paths.cache, system.path)
+        pids = opensm_pids(conf)
+        mark, before = _size(paths.log), _mtime(paths.dumps / "opensm-lfts.dump")
+        if not need_restart and new == text and req.engine not in PLUGIN_ENGINES:
+            # Already routing with this engine and nothing to re-read: verify without
+            # disturbing the fabric (a re-route of a stock engine gives the same tables).
+            used = last_routed(paths.log)
+            if used == req.engine and pids:
+                prog.say(f"{req.plane}: OpenSM already routes with {req.engine}")
+                result = verify(fabric, paths, req, used, system.path)
+                result.update(plane=req.plane, restarted=False, host=os.uname().nodename)
+                return result
+        if need_restart:
+            prog.say(f"{req.plane}: restarting OpenSM with {req.engine}, LMC {req.lmc}")
+            atomic_write(conf, new)
+            restart(sm, pids, deadline)
+        else:
+            if not pids:
+                raise RoutingError(f"no opensm runs with -F {conf} on this host",
+                                   field="opensm.sm.conf_file",
+                                   fix="start the plane's OpenSM with that conf file")
+            if new != text:
+                atomic_write(conf, new)       # log flags: re-read on SIGHUP
+            prog.say(f"{req.plane}: SIGHUP to OpenSM (pid {pids[0]}): re-route")
+            _signal(pids[0], signal.SIGHUP)
+        used = wait_routed(paths, mark, before, deadline, req.engine)
+        result = verify(fabric, paths, req, used, system.path)
+    result.update(plane=req.plane, restarted=need_restart, host=os.uname().nodename)
+    return result
+
+
+def install_input(req: Request, sm: dict, fabric: Fabric) -> None:
+    """The engine's input file, validated against the fabric, written whole. A plugin engine
+    without input gets an empty file: a previous job's demand must not route this one."""
+    for kind, (engine, field, _) in INPUTS.items():
+        if engine != req.engine:
+            continue
+        data = req.data if req.kind == kind else b""
+        if data:
+            with tempfile.NamedTemporaryFile(suffix=".txt") as tmp:
+                tmp.write(data)
+                tmp.flush()
+                if kind == "demand":
+                    dm.validate_demand(dm.read_demand(tmp.name), fabric, f"the job's {kind}")
+                else:
+                    dm.validate_jobs(dm.read_jobs(tmp.name), fabric, f"the job's {kind}")
+        body = data or f"# no {kind} for this job: balanced routing (t2hx sm apply)\n".encode()
+        atomic_write(sm[field], body)
+    if req.kind and req.kind not in INPUTS:
+        raise T2hxError(f"unknown input kind {req.kind!r}", field="kind",
+                        fix="demand (parx) or jobs (sar)")
+
+
+def install_lid_policy(fabric: Fabric, cache: Path, source: object) -> bool:
+    """PARX's quadrant LIDs as OpenSM's guid2lid (read at start with honor_guid2lid_file);
+    True when the file changed, i.e. OpenSM must restart to take it."""
+    text = parx.guid2lid_file(fabric, parx.lid_policy(fabric, source))
+    path = cache / "guid2lid"
+    try:
+        if path.read_text() == text:
+            return False
+    except OSError:
+        pass
+    atomic_write(path, text)
+    return True
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
+
+
+def _mtime(path: Path) -> int:
+    try:
+        return path.stat().st_mtime_ns
+    except OSError:
+        return 0
+
+
+def last_routed(log: Path, tail: int = 4 << 20) -> str | None:
+    """The engine of the last "tables configured" line in OpenSM's log (its last 4 MiB)."""
+    found = USED.findall(_read_from(log, max(0, _size(log) - tail)))
+    return found[-1] if found else None
+
+
+def wait_routed(paths: Paths, mark: int, before: int, deadline: float, engine: str) -> str:
+    """The engine OpenSM names in its first "tables configured" line after ``mark``, once the
+    LFT dump has been rewritten (its mtime differs from ``before``)."""
+    lfts = paths.dumps / "opensm-lfts.dump"
+    used, errors = None, []
+    while time.monotonic() < deadline:
+        text = _read_from(paths.log, mark)
+        errors = ERR.findall(text)
+        found = USED.findall(text)
+        if found:
+            used = found[0]
+        if used and _mtime(lfts) not in (0, before):
+            return used
+        time.sleep(0.3)
+    what = "no routing line in its log" if not used else f"no new LFT dump ({lfts})"
+    raise RoutingError(f"OpenSM did not finish routing with {engine}: {what}"
+                       + (f"; first error: {errors[0]}" if errors else ""), file=paths.log,
+                       field="opensm.timeout", fix="read that log; the dump needs log_flags "
+                       "with 0x40 (t2hx sets it) and dump_files_dir")
+
+
+def _read_from(path: Path, mark: int) -> str:
+    try:
+        with open(path, "rb") as fh:
+            if os.fstat(fh.fileno()).st_size < mark:   # rotated or truncated: all of it
+                mark = 0
+            fh.seek(mark)
+            return fh.read().decode(errors="replace")
+    except OSError:
+        return ""
+
+
+def verify(fabric: Fabric, paths: Paths, req: Request, used: str, source: object) -> dict:
+    """From OpenSM's own output: the engine that routed, the LMC, every HCA LID routed from
+    every switch, and for PARX the quadrant LIDs the MPI patch reads."""
+    if used != req.engine:
+        raise RoutingError(f"OpenSM routed with {used}, not {req.engine} (fallback)",
+                           file=paths.log, fix="read the ERR lines of that log")
+    with tempfile.TemporaryDirectory() as tmp:
+        shutil.copyfile(paths.dumps / "opensm-lfts.dump", Path(tmp) / "opensm-lfts.dump")
+        shutil.copyfile(paths.cache / "guid2lid", Path(tmp) / "guid2lid")
+        tables = load_tables(fabric, tmp)
+    if tables.lmc != req.lmc:
+        raise RoutingError(f"OpenSM runs with LMC {tables.lmc}, not {req.lmc}",
+                           file=paths.cache / "guid2lid", fix="check the lmc line of "
+                           f"{paths.conf} and restart OpenSM")
+    lids = tables.hca_lids()
+    switches = np.array(fabric.switches(), dtype=np.int64)
+    missing = int((tables.lft[np.ix_(switches, lids)] < 0).sum())
+    if missing:
+        raise RoutingError(f"{missing} switch entries towards HCA LIDs are unrouted",
+                           file=paths.dumps / "opensm-lfts.dump", fix="read OpenSM's log")
+    if req.engine == "parx":
+        parx.check_lids(fabric, lids, tables.lmc, source)
+    return {"engine": req.engine, "engine_used": used, "lmc": int(tables.lmc),
+            "verified": True, "hca_lids": int(lids.size), "switches": int(switches.size),
+            "input": req.kind, "input_bytes": len(req.data)}
