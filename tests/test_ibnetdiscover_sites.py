@@ -26,7 +26,7 @@ from t2hx.conf import load_system
 from t2hx.errors import ConfError
 from t2hx.fabric.build import build_plane
 from t2hx.fabric.graph import Fabric
-from t2hx.fabric.sitefabric import DumpReport, report_of
+from t2hx.fabric.sitefabric import DumpOptions, DumpReport, read_dump, report_of
 from t2hx.routing.lft import Tables, load_tables
 from t2hx.routing.opensm import route
 
@@ -349,3 +349,48 @@ def test_cli_build_reports_the_dump_and_fails_in_one_line(tmp_path) -> None:
     assert bad.returncode == 2
     assert bad.stderr.count("\n") == 1 and f"{dump}: line 11: unreadable port line" in \
         bad.stderr
+
+
+def test_non_host_cas_recognised(tmp_path) -> None:
+    """Rules none of the collected dumps exercises, on a hand-written dump: a CA inside a
+    switch (its sysimgguid), a router, a gateway, a skip rule, a self-looped port."""
+    text = """\
+sysimgguid=0x0000000000000a00
+switchguid=0x0000000000000a01(0000000000000a01)
+Switch\t8 "S-0000000000000a01"\t\t# "leaf" base port 0 lid 1 lmc 0
+[1]\t"H-0000000000000b00"[1](0000000000000b01)\t\t# "n01 mlx5_0" lid 2 4xHDR
+[2]\t"H-0000000000000c00"[1](0000000000000c01)\t\t# "mgmt-ufm mlx5_0" lid 3 4xHDR
+[3]\t"H-0000000000000d00"[1](0000000000000d01)\t\t# "leaf mlx5_0" lid 4 4xHDR
+[4]\t"R-0000000000000e00"[1]\t\t# "rtr" lid 5 4xHDR
+[5]\t"H-0000000000000f00"[1](0000000000000f01)\t\t# "gw1 Skyway" lid 6 4xHDR
+[6]\t"S-0000000000000a01"[6]\t\t# "leaf" lid 1 4xHDR
+
+sysimgguid=0x0000000000000b00
+caguid=0x0000000000000b00
+Ca\t1 "H-0000000000000b00"\t\t# "n01 mlx5_0"
+[1](0000000000000b01)\t"S-0000000000000a01"[1]\t\t# lid 2 lmc 0 "leaf" lid 1 4xHDR
+
+caguid=0x0000000000000c00
+Ca\t1 "H-0000000000000c00"\t\t# "mgmt-ufm mlx5_0"
+[1](0000000000000c01)\t"S-0000000000000a01"[2]\t\t# lid 3 lmc 0 "leaf" lid 1 4xHDR
+
+sysimgguid=0x0000000000000a00
+caguid=0x0000000000000d00
+Ca\t1 "H-0000000000000d00"\t\t# "leaf mlx5_0"
+[1](0000000000000d01)\t"S-0000000000000a01"[3]\t\t# lid 4 lmc 0 "leaf" lid 1 4xHDR
+
+rtguid=0x0000000000000e00
+Rt\t1 "R-0000000000000e00"\t\t# "rtr"
+[1]\t"S-0000000000000a01"[4]\t\t# lid 5 lmc 0 "leaf" lid 1 4xHDR
+
+caguid=0x0000000000000f00
+Ca\t1 "H-0000000000000f00"\t\t# "gw1 Skyway"
+[1](0000000000000f01)\t"S-0000000000000a01"[5]\t\t# lid 6 lmc 0 "leaf" lid 1 4xHDR
+"""
+    dump = tmp_path / "hand.txt"
+    dump.write_text(text)
+    fabric = read_dump(dump, "hand", DumpOptions(devices=("mlx5_0",), skip=("^mgmt",)))
+    report = report_of(fabric)
+    assert (report.switch_embedded, report.routers, report.gateways, report.skipped_by_rule,
+            report.loopback_cables, report.hosts, report.dropped_cables) == (1, 1, 1, 1, 1, 1, 4)
+    assert fabric.hosts() == ["n01"] and len(fabric.cables) == 1
