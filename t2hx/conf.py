@@ -17,6 +17,7 @@ from t2hx import ROOT
 from t2hx.errors import ConfError
 from t2hx.fabric.fattree import kary_shape
 from t2hx.launcher import launcher_of
+from t2hx.fabric.sitefabric import HOST_MODES, UNNAMED_MODES, host_names, options_for
 from t2hx.schema import F, validate
 from t2hx.textfile import load_yaml
 
@@ -92,6 +93,20 @@ SM = {
 }
 
 
+def _device_word(value: str) -> str | None:
+    if not value or any(c.isspace() for c in value):
+        return f"{value[:40]!r} is not one word"
+    return None
+
+
+def _regex(value: str) -> str | None:
+    try:
+        re.compile(value)
+    except re.error as err:
+        return f"{value[:40]!r} is not a regular expression ({err})"
+    return None
+
+
 def _pair_of_names(value: list) -> str | None:
     if len(value) != 2 or not all(isinstance(v, str) for v in value):
         return "a missing cable is a pair of node names"
@@ -111,6 +126,11 @@ NODES = {
                  doc="node memory bandwidth in GB/s, scales memory-bound app models, e.g. 64 "
                  "(default: conf/appmodels.yaml default_node)"),
     "down": F(list, default=[], items=F(str), doc="hostnames that must not be used"),
+    "from_dump": F(str, default=None,
+                   doc="take the hostnames from this plane's ibnetdiscover dump instead of "
+                   "the hostname pattern: the first racks × per_rack hosts the plane keeps, "
+                   "in natural name order (a rack is per_rack consecutive names), "
+                   "e.g. from_dump: fabric"),
 }
 
 TOPOLOGIES = {
@@ -155,9 +175,25 @@ TOPOLOGIES = {
         "nodes_per_switch": F(int, default=1, min=0),
         "switch_ports": F(int, default=36, min=2, max=MAX_PORTS),
     },
+    # How a site's dump becomes the plane: t2hx/fabric/sitefabric.py (docs/formats.md).
     "ibnetdiscover": {
         "kind": F(str),
         "file": F(str, required=True, doc="path of an ibnetdiscover output, relative to conf"),
+        "hosts": F(str, default="plane_hca", choices=HOST_MODES,
+                   doc="plane_hca: one HCA per host, the plane's (see devices); all_ports: "
+                   "every HCA of a host, as ports 1..k of one multi-port host (rails)"),
+        "devices": F(list, default=[], items=F(str, check=_device_word,
+                                               doc="one word, e.g. mlx5_0 or HCA-1"),
+                     doc="the plane's HCA as the dump's NodeDescriptions name it (the word "
+                     "after the host name), in order of preference, e.g. devices: [HCA-1, "
+                     "mlx5_0] (MLNX_OFED names HCAs HCA-1, HCA-2, ...); default: [<hca>]"),
+        "unnamed": F(str, default="skip", choices=UNNAMED_MODES,
+                     doc="CAs whose NodeDescription is the firmware default (no host name): "
+                     "skip, or keep as hosts named by node id (H-<guid>)"),
+        "skip": F(list, default=[], items=F(str, check=_regex, doc="write a Python regular "
+                                            "expression, e.g. '^storage', or a node id"),
+                  doc="CAs to leave out: regular expressions searched in the NodeDescription, "
+                  "or node ids, e.g. skip: ['^storage', 'H-0002c903000e0b72']"),
     },
 }
 
@@ -258,14 +294,39 @@ class System:
     launcher: dict
     sha256: str
     simulate: dict = field(default_factory=dict)
+    _dump_names: list[str] | None = field(default=None, repr=False, compare=False)
 
     def hostnames(self) -> list[str]:
+        if self.nodes.get("from_dump"):
+            return list(self._names_from_dump())
         fmt = self.nodes["hostname"]
         names = []
         for index in range(self.nodes["racks"] * self.nodes["per_rack"]):
             rack, slot = divmod(index, self.nodes["per_rack"])
             names.append(fmt.format(rack=rack + 1, slot=slot + 1, index=index))
         return names
+
+    def _names_from_dump(self) -> list[str]:
+        """The first racks × per_rack hosts of ``nodes.from_dump``'s dump (read once)."""
+        if self._dump_names is None:
+            plane = self.planes[self.nodes["from_dump"]]
+            dump = self.path.parent / plane.topology["file"]
+            names = host_names(dump, options_for(plane.topology, plane.hca, plane.name,
+                                                 self.path))
+            count = self.nodes["racks"] * self.nodes["per_rack"]
+            if len(names) < count:
+                raise ConfError(f"plane '{plane.name}' keeps {len(names)} hosts of its dump "
+                                f"but racks × per_rack is {count}", file=self.path,
+                                field="nodes.per_rack", fix=f"set racks × per_rack to at "
+                                f"most {len(names)}, e.g. racks: 1, per_rack: {len(names)}")
+            for name, line in names[:count]:
+                if not HOSTNAME_RE.fullmatch(name):
+                    raise ConfError(f"host name {name[:40]!r} is not a usable hostname",
+                                    file=dump, field=f"line {line}",
+                                    fix=f"leave it out with planes.{plane.name}.topology."
+                                    f"skip in {self.path}")
+            self._dump_names = [name for name, _ in names[:count]]
+        return self._dump_names
 
     def rack_of(self, index: int) -> int:
         return index // self.nodes["per_rack"]
@@ -288,6 +349,7 @@ def load_system(path: str | Path) -> System:
     if not planes:
         raise ConfError("no planes", file=path, field="planes", fix="describe at least one plane")
     launcher = launcher_of(data["launcher"], list(planes), path)
+    _check_from_dump(data["nodes"], planes, path)
     system = System(data["name"], path, data["description"], data["nodes"], planes,
                     data["model"], launcher, hashlib.sha256(text.encode()).hexdigest(),
                     validate(data["simulate"], SIMULATE, path, "simulate"))
@@ -317,6 +379,18 @@ def _check_sm(opensm: dict, path: Path, where: str) -> None:
         raise ConfError("a plane routed with several engines (or parx/sar) needs its OpenSM",
                         file=path, field=f"{where}.sm.via",
                         fix="use via: agent or ssh (docs/cluster.md), or list one stock engine")
+
+
+def _check_from_dump(nodes: dict, planes: dict[str, Plane], path: Path) -> None:
+    name = nodes["from_dump"]
+    if name is None:
+        return
+    dumps = [p for p, plane in planes.items() if plane.topology["kind"] == "ibnetdiscover"]
+    if name not in dumps:
+        raise ConfError(f"plane '{name}' has no ibnetdiscover dump", file=path,
+                        field="nodes.from_dump", fix=f"name a plane with topology kind "
+                        f"ibnetdiscover ({', '.join(dumps) or 'none in this conf'}), or drop "
+                        "from_dump and give a hostname pattern")
 
 
 def _check_xgft(topo: dict, path: Path, where: str) -> None:

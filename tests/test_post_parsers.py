@@ -17,6 +17,7 @@ from t2hx.post.records import WALLTIME_FORMAT, WALLTIME_RE, ParseError
 
 FIX = Path(__file__).parent / "data" / "post" / "fixtures"
 HAND = Path(__file__).parent / "data" / "post" / "hand"
+PUBLIC = Path(__file__).parent / "data" / "post" / "public"   # others' runs, with sources
 # Where the originals of tests/data/post/fixtures live, if anywhere (outside the repository).
 
 
@@ -256,6 +257,25 @@ def test_graph500_details() -> None:
     assert one(sssp, metric="sssp_root_teps", root=0)["value"] == 5.58406e+06
     with pytest.raises(ParseError, match="invalid run"):
         parse_text("graph500", "SCALE: 12\nNo results printed for invalid run.\n")
+
+
+def test_graph500_2x() -> None:
+    """Graph500 2.1.x (a published real run, tests/data/post/public/README.md): statistics
+    without the kernel word read as 3.0's bfs statistics; its per-root stderr lines too."""
+    out = parse_file("graph500", PUBLIC / "graph500/graph500-2.1-replicated-np4-scale16.out")
+    h = one(out, metric="bfs_harmonic_mean_teps")
+    assert (h["value"], h["ranks"], h["scale"], h["edgefactor"], h["nbfs"], h["unit"]) == \
+        (7.70781e+07, 4, 16, 16, 64, "TEPS")
+    assert one(out, metric="bfs_median_teps")["value"] == 4.15103e+08
+    assert one(out, metric="bfs_mean_time")["value"] == 0.013604
+    assert not [r for r in out if r["metric"].startswith("sssp")]
+    err = parse_file("graph500",
+                     PUBLIC / "graph500/graph500-2.1-replicated-np4-scale24.nohup.out")
+    assert len([r for r in err if r["metric"] == "bfs_root_teps"]) == 26
+    assert one(err, metric="bfs_root_time", root=0)["value"] == 0.6959
+    assert one(err, metric="bfs_root_teps", root=25)["value"] > 0
+    with pytest.raises(ParseError, match="harmonic_mean_TEPS"):
+        parse_text("graph500", "SCALE: 16\nedgefactor: 16\n")
 
 
 # --- miniFE, CoMD, AMG -----------------------------------------------------------------------

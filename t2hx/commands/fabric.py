@@ -15,6 +15,7 @@ from t2hx.conf import load_system, system_path
 from t2hx.errors import RoutingError, T2hxError
 from t2hx.fabric import cost
 from t2hx.fabric.build import build_plane
+from t2hx.fabric.sitefabric import report_of
 from t2hx.routing.demand import check_nodes
 from t2hx.routing.lft import load_tables
 from t2hx.atomic import atomic_write
@@ -87,6 +88,8 @@ def cmd_build(args: argparse.Namespace) -> int:
     atomic_write(out / "fabric.json", json.dumps(info, indent=2) + "\n")
     print(f"{fabric.name}: {info['switches']} switches, {info['hcas']} HCAs, "
           f"{info['cables']} cables ({info['inter_switch_cables']} inter-switch) → {out}")
+    if (report := report_of(fabric)) is not None:
+        print(report.summary())     # what a site's dump held and what the plane left out
     return 0
 
 

@@ -10,7 +10,7 @@ from t2hx.conf import Plane, System
 from t2hx.errors import ConfError
 from t2hx.fabric import fattree, hyperx, shortcut
 from t2hx.fabric.graph import Cable, Fabric
-from t2hx.fabric.netfile import read_netfile
+from t2hx.fabric.sitefabric import options_for, read_dump
 
 
 def build_plane(system: System, plane_name: str) -> Fabric:
@@ -37,6 +37,11 @@ def build_plane(system: System, plane_name: str) -> Fabric:
 def generate(plane: Plane, hosts: list[str], system: System) -> Fabric:
     t, g = plane.topology, plane.gbps
     where = f"planes.{plane.name}.topology"
+    if t["kind"] == "ibnetdiscover":
+        # A dump's errors already name the dump and its line, or the conf field that fixes
+        # them (t2hx.fabric.sitefabric): pass them on unchanged.
+        return read_dump(system.path.parent / t["file"], plane.name,
+                         options_for(t, plane.hca, plane.name, system.path), hosts, g)
     try:
         match t["kind"]:
             case "hyperx":
@@ -55,11 +60,10 @@ def generate(plane: Plane, hosts: list[str], system: System) -> Fabric:
             case "circulant":
                 return shortcut.circulant(plane.name, hosts, t["switches"], t["offsets"],
                                           t["nodes_per_switch"], t["switch_ports"], g)
-            case "ibnetdiscover":
-                return read_netfile(system.path.parent / t["file"], plane.name, hosts, g)
     except ConfError as err:
-        # Generators name no file (the conf is at fault); a bad fabric file names itself.
-        sub = (err.field or "topology").removeprefix("topology")
+        # Generators name no file: the conf is at fault, at the generator's field.
+        sub = (err.field or "").removeprefix("topology") if (err.field or "").startswith(
+            "topology") else ""
         raise ConfError(err.message, file=err.file or system.path, field=where + sub,
                         fix=err.fix) from None
     raise AssertionError(t["kind"])  # conf validation admits only the kinds above
