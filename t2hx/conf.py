@@ -18,7 +18,7 @@ from t2hx.errors import ConfError
 from t2hx.fabric.fattree import kary_shape
 from t2hx.launcher import launcher_of
 from t2hx.fabric.sitefabric import HOST_MODES, UNNAMED_MODES, host_names, options_for
-from t2hx.schema import F, validate
+from t2hx.schema import F, one_line, validate
 from t2hx.textfile import load_yaml
 
 # An InfiniBand subnet has 0xBFFF unicast LIDs: no plane can hold more nodes plus switches,
@@ -33,19 +33,13 @@ ENGINES = ("minhop", "updn", "dnup", "ftree", "sssp", "dfsssp", "lash", "nue", "
            "torus-2QoS", "parx", "sar")
 
 
-def _one_line(value: object) -> str | None:
-    text = str(value)
-    return "a value on one line (no line breaks or control characters)" \
-        if any(ord(c) < 32 or ord(c) == 127 for c in text) else None
-
-
 def _host_name(value: str) -> str | None:
     return None if re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,252}", value) else \
         "a host name such as sm01"
 
 
 def _abs_path(value: str) -> str | None:
-    return _one_line(value) or (None if value.startswith("/") else
+    return one_line(value) or (None if value.startswith("/") else
                                 "an absolute path on the subnet manager's host")
 
 
@@ -69,16 +63,16 @@ SM = {
              "`t2hx sm serve` daemon on opensm.host, requests authenticated by MUNGE) or "
              "none (t2hx never touches this OpenSM: one engine only, recorded unverified)"),
     "port": F(int, default=6934, min=1, max=65535, doc="agent: its TCP port, e.g. 6934"),
-    "ssh_options": F(list, default=[], items=F(str, check=_one_line),
+    "ssh_options": F(list, default=[], items=F(str, check=one_line),
                      doc="ssh: extra options, e.g. [-l, smop, -i, /home/smop/.ssh/id_t2hx]"),
-    "t2hx": F(str, default="t2hx", check=_one_line,
+    "t2hx": F(str, default="t2hx", check=one_line,
               doc="ssh: the t2hx command on opensm.host, e.g. /shared/t2hx/run/t2hx"),
     "conf_path": F(str, default=None, check=_abs_path,
                    doc="ssh: this system conf's path on opensm.host (default: the same path)"),
     "conf_file": F(str, default="/etc/opensm/opensm.conf", check=_abs_path,
                    doc="the opensm.conf this plane's OpenSM was started with (-F); it also "
                    "identifies the process on a host running one OpenSM per plane"),
-    "restart": F(str, default="", check=_one_line,
+    "restart": F(str, default="", check=one_line,
                  doc="command that restarts this plane's OpenSM after its engine or LMC "
                  "changed, e.g. 'systemctl restart opensm@hyperx'; empty: t2hx stops it and "
                  "its supervisor (systemd Restart=always, `t2hx sm opensm`) starts it again"),
@@ -215,7 +209,7 @@ PLANE = {
         "host": F(str, default="localhost", check=_host_name,
                   doc="host running this plane's OpenSM, e.g. host: sm01"),
         "dump_dir": F(str, default="/var/log/opensm", doc="OpenSM dump_files_dir on that host"),
-        "options": F(dict, default={}, values=F((str, int, float, bool), check=_one_line),
+        "options": F(dict, default={}, values=F((str, int, float, bool), check=one_line),
                      check=_shared_options,
                      doc="opensm.conf options of both the simulated and the real plane, e.g. "
                      "options: {max_op_vls: 8}"),

@@ -21,21 +21,11 @@ import shlex
 from dataclasses import replace
 
 from t2hx.errors import ConfError
-from t2hx.schema import F, validate
-
-# A value that ends up on a line of a job script: no line breaks, no NUL, nothing that would
-# end a #SBATCH line early.
-_UNSAFE = re.compile(r"[\x00-\x1f\x7f]")
-
-
-def _one_line(value: object) -> str | None:
-    return "a value without line breaks or control characters" \
-        if _UNSAFE.search(str(value)) else None
-
+from t2hx.schema import F, one_line, validate
 
 def _sbatch_option(value: str) -> str | None:
-    if _one_line(value):
-        return _one_line(value)
+    if one_line(value):
+        return one_line(value)
     return None if value.startswith("-") else "an sbatch option such as --exclusive or --qos=high"
 
 
@@ -49,22 +39,22 @@ def _mca_name(value: dict) -> str | None:
     return f"'{bad[0]}' is not an MCA parameter name (e.g. btl_openib_max_lmc)" if bad else None
 
 
-SCALAR = F((str, int, float), check=_one_line)
+SCALAR = F((str, int, float), check=one_line)
 
 # What a site may set for all planes (launcher.<key>) and per plane (launcher.planes.<p>.<key>).
 SITE = {
-    "partition": F(str, default=None, check=_one_line,
+    "partition": F(str, default=None, check=one_line,
                    doc="Slurm partition of the jobs, e.g. partition: batch"),
-    "account": F(str, default=None, check=_one_line, doc="Slurm account, e.g. account: proj42"),
+    "account": F(str, default=None, check=one_line, doc="Slurm account, e.g. account: proj42"),
     "sbatch_options": F(list, default=[], items=F(str, check=_sbatch_option),
                         doc="extra #SBATCH options, e.g. [--exclusive, --qos=high, "
                         "--reservation=hyperx]"),
-    "modules": F(list, default=[], items=F(str, check=_one_line),
+    "modules": F(list, default=[], items=F(str, check=one_line),
                  doc="environment modules every job loads (needs modules_system), "
                  "e.g. [openmpi/4.1.4-parx]"),
     "env": F(dict, default={}, values=SCALAR, check=_env_name,
              doc="environment variables of every job, e.g. {UCX_TLS: rc}"),
-    "prepare_cmds": F(list, default=[], items=F(str, check=_one_line),
+    "prepare_cmds": F(list, default=[], items=F(str, check=one_line),
                       doc="shell lines run at the start of every job script"),
 }
 
@@ -80,13 +70,13 @@ LAUNCHER = {
     "run_with": F(str, default="srun", choices=("srun", "mpirun"),
                   doc="kind slurm: srun (ranks in hostfile order through SLURM_HOSTFILE) or "
                   "mpirun --hostfile inside the allocation"),
-    "srun_mpi": F(str, default=None, check=_one_line,
+    "srun_mpi": F(str, default=None, check=one_line,
                   doc="srun's --mpi plugin, e.g. srun_mpi: pmix (Open MPI 4 built with PMIx); "
                   "default: the cluster's MpiDefault"),
     "hostnames": F(list, default=[], items=F(str),
                    doc="regexes of the login/head nodes, so ReFrame picks the system itself"),
-    "mpirun": F(str, default="mpirun", check=_one_line, doc="the mpirun command"),
-    "options": F(list, default=[], items=F(str, check=_one_line),
+    "mpirun": F(str, default="mpirun", check=one_line, doc="the mpirun command"),
+    "options": F(list, default=[], items=F(str, check=one_line),
                  doc="extra options of srun or mpirun for every run, e.g. [--bind-to, none]"),
     "max_jobs": F(int, default=1, min=1,
                   doc="concurrent jobs per plane (1: exclusive capability runs; a plane's "

@@ -27,6 +27,14 @@ class F:
     check: Callable[[Any], str | None] | None = field(default=None, repr=False)
 
 
+def one_line(value: object) -> str | None:
+    """A check for values that end up on a line of a generated file (opensm.conf, a job
+    script): no line breaks or other control characters, which would inject lines."""
+    text = str(value)
+    return "a value on one line (no line breaks or control characters)" \
+        if any(ord(c) < 32 or ord(c) == 127 for c in text) else None
+
+
 TYPE_NAMES = {int: "an integer", float: "a number", str: "a string", bool: "true/false",
               list: "a list", dict: "a mapping"}
 
