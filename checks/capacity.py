@@ -4,8 +4,8 @@ on `sim`). Every finished run is recorded; the perf variables are finished runs 
 
 Node counts: the study's mix, scaled to the system's usable nodes when it does not fit
 (``Study.capacity_apps``, docs/modelling.md). Node sets: the combo's placement order of all
-nodes (its largest hostfile), cut into consecutive chunks of the apps' sizes in study
-order. Record format, one line per finished run, printed by the driver script (real) or
+usable nodes (its hostfile of every usable node), cut into consecutive chunks of the apps'
+sizes in study order. Record format, one line per finished run, printed by the driver script (real) or
 ``t2hx campaign simulate-capacity`` (sim):
 ``T2HX capacity finished: app=<app> run=<k> start=<s> end=<s>``; the window's end is
 ``T2HX capacity window closed``.
@@ -94,14 +94,16 @@ class Capacity(T2hxCheck):
         return str(Path(self.stagedir) / "capacity.hosts")
 
     def node_sets(self) -> dict[str, list[str]]:
+        """The combo's placement order of every usable node (the hostfile of all of them,
+        written for any study with a capacity mix), cut in study order: the mix, scaled to
+        the usable nodes, always fits, whatever rung of the ladders does."""
         folder = Path(T2hxCheck.hostfile.fget(self)).parent
-        counts = sorted(int(p.stem) for p in folder.glob("*.txt") if p.stem.isdigit())
-        big = [n for n in counts if n >= self.num_nodes]
-        if not big:
-            raise FileNotFoundError(f"{folder}: no hostfile with >= {self.num_nodes} nodes "
-                                    f"(fix: run/t2hx hostfiles --system "
+        every = folder / f"{self.extras['nodes']}.txt"
+        if not every.is_file():
+            raise FileNotFoundError(f"{every}: no hostfile of all {self.extras['nodes']} usable "
+                                    f"nodes (fix: run/t2hx hostfiles --system "
                                     f"{self.extras['conf_file']})")
-        order = (folder / f"{big[0]}.txt").read_text().split()
+        order = every.read_text().split()
         sets, at = {}, 0
         for app, size in self.apps.items():
             sets[app] = order[at:at + size]
