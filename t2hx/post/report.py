@@ -3,8 +3,10 @@ was skipped, and (simulated campaigns) the seeds' reference numbers beside ours.
 
 The report is built as a list of blocks and rendered twice, so the HTML needs no Markdown
 library. Provenance comes from ``<logdir>/provenance.json`` (keys shown as given; the usual
-ones are campaign, conf_hash, git_hash, versions, date, baseline). The scorecard section lists
-every quantitative statement of seed 000 (Fig 1, §5) with ours and a verdict (t2hx.scorecard).
+ones are campaign, conf_hash, git_hash, versions, date, baseline). The systems section names
+the systems the runs come from. The scorecard section lists every quantitative statement of
+the study's seed (Fig 1, §5 for seed 000) with ours from the study's own system and a verdict
+(t2hx.scorecard); another system (a port) gets a section of the portable claims only.
 """
 
 from __future__ import annotations
