@@ -271,10 +271,14 @@ def write_provenance(args: argparse.Namespace, cmd: list[str]) -> None:
     runs.append(run)
     # The conf systems of every run: the report names them, status counts their cases.
     systems = list(dict.fromkeys([*prov.get("systems", []), *names]))
+    # ... and the study's combos each cannot run (the report lists them beside the system).
+    left_out = {**prov.get("left_out", {}),
+                **{s.name: study.left_out(s) for s in args.conf_systems}}
     prov.update(campaign=args.campaign, baseline=study.baseline, study=study.name,
                 study_file=portable(str(study.path.resolve())),
                 profile=args.profile, git_hash=runs[-1]["git_hash"],
-                simulated=args.rf_system == SIM, systems=systems, runs=runs)
+                simulated=args.rf_system == SIM, systems=systems,
+                left_out={k: v for k, v in left_out.items() if v}, runs=runs)
     logdir.mkdir(parents=True, exist_ok=True)
     atomic_write(path, json.dumps(prov, indent=2) + "\n")
 

@@ -103,7 +103,8 @@ def replay(logdir: Path, out: Path | None = None, quiet: bool | None = None) -> 
         others = [(x.system, x.frame) for x in scores if not x.own]
         names = log_systems(results, ing.provenance)
         table = report.systems_table(results, systems, names, own, scores,
-                                     ing.provenance.get("study"))
+                                     ing.provenance.get("study"),
+                                     ing.provenance.get("left_out"))
         summ = summary.as_dict()
         write_json(data_dir / "summary.json", summ)
         campaign = str(ing.provenance.get("campaign") or

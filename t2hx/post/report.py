@@ -40,10 +40,13 @@ def on_systems(names: list[str]) -> str:
 
 
 def systems_table(results: pd.DataFrame, systems: pd.Series, names: list[str],
-                  own: list[str] | None, scores: list, study: str | None) -> pd.DataFrame:
-    """One row per system the log holds runs of: records, how they ran, what is scored
+                  own: list[str] | None, scores: list, study: str | None,
+                  left_out: dict[str, dict[str, str]] | None = None) -> pd.DataFrame:
+    """One row per system the log holds runs of: records, how they ran, the study's combos
+    it could not run (provenance ``left_out``: plane or engine missing), what is scored
     there (``scores``: t2hx.post.replay.Scored per system)."""
     study = study or "hyperx-vs-fattree-sc19"
+    left_out = left_out if isinstance(left_out, dict) else {}
     rows = []
     for name in names:
         sub = results[systems == name]
@@ -60,11 +63,17 @@ def systems_table(results: pd.DataFrame, systems: pd.Series, names: list[str],
             scored = "none: no claim is marked portable"
         else:
             scored = f"the {len(hit.frame)} portable claims only"
+        skipped = left_out.get(name) or {}
+        reasons: dict[str, list[str]] = {}
+        for combo, why in (skipped.items() if isinstance(skipped, dict) else []):
+            reasons.setdefault(str(why), []).append(str(combo))
         rows.append([name or "not named (partitions name planes only)", len(sub), how,
+                     "; ".join(f"{', '.join(c)} ({why})" for why, c in reasons.items())
+                     or "none",
                      "yes" if mine and own is not None else "no" if own is not None else "–",
                      scored])
-    return pd.DataFrame(rows, columns=["system", "records", "runs", "the study's own",
-                                       "scorecard"])
+    return pd.DataFrame(rows, columns=["system", "records", "runs", "combos not run",
+                                       "the study's own", "scorecard"])
 
 
 def blocks(campaign: str, prov: dict[str, Any], summary: dict[str, Any], baseline: str | None,
@@ -246,7 +255,8 @@ def port_scorecard_blocks(system: str, sc: pd.DataFrame | None, study: str,
             ("p", f"The seed's claims (conf/claims/{study}.yaml) are statements about {seed}. "
              f"On {system} only those marked `portable: true` are scored: orderings of "
              "combos (a sign, a rank, on par) over no fixed node count, which do not depend "
-             "on the seed machine's racks or sizes. Verdicts as above."),
+             "on the seed machine's racks or sizes. Verdicts: agrees, same direction, "
+             "contradicts, not run (rules: t2hx/scorecard.py)."),
             ("p", f"{len(sc)} claims: " + ", ".join(f"{n[v]} {v}" for v in VERDICTS) + "."),
             ("table", sc[["claim", "source", "published", "ours", "verdict"]]),
             ("table", sc[["claim", "statement", "note"]])]
