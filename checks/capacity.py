@@ -112,10 +112,11 @@ class Capacity(T2hxCheck):
 
     @run_after("setup")
     def configure(self):
-        resume.skip_if_recorded(self)
         # The mix scaled to the system's usable nodes (Study.capacity_apps): a port runs it.
+        # Before the resume check: the record's num_nodes is the scaled mix's.
         self.apps = STUDY.capacity_apps(self.extras["nodes"])
         self.num_nodes = sum(self.apps.values())
+        resume.skip_if_recorded(self)
         self.skip_if(self.num_nodes > self.extras["nodes"],
                      f"capacity mix needs {self.num_nodes} nodes > {self.extras['nodes']}")
         self.simulated = self.mode == "sim"

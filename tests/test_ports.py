@@ -115,9 +115,14 @@ def test_a_port_campaign_runs_reports_and_counts_its_own_cases(port):
     cap = [r for r in rows if r["benchmark"] == "capacity"]
     assert {r["num_nodes"] for r in cap} == {"92"} and len(cap) == 4 * len(study.capacity["apps"])
     assert all(r["result"] == "pass" for r in rows)
+    # Resumed: the scaled mix's record (92 nodes, not the study's 664) is found, not rerun.
+    again = t2hx(env, "campaign", "run", "--system", "sim:port96", "--profile", "quick",
+                 "--campaign", "port96", "--no-report", "--", "-n", "Capacity")
+    assert again.returncode == 0 and re.search(r"\b4 skipped", again.stdout), again.stdout
+    assert perf_rows(tmp / "log" / "port96" / "perflogs") == rows
     prov = json.loads((tmp / "log" / "port96" / "provenance.json").read_text())
     assert prov["systems"] == ["port96"]
-    assert [r["conf_systems"] for r in prov["runs"]] == [["port96"], ["port96"]]
+    assert [r["conf_systems"] for r in prov["runs"]] == [["port96"]] * 3
     # status: this campaign's study, profile (quick, from provenance) and system.
     status = t2hx(env, "campaign", "status", "--campaign", "port96")
     assert status.returncode == 0, status.stderr
@@ -126,7 +131,10 @@ def test_a_port_campaign_runs_reports_and_counts_its_own_cases(port):
     # The report names the port, scores the seed's claims nowhere, its portable ones there.
     report = (tmp / "log" / "port96" / "paper" / "report.md").read_text()
     assert report.startswith("# t2hx report — campaign port96 on port96\n")
-    assert "| port96 |" in report and "| simulated | no | the 3 portable claims only |" in report
+    assert ("| port96 | " in report and "| simulated | hx-parx-clustered, hx-parx-linear "
+            "(plane hyperx routes dfsssp (opensm.routing), not parx) | no | the 3 portable "
+            "claims only |" in report)
+    assert prov["left_out"] == {"port96": study.left_out(system)}
     assert "Scorecard on port96: portable claims only" in report
     assert "Scorecard: the seed paper's statements beside ours" not in report
     assert "Seeds' reference numbers beside ours" not in report
