@@ -106,7 +106,8 @@ def blocks(campaign: str, prov: dict[str, Any], summary: dict[str, Any], baselin
                   "their ReFrame partitions (sim: `<system>-<plane>`) and provenance.json. "
                   f"Study {study} was written for "
                   f"{', '.join(own) if own else 'a system not known here'}: its seed's claims "
-                  "and reference numbers are compared with that system's runs only; another "
+                  "and reference numbers are compared with the runs of "
+                  f"{'those systems' if own and len(own) > 1 else 'that system'} only; another "
                   "system (a port) gets the figures, and a scorecard of the claims the claims "
                   "file marks portable, if any (docs/studies.md#ports-and-the-seeds-claims)."))
         b.append(("table", systems))
