@@ -60,7 +60,7 @@ def run_campaign(tmp: Path, confdir: Path, name: str,
                T2HX_CONF_SYSTEMS=str(confdir), T2HX_HOSTFILES=str(tmp / "hostfiles"),
                **(extra or {}))
     start = time.perf_counter()
-    out = subprocess.run([T2HX, "campaign", "run", "--system", "sim", "--campaign", name,
+    out = subprocess.run([T2HX, "campaign", "run", "--system", "sim:mini", "--campaign", name,
                           "--profile", "quick", "--", *CASES], env=env, cwd=ROOT,
                          capture_output=True, text=True)
     wall = time.perf_counter() - start

@@ -4,8 +4,8 @@ on `sim`). Every finished run is recorded; the perf variables are finished runs 
 
 Node counts: the study's mix, scaled to the system's usable nodes when it does not fit
 (``Study.capacity_apps``, docs/modelling.md). Node sets: the combo's placement order of all
-nodes (its largest hostfile), cut into consecutive chunks of the apps' sizes in study
-order. Record format, one line per run, printed by the driver script (real) or
+usable nodes (its hostfile of every usable node), cut into consecutive chunks of the apps'
+sizes in study order. Record format, one line per run, printed by the driver script (real) or
 ``t2hx campaign simulate-capacity`` (sim):
 ``T2HX capacity finished: app=<app> run=<k> start=<s> end=<s>``; on a real cluster also
 ``T2HX capacity cut: ...`` (the window ended the run) and ``T2HX capacity failed: ...
@@ -110,14 +110,16 @@ class Capacity(T2hxCheck):
         return str(Path(self.stagedir) / "capacity.hosts")
 
     def node_sets(self) -> dict[str, list[str]]:
+        """The combo's placement order of every usable node (the hostfile of all of them,
+        written for any study with a capacity mix), cut in study order: the mix, scaled to
+        the usable nodes, always fits, whatever rung of the ladders does."""
         folder = Path(T2hxCheck.hostfile.fget(self)).parent
-        counts = sorted(int(p.stem) for p in folder.glob("*.txt") if p.stem.isdigit())
-        big = [n for n in counts if n >= self.num_nodes]
-        if not big:
-            raise FileNotFoundError(f"{folder}: no hostfile with >= {self.num_nodes} nodes "
-                                    f"(fix: run/t2hx hostfiles --system "
+        every = folder / f"{self.extras['nodes']}.txt"
+        if not every.is_file():
+            raise FileNotFoundError(f"{every}: no hostfile of all {self.extras['nodes']} usable "
+                                    f"nodes (fix: run/t2hx hostfiles --system "
                                     f"{self.extras['conf_file']})")
-        order = (folder / f"{big[0]}.txt").read_text().split()
+        order = every.read_text().split()
         sets, at = {}, 0
         for app, size in self.apps.items():
             sets[app] = order[at:at + size]
@@ -126,10 +128,11 @@ class Capacity(T2hxCheck):
 
     @run_after("setup")
     def configure(self):
-        resume.skip_if_recorded(self)
         # The mix scaled to the system's usable nodes (Study.capacity_apps): a port runs it.
+        # Before the resume check: the record's num_nodes is the scaled mix's.
         self.apps = STUDY.capacity_apps(self.extras["nodes"])
         self.num_nodes = sum(self.apps.values())
+        resume.skip_if_recorded(self)
         self.skip_if(self.num_nodes > self.extras["nodes"],
                      f"capacity mix needs {self.num_nodes} nodes > {self.extras['nodes']}")
         self.simulated = self.mode == "sim"

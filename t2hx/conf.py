@@ -109,7 +109,11 @@ def _pair_of_names(value: list) -> str | None:
 
 NODES = {
     "hostname": F(str, default="n{index:03d}",
-                  doc="Python format with {rack}, {slot} (1-based) and {index} (0-based)"),
+                  doc="Python format with {rack}, {slot} (1-based) and {index} (from "
+                  "index_base), e.g. r{rack:02d}n{slot:02d} or cn{index:03d}"),
+    # Sites number nodes from 0 or from 1 (cn001); racks and slots are always 1-based.
+    "index_base": F(int, default=0, choices=(0, 1),
+                    doc="the first {index}: 0 (n000, n001, ...) or 1 (cn001, cn002, ...)"),
     "racks": F(int, required=True, min=1, doc="number of racks, e.g. racks: 24"),
     "per_rack": F(int, required=True, min=1, doc="compute nodes per rack, e.g. per_rack: 28"),
     "cores": F(int, default=1, min=1, doc="cores per node (OpenMP threads per rank)"),
@@ -293,11 +297,11 @@ class System:
     def hostnames(self) -> list[str]:
         if self.nodes.get("from_dump"):
             return list(self._names_from_dump())
-        fmt = self.nodes["hostname"]
+        fmt, base = self.nodes["hostname"], self.nodes["index_base"]
         names = []
         for index in range(self.nodes["racks"] * self.nodes["per_rack"]):
             rack, slot = divmod(index, self.nodes["per_rack"])
-            names.append(fmt.format(rack=rack + 1, slot=slot + 1, index=index))
+            names.append(fmt.format(rack=rack + 1, slot=slot + 1, index=index + base))
         return names
 
     def _names_from_dump(self) -> list[str]:

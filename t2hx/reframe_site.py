@@ -8,15 +8,21 @@
   ``mpirun`` with the case's hostfile (scheduler ``local``: capability runs are exclusive and
   sequential) or, with ``launcher: {kind: slurm}``, ``srun`` inside an allocation pinned by
   ``--nodelist`` (ranks in hostfile order via ``SLURM_HOSTFILE``).
-* a partition ``<system>-<plane>`` of the **sim** system per plane: the checks run
-  ``t2hx simulate`` (the flow model on the plane's real OpenSM routing) instead of MPI.
+* a partition ``<system>-<plane>`` of the **sim** system per plane of every simulated system
+  (:func:`simulated_systems`): the checks run ``t2hx simulate`` (the flow model on the
+  plane's real OpenSM routing) instead of MPI.
+
+Every partition has a feature ``routing_<engine>`` per engine of its plane's
+``opensm.routing``; combos ask for theirs (t2hx.study.Combo.partition).
 
 Plus the **local** system (this machine, real Open MPI, the binaries of the Spack view
 ``T2HX_SPACK_VIEW``; 2–4 ranks oversubscribed over shared memory). The perflog
 handler (format from :mod:`t2hx.post.perflog`) writes under ``log/<campaign>/perflogs/``;
 the campaign is ``$T2HX_CAMPAIGN`` (default ``default``).
 
-Environment: ``T2HX_CONF_SYSTEMS`` (directory of system files, default conf/systems),
+Environment: ``T2HX_SIM_SYSTEMS`` (comma list of the conf systems to simulate, default the
+selected study's own; ``t2hx campaign --system sim:NAME`` sets it),
+``T2HX_CONF_SYSTEMS`` (directory of system files, default conf/systems),
 ``T2HX_LOG_ROOT`` (default log/), ``T2HX_WORK_ROOT`` (stage/output dirs, default work/),
 ``T2HX_SPACK_VIEW`` (the `local` system's Spack view, default spack-env/view).
 """
@@ -37,6 +43,7 @@ from t2hx.post.perflog import LOGGING_OPTIONS, reframe_handler
 
 CAMPAIGN_ENV = "T2HX_CAMPAIGN"
 LOCAL_SLURM_ENV = "T2HX_LOCAL_SLURM"
+SIM_SYSTEMS_ENV = "T2HX_SIM_SYSTEMS"     # conf systems the sim partitions cover (comma list)
 NAME_RE = re.compile(r"^[A-Za-z0-9_-]+$")
 
 def campaign() -> str:
@@ -138,9 +145,9 @@ def real_partition(system: System, plane: str, spec: dict) -> dict:
 
 
 def sim_system(systems: list[System]) -> dict:
-    """One partition per plane of every conf system that has hostfiles (simulating a system
-    is opt-in: ``t2hx hostfiles --system S`` first). The conf's ``simulate:`` section picks
-    the scheduler: this machine, or one batch job per case on a Slurm cluster."""
+    """One partition per plane of every simulated system (:func:`simulated_systems`). The
+    conf's ``simulate:`` section picks the scheduler: this machine, or one batch job per case
+    on a Slurm cluster."""
     parts = []
     for system in simulated_systems(systems):
         for plane in system.planes:
@@ -155,16 +162,22 @@ def sim_system(systems: list[System]) -> dict:
 
 
 def simulated_systems(systems: list[System]) -> list[System]:
-    """The systems the sim partitions cover: those with hostfiles and, when the selected
-    study names its systems (seed 003 compares six fat-trees), only those; a study that
-    names none runs on every other system (a port is a new conf file), not on systems
-    another study claims (docs/studies.md#studies-that-compare-systems)."""
-    from t2hx.study import claimed_systems, load_study
+    """The systems the sim partitions cover: the conf systems ``$T2HX_SIM_SYSTEMS`` names
+    (set by ``t2hx campaign run --system sim:NAME[,NAME]``), else the selected study's own
+    (its ``system:`` and the systems its combos name), each only once it has hostfiles
+    (``t2hx hostfiles --system S``; the campaign CLI says so in one line). Nothing else is
+    simulated: a port's campaign never reruns another system's cases
+    (docs/studies.md#selecting-the-simulated-systems)."""
+    names = sim_selection()
+    return [s for s in systems if s.name in names and (hostfiles_root() / s.name).is_dir()]
 
-    named = set(load_study().systems())
-    skip = set() if named else claimed_systems()
-    return [s for s in systems if (hostfiles_root() / s.name).is_dir()
-            and (s.name in named if named else s.name not in skip)]
+
+def sim_selection() -> list[str]:
+    """Names of the conf systems to simulate: ``$T2HX_SIM_SYSTEMS`` or the study's own."""
+    from t2hx.study import load_study
+
+    asked = [n.strip() for n in os.environ.get(SIM_SYSTEMS_ENV, "").split(",") if n.strip()]
+    return asked or load_study().own_systems()
 
 
 def slurm_access(partition: str | None, account: str | None, options: list[str]) -> list[str]:
@@ -229,6 +242,17 @@ def local_system() -> dict:
     return system
 
 
+def add_routing_features(rf_system: dict) -> None:
+    """A feature per engine of a partition's plane (``extras['routings']``, the conf's
+    ``opensm.routing``): a combo asks for its engine (t2hx.study.Combo.partition), so a
+    plane that does not route with it never gets the combo's cases."""
+    from t2hx.study import routing_feature
+
+    for part in rf_system["partitions"]:
+        engines = part.get("extras", {}).get("routings", [])
+        part["features"] = [*part.get("features", []), *map(routing_feature, engines)]
+
+
 _REGISTERED = False
 WALLTIME_LAUNCHER = "t2hx-mpirun"
 
@@ -261,10 +285,15 @@ def site_configuration(systems: list[System] | None = None) -> dict:
     workdir = work_root() / "reframe" / name
     workdir.mkdir(parents=True, exist_ok=True)  # ReFrame's file log handler needs it
     rf_systems = [real_system(s) for s in systems if s.launcher]
-    rf_systems += [sim_system(systems), local_system()]
+    sim = sim_system(systems)
+    # ReFrame rejects a system without partitions: nothing to simulate, no sim system
+    # (`t2hx campaign --system sim...` says which hostfiles are missing first).
+    rf_systems += [sim] if sim["partitions"] else []
+    rf_systems += [local_system()]
     for rf in rf_systems:
         rf["stagedir"] = str(workdir / "stage")
         rf["outputdir"] = str(workdir / "output")
+        add_routing_features(rf)
     mpicc = {"cc": "mpicc", "cxx": "mpicxx", "ftn": "mpif90"}
     return {
         "systems": rf_systems,

@@ -3,8 +3,9 @@
 1. **Routing analysis** of every plane of the system with every engine its conf lists (real
    OpenSM under ibsim, the routing cache the simulated checks share): hop counts, EFI, VLs,
    into ``log/<campaign>/analysis/`` (per-link EFI CSV + summary JSON, t2hx.post.routing).
-2. **Campaign**: ``t2hx campaign run --system sim --profile quick|full`` — ReFrame runs every
-   check of ``checks/`` on the ``sim`` partitions (flow model on the real routing).
+2. **Campaign**: ``t2hx campaign run --system sim:<system> --profile quick|full`` — ReFrame
+   runs every check of ``checks/`` on the system's ``sim`` partitions (flow model on the real
+   routing).
 3. **Figures**: ``t2hx.post`` replays the campaign into ``paper/`` (figures, tables, report).
 4. **Checks of the outcome**: the Fig 1 equivalent, like for like (mpiGraph on the same 28
    nodes of one rack — linear placement — under FT/ftree, HX/DFSSSP and HX/PARX: FT > HX/DFSSSP
@@ -175,7 +176,7 @@ def run_campaign(opts: Options) -> int:
 
     # The campaign reads its roots from the environment (ReFrame runs in another process).
     os.environ.update(T2HX_LOG_ROOT=str(opts.logs), T2HX_WORK_ROOT=str(opts.work))
-    args = argparse.Namespace(verb="run", system="sim", campaign=opts.campaign,
+    args = argparse.Namespace(verb="run", system=f"sim:{opts.system.name}", campaign=opts.campaign,
                               profile=opts.profile, reframe_args=list(opts.reframe_args),
                               quiet=opts.quiet, study=opts.study)
     return cmd_campaign(args)
@@ -240,11 +241,24 @@ def scorecard(results, logdir: Path, out: Path) -> str:
     from t2hx import scorecard as S
     from t2hx.study import load_study
 
-    claims = S.claims_of(load_study().name)
+    from t2hx.post.ingest import known_systems, row_systems
+
+    study = load_study()
+    claims = S.claims_of(study.name)
     if claims is None:
-        return f"scorecard: no claims file for study '{load_study().name}' in conf/claims/"
+        return f"scorecard: no claims file for study '{study.name}' in conf/claims/"
     defaults, listed = S.load_claims(claims)
-    verdicts = S.score(results, listed, defaults, logdir=logdir)
+    prov_path = logdir / "provenance.json"
+    prov = json.loads(prov_path.read_text()) if prov_path.is_file() else {}
+    # The seed's claims are scored on the study's own systems only (a port: the report's
+    # portable claims).
+    scores = S.by_system(results, listed, defaults, row_systems(results, known_systems(prov)),
+                         study.own_systems(), logdir=logdir)
+    own = next((x for x in scores if x.own), None)
+    if own is None:
+        return (f"scorecard: none: the claims of '{study.name}' are about "
+                f"{', '.join(study.own_systems())}, not this campaign's systems")
+    verdicts = own.verdicts
     atomic_write(out, json.dumps(S.contract(verdicts), indent=2, ensure_ascii=False) + "\n")
     return f"{S.counts_line(verdicts)} (table: t2hx scorecard {logdir}; {out})"
 

@@ -92,6 +92,11 @@ class NotRun(Exception):
 
 # --- claims -----------------------------------------------------------------------------------
 
+# A portable claim states an ordering (better/worse, a rank, on par), never a magnitude
+# or an absolute number: magnitudes belong to the seed's machine.
+PORTABLE_FORMS = ("sign", "rank", "par")
+
+
 def load_claims(path: Path = CLAIMS) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     try:
         data = yaml.safe_load(Path(path).read_text())
@@ -104,7 +109,28 @@ def load_claims(path: Path = CLAIMS) -> tuple[dict[str, Any], list[dict[str, Any
     for c in claims:
         if "compute" not in c or "published" not in c or "source" not in c:
             raise T2hxError(f"claim {c['id']}: needs source, published and compute", file=path)
+        _check_portable(c, path)
     return data.get("defaults") or {}, claims
+
+
+def _check_portable(claim: dict[str, Any], path: Path) -> None:
+    """``portable: true`` is scored on any system; only an ordering over no fixed node
+    counts or campaign conditions can be (node counts and windows are the seed's)."""
+    flag = claim.get("portable", False)
+    where = f"claims[{claim['id']}].portable"
+    if not isinstance(flag, bool):
+        raise T2hxError(f"portable is {flag!r}", file=path, field=where, fix="true or false")
+    if not flag:
+        return
+    comp = claim["compute"]
+    if not any(k in claim["published"] for k in PORTABLE_FORMS) or \
+            comp.get("kind") in ("value", "unmeasured"):
+        raise T2hxError("a portable claim states an ordering", file=path, field=where,
+                        fix="publish it as sign, rank or par, or drop portable")
+    for key in ("nodes", "requires"):
+        if comp.get(key) is not None:
+            raise T2hxError(f"a portable claim has compute.{key} (the seed machine's)",
+                            file=path, field=where, fix=f"drop compute.{key} or portable")
 
 
 # --- selection --------------------------------------------------------------------------------
@@ -583,20 +609,83 @@ def table_text(verdicts: list[Verdict]) -> str:
     return "\n".join(lines) + "\n"
 
 
+@dataclass
+class SystemScore:
+    """The verdicts about one system's runs: the study's own systems (``own``: every claim,
+    their runs pooled, e.g. seed 003's six configurations) or another system, a port, where
+    only the claims marked ``portable`` are scored (none: an empty list, no scorecard)."""
+    system: str
+    own: bool
+    verdicts: list[Verdict]
+
+
+def portable_claims(claims: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [c for c in claims if c.get("portable")]
+
+
+def by_system(results: pd.DataFrame, claims: list[dict[str, Any]], defaults: dict[str, Any],
+              systems: pd.Series, own: list[str] | None,
+              logdir: Path | None = None) -> list[SystemScore]:
+    """Score a seed's claims only on the seed's systems (``own``: the study's ``system:`` and
+    those its combos name; None: the study is unknown here, every row is its own), and on
+    any other system only its portable claims. ``systems`` is every row's conf system
+    (t2hx.post.ingest.row_systems; '' = the log does not say, counted as the study's own,
+    as logs from before ports were). Own systems first."""
+    mine = pd.Series(True, index=results.index) if own is None else \
+        (systems.isin(own) | (systems == ""))
+    out = []
+    if mine.any() or results.empty:
+        names = list(dict.fromkeys(n for n in systems[mine] if n)) or list(own or [])
+        out.append(SystemScore(", ".join(names), True,
+                               score(results[mine], claims, defaults, logdir=logdir)))
+    for name in dict.fromkeys(systems[~mine]):
+        out.append(SystemScore(name, False, score(results[systems == name],
+                                                  portable_claims(claims), defaults,
+                                                  logdir=logdir)))
+    return out
+
+
+def study_systems(prov: dict[str, Any]) -> list[str] | None:
+    """The systems the study that produced a log was written for (None: not known here)."""
+    from t2hx.study import load_study, study_names
+
+    name, file = prov.get("study") or DEFAULT_CLAIMS_STUDY, prov.get("study_file")
+    if name in study_names():
+        where = name
+    elif file and (Path(file).is_file() or (ROOT / file).is_file()):
+        where = file if Path(file).is_file() else str(ROOT / file)   # a study kept elsewhere
+    else:
+        return None
+    try:
+        return load_study(where, "full").own_systems()
+    except T2hxError:
+        return None
+
+
 def claims_of(study: str | None) -> Path | None:
     """The claims file of the study that produced a log (conf/claims/<study>.yaml), if any."""
     path = CLAIMS_DIR / f"{study or ''}.yaml"
     return path if study and path.is_file() else None
 
 
-def scorecard(logdir: Path, claims_path: Path | None = None) -> list[Verdict]:
-    """Ingest a log directory (as run/replay does) and score every claim of the study that
-    produced it (or of ``claims_path``); a study without a claims file has none."""
-    from t2hx.post.ingest import ingest
+def scorecards(logdir: Path, claims_path: Path | None = None) -> list[SystemScore]:
+    """Ingest a log directory (as run/replay does) and score the claims of the study that
+    produced it (or of ``claims_path``) per system (:func:`by_system`); a study without a
+    claims file has none."""
+    from t2hx.post.ingest import ingest, known_systems, row_systems
 
     data = ingest(Path(logdir))
     path = claims_path or claims_of(data.provenance.get("study") or DEFAULT_CLAIMS_STUDY)
     if path is None:
         return []
     defaults, claims = load_claims(path)
-    return score(data.results, claims, defaults, logdir=Path(logdir))
+    systems = row_systems(data.results, known_systems(data.provenance))
+    return by_system(data.results, claims, defaults, systems, study_systems(data.provenance),
+                     logdir=Path(logdir))
+
+
+def scorecard(logdir: Path, claims_path: Path | None = None) -> list[Verdict]:
+    """The verdicts of the log's first scored system (:func:`scorecards`: the study's own
+    when the log has its runs, else a port's portable claims)."""
+    scores = scorecards(logdir, claims_path)
+    return scores[0].verdicts if scores else []

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from t2hx import ROOT
-from t2hx.conf import ENGINES
+from t2hx.conf import ENGINES, System
 from t2hx.errors import ConfError
 from t2hx.schema import F, validate
 from t2hx.textfile import load_yaml
@@ -174,8 +174,9 @@ class Combo:
     @property
     def partition(self) -> str:
         """The ReFrame valid_systems expression of the sim/real partitions this combo runs on
-        (extras of t2hx.reframe_site)."""
-        where = f"%plane={self.plane}"
+        (extras and features of t2hx.reframe_site): the plane, and a plane whose conf lists
+        the combo's engine in ``opensm.routing`` (a port without PARX never runs PARX)."""
+        where = f"%plane={self.plane} +{routing_feature(self.routing)}"
         if self.system:
             where += f" %conf_system={self.system}"
         # Scaled compute is a what-if of the model: no real machine can run it.
@@ -183,6 +184,16 @@ class Combo:
 
     def runs(self, bench: str, nodes: int) -> bool:
         return self.only is None or nodes in self.only.get(bench, [])
+
+
+def routing_feature(engine: str) -> str:
+    """The ReFrame partition feature of a plane that routes with ``engine`` (one per entry of
+    its conf's ``opensm.routing``; t2hx.reframe_site.site_configuration)."""
+    return f"routing_{engine}"
+
+
+def usable_count(system: System) -> int:
+    return system.nodes["racks"] * system.nodes["per_rack"] - len(system.nodes["down"])
 
 
 @dataclass
@@ -213,6 +224,11 @@ class Study:
     def systems(self) -> list[str]:
         """The conf systems the combos name (empty: the study runs on any system)."""
         return list(dict.fromkeys(c.system for c in self.all_combos() if c.system))
+
+    def own_systems(self) -> list[str]:
+        """The systems this study was written for: its ``system:`` and those its combos name
+        (what ``--system sim`` simulates, and where its seed's claims are scored)."""
+        return list(dict.fromkeys([self.system, *self.systems()]))
 
     def noise_of(self, group: str) -> tuple[str, float, int]:
         """(model, cv, seed) of a registry group's simulated repetitions."""
@@ -249,13 +265,16 @@ class Study:
                 out.update(rule["set"])
         return out
 
-    def cases(self, name: str, max_nodes: int | None = None) -> int:
-        """How many capability test cases this benchmark has on a system of max_nodes."""
+    def cases(self, name: str, max_nodes: int | None = None,
+              combos: list[Combo] | None = None) -> int:
+        """How many capability test cases this benchmark has on a system of max_nodes (on
+        ``combos`` only, when given: those a system can run, :meth:`cases_on`)."""
+        combos = self.all_combos() if combos is None else combos
         ladder = [n for n in self.nodes(name) if max_nodes is None or n <= max_nodes]
-        extra = sum(1 for c in self.extra_combos for n in c.only.get(name, [])
+        extra = sum(1 for c in combos if c.only is not None for n in c.only.get(name, [])
                     if max_nodes is None or n <= max_nodes)
-        combos = len([c for c in self.combos if self.runs_on(name, c.name)])
-        return len(self.variants(name)) * (combos * len(ladder) + extra) * self.repetitions
+        grid = len([c for c in combos if c.only is None and self.runs_on(name, c.name)])
+        return len(self.variants(name)) * (grid * len(ladder) + extra) * self.repetitions
 
     def runs_on(self, name: str, combo: str) -> bool:
         """Whether a benchmark runs on a grid combo (its ``combos:`` subset, if any)."""
@@ -268,6 +287,47 @@ class Study:
         workloads = len([c for c in self.combos if c.name in self.workloads["combos"]]) * \
             self.workloads["count"] if self.workloads else 0
         return sum(self.cases(b, max_nodes) for b in self.benchmarks) + capacity + workloads
+
+    def left_out(self, system: System) -> dict[str, str]:
+        """Combos of this study that ``system`` cannot run, with the reason: a plane it lacks,
+        or an engine its plane's ``opensm.routing`` does not list. Combos written for another
+        system (``system:``) are not listed: they never were this system's."""
+        out = {}
+        for combo in self.all_combos():
+            if combo.system and combo.system != system.name:
+                continue
+            if combo.plane not in system.planes:
+                out[combo.name] = f"no plane {combo.plane}"
+                continue
+            engines = system.planes[combo.plane].opensm["routing"]
+            if combo.routing not in engines:
+                out[combo.name] = (f"plane {combo.plane} routes {', '.join(engines)} "
+                                   f"(opensm.routing), not {combo.routing}")
+        return out
+
+    def combos_on(self, system: System, simulated: bool = True) -> list[Combo]:
+        """The combos (grid and extra) ``system`` runs: its own or any-system combos on a
+        plane it has with an engine that plane lists; real systems run compute scale 1 only."""
+        skip = self.left_out(system)
+        return [c for c in self.all_combos() if c.name not in skip
+                and c.system in (None, system.name)
+                and (simulated or c.compute_scale == 1)]
+
+    def cases_on(self, system: System, simulated: bool = True) -> int:
+        """Every case a campaign runs on ``system`` (what `t2hx campaign status` expects and a
+        dry run generates): its combos (:meth:`combos_on`), ladders clipped to its usable
+        nodes, capacity and workloads when they fit it."""
+        usable = usable_count(system)
+        combos = self.combos_on(system, simulated)
+        grid = [c for c in combos if c.only is None]
+        count = sum(self.cases(b, usable, combos) for b in self.benchmarks)
+        if self.capacity["apps"] and self.capacity_nodes(usable) <= usable:
+            count += len(grid) * self.capacity["repetitions"]
+        if self.workloads and simulated and \
+                self.workloads["jobs"] * self.workloads["nodes_per_job"] <= usable:
+            count += len([c for c in grid if c.name in self.workloads["combos"]]) * \
+                self.workloads["count"]
+        return count
 
     def node_counts(self, limit: int | None = None) -> list[int]:
         """Every node count of every ladder (hostfiles exist for these), up to ``limit``."""
@@ -314,12 +374,6 @@ def _round_to_ladder(n: int, pow2: bool) -> int:
 
 def study_names() -> list[str]:
     return sorted(p.stem for p in STUDIES.glob("*.yaml"))
-
-
-def claimed_systems() -> set[str]:
-    """Conf systems some study of conf/studies names in its combos: they are simulated only
-    for the studies that name them (t2hx.reframe_site.sim_system)."""
-    return {s for name in study_names() for s in load_study(STUDIES / f"{name}.yaml").systems()}
 
 
 def study_path(name: str | None = None) -> Path:

@@ -48,6 +48,22 @@ def test_t2hx_conf_loads_its_nodes(t2hx_system) -> None:
         assert plane.missing_cables["list"] == raw[name].get("missing_cables", {}).get("list", [])
 
 
+def test_host_indices_start_where_the_conf_says(tmp_path: Path) -> None:
+    """{index} counts from nodes.index_base (default 0), over all racks: cn{index:03d} with
+    index_base: 1 names 4 racks of 16 cn001..cn064; down nodes use those names."""
+    raw = yaml.safe_load(MINI.read_text())
+    raw["nodes"].update(hostname="cn{index:03d}")
+    assert load_system(write(tmp_path, raw)).hostnames()[:2] == ["cn000", "cn001"]
+    raw["nodes"].update(index_base=1, down=["cn064"])
+    system = load_system(write(tmp_path, raw))
+    hosts = system.hostnames()
+    assert hosts == [f"cn{i:03d}" for i in range(1, 65)]
+    assert len(build_plane(system, "hyperx").hcas()) == 64
+    # {rack} and {slot} stay 1-based whatever the index base.
+    raw["nodes"].update(hostname="r{rack}s{slot:02d}i{index}", down=[])
+    assert load_system(write(tmp_path, raw)).hostnames()[0] == "r1s01i1"
+
+
 def test_t2hx_planes_have_the_confs_shape(t2hx_system) -> None:
     hosts = len(t2hx_system.hostnames())
     hx_conf, ft_conf = t2hx_system.plane("hyperx"), t2hx_system.plane("fattree")
@@ -173,6 +189,7 @@ BAD = [
     ("nodes.hostname", setp("nodes.hostname", "n{rack!x}"), "bad pattern"),
     ("nodes.hostname", setp("nodes.hostname", "n {index}"), "hostname pattern gives"),
     ("nodes.per_rack", setp("nodes.per_rack", 10**9), "LIDs"),
+    ("nodes.index_base", setp("nodes.index_base", 2), "not allowed"),
     ("planes.hyperx.topology", setp("planes.hyperx.topology.dims", [10**6, 10**6]), "LIDs"),
     ("planes.hyperx.topology.kind", setp("planes.hyperx.topology.kind", []),
      "unknown topology kind"),

@@ -183,11 +183,14 @@ def test_sc17_study_loads_and_names_its_systems():
     assert {c.compute_scale for c in full.combos} == {0, 1, 2, 10, 25, 50}
     assert set(c.name for c in quick.combos) < set(c.name for c in full.combos)
     combo = full.combo("dr-hdr-x10")
-    assert combo.partition == "+sim %plane=fattree %conf_system=sc17-dr-hdr"
-    assert full.combo("sr-edr-x1").partition == "%plane=fattree %conf_system=sc17-sr-edr"
+    assert combo.partition == "+sim %plane=fattree +routing_ftree %conf_system=sc17-dr-hdr"
+    assert full.combo("sr-edr-x1").partition == \
+        "%plane=fattree +routing_ftree %conf_system=sc17-sr-edr"
     assert not full.runs_on("imb", "sr-edr-x10") and full.runs_on("amg", "sr-edr-x10")
-    # Seed 000's study names no systems: it runs on any system except those others claim.
-    assert load_study().systems() == []
+    # `--system sim` simulates a study's own systems: these six here, t2hx for seed 000's
+    # (whose combos name none).
+    assert full.own_systems() == list(dict.fromkeys(["sc17-sr-edr", *full.systems()]))
+    assert load_study().systems() == [] and load_study().own_systems() == ["t2hx"]
 
 
 @pytest.mark.parametrize("old,new,field", [

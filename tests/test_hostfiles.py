@@ -96,9 +96,37 @@ def test_down_nodes_are_never_used(tmp_path):
     conf = down_system(tmp_path, down)
     assert run("--system", str(conf), "--out", str(tmp_path / "out")) == 0
     usable = set(load_system(conf).hostnames()) - set(down)
+    # The rungs that fit, and every usable node (61: no rung) for the capacity mix.
+    counts = [n for n in MINI_COUNTS if n <= len(usable)] + [len(usable)]
     for placement in ("linear", "clustered", "random"):
-        m = check_dir(tmp_path / "out/mini" / placement, [n for n in MINI_COUNTS if n <= len(usable)], usable)
+        m = check_dir(tmp_path / "out/mini" / placement, counts, usable)
         assert m["usable_nodes"] == len(usable) and m["down"] == down
+
+
+def test_every_usable_node_has_a_hostfile_for_capacity(tmp_path, monkeypatch):
+    """The study has a capacity mix: each placement also lists every usable node, in that
+    placement's order, and each rung's nodes are its prefix, so the capacity check's node
+    sets (cut from it) follow the combo's placement on any system size."""
+    down = ["m1n03", "m3n10"]
+    conf = down_system(tmp_path, down)
+    assert run("--system", str(conf), "--out", str(tmp_path / "out")) == 0
+    usable = len(load_system(conf).hostnames()) - len(down)
+    assert usable not in MINI_COUNTS
+    for placement in ("linear", "clustered", "random"):
+        every = read(tmp_path / "out/mini" / placement / f"{usable}.txt")
+        assert len(set(every)) == usable and not set(every) & set(down)
+        for n in [n for n in MINI_COUNTS if n <= usable]:
+            assert read(tmp_path / "out/mini" / placement / f"{n}.txt") == every[:n]
+    # A study without a capacity mix (seed 003's kind) keeps the ladder rungs only.
+    text = (ROOT / "conf/studies/hyperx-vs-fattree-sc19.yaml").read_text()
+    study = tmp_path / "no-capacity.yaml"
+    study.write_text(re.sub(r"(?ms)^capacity:.*?(?=^# On the `local`)", "", text))
+    monkeypatch.setenv("T2HX_STUDY", str(study))
+    assert not load_study().capacity["apps"]
+    assert run("--system", str(conf), "--out", str(tmp_path / "plain"), "--placements",
+               "linear") == 0
+    check_dir(tmp_path / "plain/mini/linear", [n for n in MINI_COUNTS if n <= usable],
+              set(load_system(conf).hostnames()) - set(down))
 
 
 def test_stale_files_go_when_counts_change(tmp_path):

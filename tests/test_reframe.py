@@ -27,7 +27,7 @@ CONFIG = str(ROOT / "conf" / "reframe.py")
 def env_for(tmp: Path, campaign: str = "test", **extra: str) -> dict:
     env = dict(os.environ)
     for key in ("T2HX_STUDY", "T2HX_STUDY_PROFILE", "T2HX_CONF_SYSTEMS", "T2HX_HOSTFILES",
-                "T2HX_RESUME"):
+                "T2HX_RESUME", "T2HX_SIM_SYSTEMS"):
         env.pop(key, None)
     # No Spack view: on `local` only HPL runs (Debian's hpcc), whether or not this checkout
     # has built spack-env/view (tests/test_local_runs.py covers the view).
@@ -248,7 +248,9 @@ def test_porting_new_conf_no_code_change(tmp_path):
                           capture_output=True, text=True, timeout=300, cwd=ROOT)
     assert made.returncode == 0, made.stderr
     assert (hosts / "port6" / "clustered" / "56.txt").is_file()
-    env = env_for(tmp_path, T2HX_CONF_SYSTEMS=str(confdir), T2HX_HOSTFILES=str(hosts))
+    # Simulated: the port only (what `t2hx campaign run --system sim:port6` asks for).
+    env = env_for(tmp_path, T2HX_CONF_SYSTEMS=str(confdir), T2HX_HOSTFILES=str(hosts),
+                  T2HX_SIM_SYSTEMS="port6")
     out = reframe(env, "-c", "checks/x500.py", "--system", "port6", "-n", "HPL",
                   "-P", "repetition=0", "--dry-run", "--exec-policy=serial")
     assert out.returncode == 0, out.stdout[-3000:]

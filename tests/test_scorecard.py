@@ -316,3 +316,58 @@ def test_a_log_is_scored_against_its_own_studys_claims(tmp_path):
     assert prov["study"] == "hyperx-vs-fattree-sc19" and scorecard(log)
     (log / "provenance.json").write_text(json.dumps({**prov, "study": "no-such"}))
     assert scorecard(log) == []
+
+
+def test_seed_claims_are_scored_on_the_seed_system_only():
+    """A log holding runs of t2hx and of a port (partitions <system>-<plane>): every claim on
+    t2hx's runs alone, only the portable ones on the port's; the port's rack numbers never
+    feed the seed's "28 nodes of one rack"."""
+    from t2hx.post.ingest import row_systems
+    from t2hx.scorecard import by_system, portable_claims
+
+    t2hx, port = rack(3000.0, 1000.0, 1700.0), rack(1000.0, 3000.0, 2500.0)
+    t2hx["system"], port["system"] = "sim", "sim"
+    t2hx["partition"] = t2hx["topology"].map(lambda p: f"t2hx-{p}")
+    port["partition"] = port["topology"].map(lambda p: f"my-port-{p}")
+    both = pd.concat([t2hx, port], ignore_index=True)
+    systems = row_systems(both, ["t2hx", "my-port"])
+    assert set(systems) == {"t2hx", "my-port"}
+    defaults, claims = load_claims()
+    scores = by_system(both, claims, defaults, systems, ["t2hx"])
+    assert [(s.system, s.own) for s in scores] == [("t2hx", True), ("my-port", False)]
+    own = {v.id: v for v in scores[0].verdicts}
+    assert len(own) == len(claims)
+    alone = {v.id: v for v in score(t2hx, claims, defaults)}
+    assert {k: v.ours for k, v in own.items()} == {k: v.ours for k, v in alone.items()}
+    assert own["fig1-dfsssp-vs-ft"].verdict == "agrees"       # t2hx's 0.33×, not the port's 3×
+    assert [v.id for v in scores[1].verdicts] == [c["id"] for c in portable_claims(claims)]
+    assert 0 < len(scores[1].verdicts) < len(claims)
+    # A study not known here: every row is its own (as before ports).
+    assert [s.own for s in by_system(both, claims, defaults, systems, None)] == [True]
+
+
+def test_portable_is_an_ordering_over_no_fixed_node_count(tmp_path):
+    from t2hx.errors import T2hxError
+
+    base = {"id": "p", "source": "§x", "statement": "s", "portable": True,
+            "published": {"sign": 1},
+            "compute": {"kind": "gain", "benchmark": "ebb", "metric": "bandwidth"}}
+    path = tmp_path / "claims.yaml"
+    for change, words in (({"portable": "yes"}, "portable is 'yes'"),
+                          ({"published": {"gain": 0.3}}, "states an ordering"),
+                          ({"compute": {**base["compute"], "nodes": [28]}}, "compute.nodes"),
+                          ({"compute": {**base["compute"], "kind": "value"}},
+                           "states an ordering")):
+        path.write_text(json.dumps({"claims": [{**base, **change}]}))
+        try:
+            load_claims(path)
+        except T2hxError as err:
+            line = err.line()
+            assert words in line and "claims[p].portable" in line and "fix:" in line, line
+            assert str(path) in line and "\n" not in line
+        else:
+            raise AssertionError(f"accepted {change}")
+    path.write_text(json.dumps({"claims": [base]}))
+    assert load_claims(path)[1][0]["portable"] is True
+    _, claims = load_claims()
+    assert 0 < sum(1 for c in claims if c.get("portable")) < len(claims)

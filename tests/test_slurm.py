@@ -105,7 +105,7 @@ def campaign(tmp: Path, confdir: Path, name: str, extra_env: dict | None = None,
              wait: bool = True):
     env = env_for(tmp, campaign=name, T2HX_CONF_SYSTEMS=str(confdir),
                   T2HX_HOSTFILES=str(tmp / "hostfiles"), **(extra_env or {}))
-    cmd = [T2HX, "campaign", "run", "--system", "sim", "--campaign", name, "--profile",
+    cmd = [T2HX, "campaign", "run", "--system", "sim:mini", "--campaign", name, "--profile",
            "quick", "--", *SIM_CASES]
     if not wait:
         return subprocess.Popen(cmd, env=env, cwd=ROOT, stdout=subprocess.PIPE,

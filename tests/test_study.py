@@ -203,7 +203,35 @@ def test_campaign_keeps_its_study(tmp_path, monkeypatch, capsys):
     assert "hyperx-vs-fattree-sc19" in capsys.readouterr().err
     (tmp_path / "c2").mkdir()
     (tmp_path / "c2" / "provenance.json").write_text('{"study": "fattree-configs-sc17"}')
-    assert main(["campaign", "status", "--campaign", "c2"]) == 2
+    assert main(["campaign", "dry-run", "--campaign", "c2"]) == 2
     err = capsys.readouterr().err
     assert "fattree-configs-sc17" in err and "--study" in err
+    assert main(["campaign", "status", "--campaign", "c2", "--study",
+                 "hyperx-vs-fattree-sc19"]) == 2
+    assert "fattree-configs-sc17" in capsys.readouterr().err
+    # status reads the campaign's own study when none is given
+    assert main(["campaign", "status", "--campaign", "c2"]) == 0
+    assert "sc17-sr-edr" in capsys.readouterr().out
     assert main(["campaign", "status", "--campaign", "c3"]) == 0
+
+
+def test_combos_follow_what_a_system_can_route(tmp_path):
+    """A combo runs where its plane exists and lists its engine in opensm.routing; the
+    others are left out with the reason (and are not counted)."""
+    study = load_study(ROOT / "conf" / "studies" / "hyperx-vs-fattree-sc19.yaml", "quick")
+    t2hx = load_system(system_path("t2hx"))
+    assert study.left_out(t2hx) == {} and study.combos_on(t2hx) == study.all_combos()
+    port = load_system(system_path("port512"))            # its HyperX routes dfsssp only
+    assert study.left_out(port) == {
+        c: "plane hyperx routes dfsssp (opensm.routing), not parx"
+        for c in ("hx-parx-clustered", "hx-parx-linear")}
+    raw = yaml.safe_load(system_path("port512").read_text())
+    del raw["planes"]["hyperx"]
+    (tmp_path / "ft-only.yaml").write_text(yaml.safe_dump(raw))
+    ft_only = load_system(tmp_path / "ft-only.yaml")
+    assert set(study.left_out(ft_only).values()) == {"no plane hyperx"}
+    assert [c.plane for c in study.combos_on(ft_only)] == ["fattree", "fattree"]
+    # Fat-tree combos only: 2 of 5 grid combos, no PARX extra, capacity per combo.
+    capability = sum(study.cases(b, 510, study.combos_on(ft_only)) for b in study.benchmarks)
+    assert study.cases_on(ft_only) == capability + 2
+    assert capability == sum(study.cases(b, 510, study.combos[:2]) for b in study.benchmarks)

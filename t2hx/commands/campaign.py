@@ -1,10 +1,20 @@
 """``t2hx campaign run|dry-run|status``: the study through ReFrame, as one named campaign.
 
 ``run`` wraps ``reframe -C conf/reframe.py -c checks -r --system SYS`` with the campaign and
-study profile in the environment and records provenance (command, git hash, system, profile)
-in ``log/<campaign>/provenance.json``. Rerunning the same campaign resumes it: cases with a
-passing perflog record are skipped (checks/lib/resume.py). ``status`` counts recorded cases
-against what the study implies for the system.
+study profile in the environment and records provenance (command, git hash, system, the conf
+systems it ran on, profile) in ``log/<campaign>/provenance.json``. Rerunning the same
+campaign resumes it: cases with a passing perflog record are skipped
+(checks/lib/resume.py). ``status`` counts recorded cases against what the campaign's study
+and profile imply on the systems it ran on.
+
+--system:
+  sim               the study's own systems, simulated: its `system:` and those its combos
+                    name (t2hx for the default study)
+  sim:NAME[,NAME]   these conf systems (conf/systems/NAME.yaml), simulated: a port
+  local             this machine, real Open MPI with the Spack view's binaries
+  NAME              the real cluster of conf/systems/NAME.yaml (needs a launcher: section)
+A combo whose plane the system lacks, or whose engine the plane's opensm.routing does not
+list, is not run there (said once per system).
 """
 
 from __future__ import annotations
@@ -22,8 +32,13 @@ from t2hx import ROOT
 from t2hx.errors import T2hxError
 from t2hx.atomic import atomic_write
 from t2hx.paths import log_root, work_root
-from t2hx.reframe_site import CAMPAIGN_ENV, NAME_RE, load_systems, usable_nodes
-from t2hx.study import DEFAULT_STUDY, PROFILE_ENV, STUDY_ENV, load_study, study_path
+from t2hx.conf import System
+from t2hx.paths import hostfiles_root
+from t2hx.reframe_site import CAMPAIGN_ENV, NAME_RE, SIM_SYSTEMS_ENV, load_systems
+from t2hx.study import (DEFAULT_STUDY, PROFILE_ENV, STUDY_ENV, Study, load_study,
+                        study_names, study_path)
+
+SIM = "sim"
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -33,11 +48,16 @@ def register(sub: argparse._SubParsersAction) -> None:
     for verb, text in (("run", "run (or resume) the study on a system"),
                        ("dry-run", "generate every job script without running anything"),
                        ("status", "recorded vs expected cases of a campaign")):
-        v = verbs.add_parser(verb, help=text, description=text)
-        v.add_argument("--system", default="sim",
-                       help="ReFrame system: a conf system name, sim or local (default sim)")
+        v = verbs.add_parser(verb, help=text, description=text, epilog=SYSTEM_HELP,
+                             formatter_class=argparse.RawDescriptionHelpFormatter)
+        v.add_argument("--system", default=SIM,
+                       help="sim (the study's own systems, simulated; default), "
+                       "sim:NAME[,NAME] (these conf systems, simulated: a port), local, or "
+                       "NAME (the real cluster of conf/systems/NAME.yaml)")
         v.add_argument("--campaign", default="default", help="log/<campaign> (default: default)")
-        v.add_argument("--profile", default="full", help="study profile: full or quick")
+        v.add_argument("--profile", default=None,
+                       help="study profile: full or quick (default: full; status: the "
+                       "campaign's)")
         v.add_argument("--study", default=None,
                        help="a study of conf/studies/ by name, or a study file (default: "
                        f"${STUDY_ENV} or {DEFAULT_STUDY})")
@@ -76,33 +96,119 @@ OpenSM host to route with the combo's engine and LMC (any engine), waits for Ope
 confirmation and writes --out/route.json; it exits non-zero on any failure (docs/cluster.md)."""
 
 
+SYSTEM_HELP = __doc__[__doc__.index("--system:"):]
+
+
 def _env(args: argparse.Namespace) -> dict:
     if not NAME_RE.match(args.campaign):
         raise T2hxError(f"campaign name {args.campaign!r}", field="--campaign",
                         fix="use letters, digits, '-' and '_' only")
-    select_study(args)
-    load_study(profile=args.profile)          # fail early, with the study's one-line error
+    prov = provenance(args.campaign)
+    if args.profile is None:       # status: the campaign's own profile
+        args.profile = prov.get("profile", "full") if args.verb == "status" else "full"
+    select_study(args, prov)
+    study = load_study(profile=args.profile)  # fail early, with the study's one-line error
     env = dict(os.environ)
     env[CAMPAIGN_ENV] = args.campaign
     env[PROFILE_ENV] = args.profile
+    if args.verb != "status":
+        args.rf_system, args.conf_systems = selection(args.system, study)
+        check_selection(args, study, prov)
+        env.pop(SIM_SYSTEMS_ENV, None)
+        if args.rf_system == SIM:
+            env[SIM_SYSTEMS_ENV] = ",".join(s.name for s in args.conf_systems)
+        say_left_out(study, args.conf_systems)
     return env
 
 
-def select_study(args: argparse.Namespace) -> None:
+def provenance(campaign: str) -> dict:
+    path = log_root() / campaign / "provenance.json"
+    return json.loads(path.read_text()) if path.is_file() else {}
+
+
+def select_study(args: argparse.Namespace, prov: dict) -> None:
     """``--study`` for this process and ReFrame's (the checks read $T2HX_STUDY); a campaign
-    keeps the study it started with."""
+    keeps the study it started with (``status`` without --study reads that one)."""
     name = getattr(args, "study", None)
+    was = prov.get("study")
+    if not name and args.verb == "status" and was and was in study_names():
+        name = was
     if name:
         study_path(name)                      # an unknown name fails here, listing the known
         os.environ[STUDY_ENV] = name
-    prov = log_root() / args.campaign / "provenance.json"
-    if prov.is_file():
-        was = json.loads(prov.read_text()).get("study")
+    if was:
         now = load_study(profile=args.profile).name
-        if was and was != now:
+        if was != now:
             raise T2hxError(f"campaign '{args.campaign}' was run with study '{was}', not "
                             f"'{now}'", field="--study",
                             fix=f"use --study {was} or another --campaign")
+
+
+def selection(value: str, study: Study) -> tuple[str, list[System]]:
+    """The ReFrame system and the conf systems of ``--system`` (module help): ``sim`` is the
+    study's own systems, ``sim:A,B`` those, ``local`` none, another name a real cluster
+    (``NAME:PLANE`` and ``local:slurm`` pass ReFrame's partition through)."""
+    if value.split(":")[0] == "local":
+        return value, []
+    known = {s.name: s for s in load_systems()}
+    if value == SIM or value.startswith(f"{SIM}:"):
+        names = study.own_systems() if value == SIM else \
+            [n.strip() for n in value[len(SIM) + 1:].split(",") if n.strip()]
+        if not names:
+            raise T2hxError(f"--system {value} names no system", field="--system",
+                            fix="use sim:NAME with NAME a file of conf/systems/, e.g. "
+                            f"sim:{next(iter(known))}")
+        rf = SIM
+    else:
+        names, rf = [value.split(":")[0]], value
+    for name in names:
+        if name not in known:
+            where = "the study's own system" if value == SIM else "--system"
+            raise T2hxError(f"no conf system '{name}' ({where})", field="--system",
+                            fix="use one of: " + ", ".join(known))
+    return rf, [known[n] for n in dict.fromkeys(names)]
+
+
+def check_selection(args: argparse.Namespace, study: Study, prov: dict) -> None:
+    """One-line errors before ReFrame starts: a simulated system without hostfiles, a system
+    the study's combos cannot use, and (run) a campaign that would mix systems its study
+    does not compare."""
+    names = [s.name for s in args.conf_systems]
+    if study.systems():           # a study that compares systems runs only on those
+        bad = [n for n in names if n not in study.own_systems()]
+        if bad:
+            raise T2hxError(f"study '{study.name}' runs on its own systems "
+                            f"({', '.join(study.own_systems())}), not '{bad[0]}'",
+                            field="--system", fix=f"use --system {SIM} or another --study")
+    else:
+        # A study that compares combos on one machine: one system per campaign, so its
+        # report and scorecard never pool two machines' runs.
+        if len(names) > 1:
+            raise T2hxError(f"study '{study.name}' compares combos on one system, not "
+                            f"{len(names)} ({', '.join(names)})", field="--system",
+                            fix=f"one campaign per system, e.g. --system {SIM}:{names[0]}")
+        was = [n for n in prov.get("systems", []) if n not in names]
+        if args.verb == "run" and names and was:
+            raise T2hxError(f"campaign '{args.campaign}' ran on {', '.join(was)}, not "
+                            f"{', '.join(names)}", field="--system",
+                            fix=f"use --system {SIM}:{was[0]} or another --campaign")
+    if args.rf_system == SIM:
+        for name in names:
+            if not (hostfiles_root() / name).is_dir():
+                raise T2hxError(f"system '{name}' has no hostfiles in {hostfiles_root()}",
+                                field="--system", fix=f"run/t2hx hostfiles --system {name}")
+
+
+def say_left_out(study: Study, systems: list[System]) -> None:
+    """Once per system: the study's combos it cannot run (a plane it lacks, an engine its
+    plane does not route with); ReFrame then generates none of their cases there."""
+    for system in systems:
+        by_reason: dict[str, list[str]] = {}
+        for combo, why in study.left_out(system).items():
+            by_reason.setdefault(why, []).append(combo)
+        for why, combos in by_reason.items():
+            print(f"campaign: {system.name}: not run: {', '.join(combos)} ({why})",
+                  file=sys.stderr)
 
 
 def dry_run_dir(campaign: str) -> Path:
@@ -118,7 +224,7 @@ def _reframe_cmd(args: argparse.Namespace, action: str) -> list[str]:
     else:                   # ReFrame logs a valueless record per dry-run case: not ours
         extra.insert(0, f"--perflogdir={dry_run_dir(args.campaign)}")
     return [str(Path(sys.executable).parent / "reframe"), "-C", str(ROOT / "conf" / "reframe.py"),
-            "-c", str(ROOT / "checks"), "--system", args.system, action, *extra]
+            "-c", str(ROOT / "checks"), "--system", args.rf_system, action, *extra]
 
 
 def cmd_campaign(args: argparse.Namespace) -> int:  # run | dry-run | status
@@ -160,35 +266,54 @@ def write_provenance(args: argparse.Namespace, cmd: list[str]) -> None:
     path = logdir / "provenance.json"
     prov = json.loads(path.read_text()) if path.is_file() else {}
     runs = prov.get("runs", [])
+    names = [s.name for s in args.conf_systems]
     run = {"date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
            "command": [portable(a) for a in cmd], "git_hash": _git_hash(),
-           "system": args.system, "profile": args.profile}
-    if args.system == "local":
+           "system": args.system, "conf_systems": names, "profile": args.profile}
+    if args.rf_system.split(":")[0] == "local":
         run["binaries"] = LOCAL_BINARIES
     runs.append(run)
+    # The conf systems of every run: the report names them, status counts their cases.
+    systems = list(dict.fromkeys([*prov.get("systems", []), *names]))
+    # ... and the study's combos each cannot run (the report lists them beside the system).
+    left_out = {**prov.get("left_out", {}),
+                **{s.name: study.left_out(s) for s in args.conf_systems}}
     prov.update(campaign=args.campaign, baseline=study.baseline, study=study.name,
                 study_file=portable(str(study.path.resolve())),
                 profile=args.profile, git_hash=runs[-1]["git_hash"],
-                simulated=args.system == "sim", runs=runs)
+                simulated=args.rf_system == SIM, systems=systems,
+                left_out={k: v for k, v in left_out.items() if v}, runs=runs)
     logdir.mkdir(parents=True, exist_ok=True)
     atomic_write(path, json.dumps(prov, indent=2) + "\n")
 
 
 def status(args: argparse.Namespace) -> int:
+    """Recorded cases of the campaign on one ReFrame system against the cases its study and
+    profile have on the conf systems it ran on there (provenance), each with its own ladder
+    clip, planes and engines (Study.cases_on); a campaign not run yet: on ``--system``'s."""
     from t2hx.post.perflog import CASE_KEY, recorded_cases
 
     study = load_study(profile=args.profile)
-    folder = log_root() / args.campaign / "perflogs" / args.system
+    rf, systems = selection(args.system, study)
+    rf = rf.split(":")[0]                  # perflogs/<ReFrame system>/<partition>/
+    folder = log_root() / args.campaign / "perflogs" / rf
     keys = recorded_cases(folder, ("partition", *CASE_KEY))
-    if args.system == "local":      # which checks have a local binary is the checks' business
+    if rf == "local":      # which checks have a local binary is the checks' business
         print(f"campaign {args.campaign} on local: {len(keys)} cases recorded")
         return 0
-    sizes = {s.name: usable_nodes(s) for s in load_systems()}
-    size = sizes.get(args.system, sizes.get(study.system, max(sizes.values())))
-    expected = study.all_cases(size)
-    if args.system == "sim":
-        expected = sum(study.all_cases(n) for n in sizes.values())
-    print(f"campaign {args.campaign} on {args.system} (profile {args.profile}): "
+    ran = [n for run in provenance(args.campaign).get("runs", [])
+           if run.get("system", "").split(":")[0] == rf for n in run.get("conf_systems", [])]
+    if ran:
+        known = {s.name: s for s in load_systems()}
+        missing = [n for n in ran if n not in known]
+        if missing:
+            raise T2hxError(f"campaign '{args.campaign}' ran on '{missing[0]}', which has no "
+                            "conf file here", field="--system",
+                            fix=f"restore conf/systems/{missing[0]}.yaml")
+        systems = [known[n] for n in dict.fromkeys(ran)]
+    expected = sum(study.cases_on(s, simulated=rf == SIM) for s in systems)
+    names = ", ".join(s.name for s in systems)
+    print(f"campaign {args.campaign} on {rf} ({names}; profile {args.profile}): "
           f"{len(keys)} of {expected} cases recorded")
     return 0
 

@@ -15,7 +15,8 @@ from t2hx.study import load_study
 
 EPILOG = """\
 Writes DIR/<system>/<placement>/<n>.txt (one hostname per line, line i = rank i) and a
-manifest.json per placement. Use them with
+manifest.json per placement; for a study with a capacity mix also <usable>.txt, every usable
+node in the placement's order (the capacity check's node sets). Use them with
   Open MPI: mpirun --hostfile <n>.txt -np <n> --map-by node <program>
   Slurm:    SLURM_HOSTFILE=<n>.txt srun --distribution=arbitrary -n <n> <program>
 (srun --nodelist=<n>.txt takes the node set but sorts it: right for linear only).

@@ -1,6 +1,8 @@
 """``t2hx scorecard LOGDIR [--json OUT]``: seed 000's quantitative statements (Fig 1, §5) beside
 ours from a campaign's log directory, with a verdict each (agrees / same direction /
-contradicts / not run; rules in t2hx.scorecard). Prints the table and the verdict counts."""
+contradicts / not run; rules in t2hx.scorecard). Prints the table and the verdict counts.
+Every claim is scored on the runs of the study's own system; runs of another system (a port)
+only on the claims marked ``portable`` (docs/studies.md#ports-and-the-seeds-claims)."""
 
 from __future__ import annotations
 
@@ -27,12 +29,22 @@ def run(args: argparse.Namespace) -> int:
     from t2hx import scorecard as S
     from t2hx.atomic import atomic_write
 
-    verdicts = S.scorecard(args.logdir, args.claims)
-    print(S.table_text(verdicts), end="")
-    if args.verbose:
-        for v in verdicts:
-            print(f"\n{v.id} ({v.source}): {v.statement}" + (f"\n  {v.note}" if v.note else ""))
-    print(S.counts_line(verdicts))
+    scores = S.scorecards(args.logdir, args.claims)
+    for k, score in enumerate(scores):
+        verdicts = score.verdicts
+        if not score.own or len(scores) > 1:
+            what = "every claim" if score.own else "portable claims only"
+            print(f"{'' if k == 0 else chr(10)}{score.system or 'the log'}: {what}")
+        if not verdicts:
+            print("no claim is marked portable: nothing to score")
+            continue
+        print(S.table_text(verdicts), end="")
+        if args.verbose:
+            for v in verdicts:
+                print(f"\n{v.id} ({v.source}): {v.statement}" + (f"\n  {v.note}" if v.note else ""))
+        print(S.counts_line(verdicts))
+    # The contract file holds the first system's verdicts: the study's own when scored.
+    verdicts = scores[0].verdicts if scores else []
     if args.json is not None:
         atomic_write(args.json, json.dumps(S.contract(verdicts), indent=2, ensure_ascii=False)
                      + "\n")

@@ -1,4 +1,6 @@
-"""Hostfiles for every node count of the study ladders: ``<out>/<sys>/<placement>/<n>.txt``.
+"""Hostfiles for every node count of the study ladders: ``<out>/<sys>/<placement>/<n>.txt``,
+and, when the study has a capacity mix, one of every usable node (``<usable>.txt``) that the
+capacity check cuts its node sets from.
 
 Format: one hostname per line, rank order (line ``i`` hosts rank ``i``) — accepted by both
 launchers (docs/formats.md#hostfiles):
@@ -74,7 +76,12 @@ def counts_for(placement: str, usable: int, opts: Options, where: object) -> lis
         for n in opts.counts:
             check_count(n, usable, where)
         return sorted(set(opts.counts))
-    counts = load_study(profile="full").node_counts(usable)
+    study = load_study(profile="full")
+    counts = study.node_counts(usable)
+    if study.capacity["apps"] and usable not in counts:
+        # Capacity cuts its apps' node sets from the placement order of every usable node
+        # (checks/capacity.py), whatever rung of the ladders fits (docs/modelling.md).
+        counts = sorted([*counts, usable])
     if placement == "circulant":       # Algorithm 4.1 needs a stride N/n
         counts = [n for n in counts if usable % n == 0]
     if not counts:

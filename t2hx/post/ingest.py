@@ -124,6 +124,46 @@ def load_provenance(logdir: Path, summary: Summary) -> dict[str, Any]:
         return {}
 
 
+# --- conf systems -----------------------------------------------------------------------------
+
+def known_systems(prov: dict[str, Any]) -> list[str]:
+    """Conf system names a log's partitions may start with: those its provenance records
+    (``systems``, written by ``t2hx campaign run``) and the files of the conf directory."""
+    from t2hx.paths import conf_dir
+
+    names = [str(n) for n in prov.get("systems") or [] if isinstance(n, str)]
+    return list(dict.fromkeys(names + sorted(p.stem for p in conf_dir().glob("*.yaml"))))
+
+
+def row_systems(results: pd.DataFrame, known: list[str]) -> pd.Series:
+    """The conf system of every row: a real system is its ReFrame system, a sim partition
+    ``<system>-<plane>`` names its system (the longest known name that prefixes it, else the
+    part before the last '-'), ``local`` is this machine; '' where the log does not say
+    (partitions named after planes only: synthetic logs and logs before ports existed)."""
+    by_length = sorted(known, key=len, reverse=True)
+
+    def one(system: Any, partition: Any) -> str:
+        system = "" if pd.isna(system) else str(system)
+        if system != "sim":
+            return system
+        part = "" if pd.isna(partition) else str(partition)
+        hit = next((n for n in by_length if part.startswith(f"{n}-")), None)
+        return hit or (part.rsplit("-", 1)[0] if "-" in part else "")
+
+    if results.empty:
+        return pd.Series([], dtype=str, index=results.index)
+    return pd.Series([one(a, b) for a, b in zip(results["system"], results["partition"])],
+                     index=results.index, dtype=str)
+
+
+def log_systems(results: pd.DataFrame, prov: dict[str, Any]) -> list[str]:
+    """The conf systems a log holds runs of, in first-seen order of the provenance, then of
+    the rows ('' when rows do not say; see :func:`row_systems`)."""
+    seen = list(dict.fromkeys(row_systems(results, known_systems(prov))))
+    recorded = [n for n in prov.get("systems") or [] if n in seen]
+    return list(dict.fromkeys(recorded + seen))
+
+
 # --- perflogs ---------------------------------------------------------------------------------
 
 def _perflogs(logdir: Path, campaign: str, summary: Summary) -> pd.DataFrame:

@@ -26,7 +26,8 @@ from t2hx.post import figures as F
 from t2hx import scorecard
 from t2hx.post import reference, report, routing
 from t2hx.post.gain import choose_baseline, gains
-from t2hx.post.ingest import MATRIX_COLUMNS, ingest, require_logdir
+from t2hx.post.ingest import (MATRIX_COLUMNS, ingest, known_systems, log_systems,
+                              require_logdir, row_systems)
 from t2hx.post.stats import summarize
 from t2hx.post.store import canonical, write_json, write_table
 from t2hx.progress import Progress
@@ -85,13 +86,25 @@ def replay(logdir: Path, out: Path | None = None, quiet: bool | None = None) -> 
             figs = _figures(results, ing.matrices, g, combos, baseline, logdir, fig_dir,
                             summary, prog, comparative=not single)
         sim = bool(results["simulated"].any()) or bool(ing.provenance.get("simulated"))
+        # The seed's numbers and claims are about the study's own systems: compared only
+        # with their runs; another system (a port) gets its portable claims only.
+        systems = row_systems(results, known_systems(ing.provenance))
+        own = scorecard.study_systems(ing.provenance)
+        mine = (systems.isin(own) | (systems == "")) if own is not None else \
+            pd.Series(True, index=results.index)
         ref = None
-        if sim and not configs:         # seed 000's reference numbers
+        if sim and not configs and mine.any():         # seed 000's reference numbers
             efi = next((f.table for f in figs if f.name == "routing-efi-histogram"), None)
             dark = next((f.table for f in figs if f.name == "routing-dark-fiber"), None)
-            ref = reference.comparison(results, efi, dark)
-        sc = None if single else _scorecard(results, logdir, summary,
-                                            ing.provenance.get("study"))
+            ref = reference.comparison(results[mine], efi, dark)
+        scores = [] if single else _scorecard(results, systems, own, logdir, summary,
+                                              ing.provenance.get("study"))
+        sc = next((x.frame for x in scores if x.own), None)
+        others = [(x.system, x.frame) for x in scores if not x.own]
+        names = log_systems(results, ing.provenance)
+        table = report.systems_table(results, systems, names, own, scores,
+                                     ing.provenance.get("study"),
+                                     ing.provenance.get("left_out"))
         summ = summary.as_dict()
         write_json(data_dir / "summary.json", summ)
         campaign = str(ing.provenance.get("campaign") or
@@ -99,8 +112,9 @@ def replay(logdir: Path, out: Path | None = None, quiet: bool | None = None) -> 
         windows = [json.loads(p.read_text())
                    for p in sorted(Path(logdir).glob("capacity/**/window.json"))]
         bl = report.blocks(campaign, ing.provenance, summ, baseline, figs, sim, ref, out, sc,
-                           windows, values=report.measured_values(results) if single else None)
-        report.write_report(out, bl, f"t2hx report — {campaign}")
+                           windows, values=report.measured_values(results) if single else None,
+                           systems=table, others=others, own=own)
+        report.write_report(out, bl, f"t2hx report — {campaign}" + report.on_systems(names))
         prog.say(f"{len(figs)} figures, {len(summ['skipped'])} skipped input(s); report in {out}")
     return ReplayResult(out, figs, summ)
 
@@ -138,19 +152,29 @@ def _config_figures(results: pd.DataFrame, study, logdir: Path, fig_dir: Path, s
     return figs
 
 
-def _scorecard(results: pd.DataFrame, logdir: Path, summary,
-               study: str | None = None) -> pd.DataFrame | None:
-    """The claims of the study that produced the log (conf/claims/<study>.yaml)."""
+@dataclass
+class Scored:
+    system: str
+    own: bool
+    frame: pd.DataFrame | None     # None: no claim to score there (none portable)
+
+
+def _scorecard(results: pd.DataFrame, systems: pd.Series, own: list[str] | None, logdir: Path,
+               summary, study: str | None = None) -> list[Scored]:
+    """The claims of the study that produced the log (conf/claims/<study>.yaml), per system:
+    all on the study's own systems, the portable ones elsewhere (t2hx.scorecard.by_system)."""
     path = scorecard.claims_of(study or scorecard.DEFAULT_CLAIMS_STUDY)
     if path is None:
         summary.skip("scorecard", "conf/claims", f"no claims file for study '{study}'")
-        return None
+        return []
     try:
         defaults, claims = scorecard.load_claims(path)
-        return scorecard.frame(scorecard.score(results, claims, defaults, logdir=logdir))
+        scores = scorecard.by_system(results, claims, defaults, systems, own, logdir=logdir)
     except T2hxError as err:
         summary.skip("scorecard", "conf/claims", err.message)
-        return None
+        return []
+    return [Scored(x.system, x.own, scorecard.frame(x.verdicts) if x.verdicts else None)
+            for x in scores]
 
 
 def _figures(results: pd.DataFrame, matrices: pd.DataFrame, g: pd.DataFrame, combos: list[str],
