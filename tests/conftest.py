@@ -3,6 +3,7 @@ stray-process guard."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 from pathlib import Path
 
@@ -66,20 +67,31 @@ def slurm(tmp_path_factory, mini):
 
 
 # Daemons our tests start; each runs from (or is configured in) a pytest temp dir.
-GUARDED = ("ibsim", "opensm", "munged", "slurmctld", "slurmd", "slurmstepd")
+GUARDED = ("ibsim", "opensm", "munged", "slurmctld", "slurmd", "slurmstepd", "sshd")
+# t2hx's own daemons of the test cluster's SM host (Python: matched by their arguments).
+GUARDED_T2HX = (" sm opensm ", " sm serve ")
 
 
 def leftovers(marker: str) -> list[str]:
     out = subprocess.run(["pgrep", "-a", "-f", marker], capture_output=True, text=True)
     return [line for line in out.stdout.splitlines()
-            if line.split()[1].rsplit("/", 1)[-1] in GUARDED]
+            if line.split()[1].rsplit("/", 1)[-1] in GUARDED
+            or any(t in line for t in GUARDED_T2HX)]
+
+
+def stray_namespaces() -> list[str]:
+    """Network namespaces of a test cluster (tests/cluster.py names them t2hx<tag>-<node>)."""
+    out = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True)
+    return [line.split()[0] for line in out.stdout.splitlines()
+            if re.match(r"t2hx[0-9a-f]{4}-", line)]
 
 
 def pytest_sessionfinish(session, exitstatus):
-    """The suite fails if any daemon started from a test's temp dir is still alive."""
+    """The suite fails if any daemon started from a test's temp dir is still alive, or a
+    test cluster's namespace is left behind."""
     if hasattr(session.config, "workerinput"):
         return  # xdist worker: the controller checks once everything has finished
-    stray = leftovers("pytest-of-")
+    stray = leftovers("pytest-of-") + stray_namespaces()
     if stray:
         session.exitstatus = 1
-        print("\nstray daemons after the test suite:\n" + "\n".join(stray))
+        print("\nstray daemons or namespaces after the test suite:\n" + "\n".join(stray))

@@ -163,22 +163,35 @@ def test_reroute_simulated_sar_with_a_job_file(mini_hx, tmp_path) -> None:
     assert "sar: job file" in (tmp_path / "o" / "opensm.log").read_text()
 
 
-def test_reroute_real_needs_the_remote_file_and_reports_an_unreachable_host(
-        tmp_path, capsys) -> None:
+def test_reroute_real_reports_an_unreachable_sm_host_in_one_line(tmp_path, capsys,
+                                                                 monkeypatch) -> None:
+    """--real hands the file to the plane's SM host: over ssh (nobody listens on this
+    machine's port 22 in the tests) or to the routing agent (none runs): one line each.
+    A file path of the SM host in opensm.options is refused: it would reach the simulated
+    OpenSM too (docs/cluster.md#the-subnet-managers)."""
     demand = tmp_path / "d.txt"
     demand.write_text("m1n01 m1n02:5\n")
     code = main(["reroute", "--system", str(MINI), "--routing", "parx", "--demand",
-                 str(demand), "--real", "-q"])
-    err = capsys.readouterr().err.strip()
-    assert code == 2 and "event_plugin_options" in err and err.count("\n") == 0
-    sys_path = system_with(tmp_path, "opensm: {routing: [dfsssp, parx], lmc: 0}",
-                           "opensm: {routing: [dfsssp, parx], lmc: 0, host: localhost, "
-                           "options: {event_plugin_options: parx_demand=/tmp/none.txt}}")
-    code = main(["reroute", "--system", str(sys_path), "--routing", "parx", "--demand",
                  str(demand), "--real", "-q", "--timeout", "20"])
     err = capsys.readouterr().err.strip()
-    assert code == 2 and "ssh to localhost failed while checking access" in err
+    assert code == 2 and "opensm.sm" in err and "localhost" in err and err.count("\n") == 0
+    agent = system_with(tmp_path, "opensm: {routing: [dfsssp, parx], lmc: 0}",
+                        "opensm: {routing: [dfsssp, parx], lmc: 0, host: localhost, "
+                        "sm: {via: agent, port: 1}}")
+    # No MUNGE daemon here (tests/test_cluster.py reaches a stopped agent through one).
+    monkeypatch.setenv("T2HX_MUNGE_SOCKET", str(tmp_path / "no-munged.socket"))
+    code = main(["reroute", "--system", str(agent), "--routing", "parx", "--demand",
+                 str(demand), "--real", "-q"])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and "T2HX_MUNGE_SOCKET: munge failed" in err and "munged" in err
     assert err.count("\n") == 0
+    leak = system_with(tmp_path, "opensm: {routing: [dfsssp, parx], lmc: 0}",
+                       "opensm: {routing: [dfsssp, parx], lmc: 0, "
+                       "options: {event_plugin_options: parx_demand=/tmp/none.txt}}")
+    code = main(["reroute", "--system", str(leak), "--routing", "parx", "--demand",
+                 str(demand), "--real", "-q"])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and "opensm.options" in err and "opensm.sm.conf_file" in err
 
 
 @pytest.fixture(scope="module")

@@ -32,6 +32,7 @@ def test_simulate_section_picks_the_sim_scheduler(tmp_path, monkeypatch):
                     "account: proj, max_jobs: 8}\n")
     (tmp_path / "hostfiles" / "mini").mkdir(parents=True)
     monkeypatch.setenv("T2HX_HOSTFILES", str(tmp_path / "hostfiles"))
+    monkeypatch.setenv("T2HX_SIM_SYSTEMS", "mini")          # what --system sim:mini sets
     parts = sim_system([load_system(conf)])["partitions"]
     assert [(p["name"], p["scheduler"], p["max_jobs"], p["access"]) for p in parts] == [
         (f"mini-{plane}", "squeue", 8, ["--partition=batch", "--account=proj"])

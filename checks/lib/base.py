@@ -253,7 +253,9 @@ class T2hxCheck(rfm.RunOnlyRegressionTest):
     def launch_spec(self) -> Launch:
         """This case as a Launch: on `local` one rank per node (real Open MPI here)."""
         rpn = 1 if self.combo == LOCAL else STUDY.ranks_per_node
-        view = self.extras.get("spack_view") if self.mode in ("real", "local") else None
+        # Outside a partition (a probe of the check's command) the binaries are on PATH.
+        extras = self.current_partition.extras if self.current_partition else {}
+        view = extras.get("spack_view") if extras.get("mode") in ("real", "local") else None
         return Launch(self.unique_name, self.num_nodes, rpn, self.input, self.variant,
                       Path(view) if view else None)
 

@@ -15,7 +15,6 @@ import json
 from pathlib import Path
 
 from t2hx.conf import load_system, system_path
-from t2hx.routing.remote import OPTION
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -23,7 +22,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                        "(sar) file", description=__doc__.split("\n\n")[0])
     p.add_argument("--system", required=True, help="conf/systems/<sys>.yaml or its name")
     p.add_argument("--plane", default="hyperx", help="plane name (default: hyperx)")
-    p.add_argument("--routing", required=True, choices=sorted(OPTION),
+    p.add_argument("--routing", required=True, choices=("parx", "sar"),
                    help="routing engine of the plugin")
     src = p.add_mutually_exclusive_group(required=True)
     src.add_argument("--demand", help="PARX demand file (t2hx demand build)")

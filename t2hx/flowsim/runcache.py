@@ -88,9 +88,25 @@ def system_digest(path: Path) -> str | None:
     if not isinstance(data, dict):
         return file_digest(path)
     try:
-        return digest({k: v for k, v in data.items() if k not in NOT_SIMULATED})
+        return digest(_simulated_part(data))
     except (TypeError, ValueError):   # keys YAML allows and JSON does not
         return file_digest(path)
+
+
+# Per plane, how the real cluster's OpenSM is reached: not simulated either.
+NOT_SIMULATED_OPENSM = ("host", "dump_dir", "sm")
+
+
+def _simulated_part(data: dict) -> dict:
+    out = {k: v for k, v in data.items() if k not in NOT_SIMULATED}
+    planes = out.get("planes")
+    if isinstance(planes, dict):
+        out["planes"] = {
+            name: ({**p, "opensm": {k: v for k, v in p["opensm"].items()
+                                    if k not in NOT_SIMULATED_OPENSM}}
+                   if isinstance(p, dict) and isinstance(p.get("opensm"), dict) else p)
+            for name, p in planes.items()}
+    return out
 
 
 def digest(data: dict[str, Any]) -> str:

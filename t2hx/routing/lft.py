@@ -197,6 +197,23 @@ def read_guid2lid(path: Path) -> dict[int, tuple[int, int]]:
     return lids
 
 
+def switch_routes(path: Path) -> dict[int, set[int]]:
+    """Switch GUID -> the LIDs it routes (has a port for), straight from an LFT dump,
+    whatever fabric it belongs to (what the SM host checks before anything is mapped)."""
+    try:
+        text = path.read_text()
+    except OSError:
+        raise RoutingError("LFT dump missing", file=path, fix="check OpenSM's dump_files_dir "
+                           "and log_flags (0x40 writes the dump)") from None
+    out: dict[int, set[int]] = {}
+    for block in re.split(r"^(?=Unicast lids )", text, flags=re.M):
+        head = HEAD.match(block)
+        if head:
+            out[int(head.group(1), 16)] = {int(lid, 16) for lid, port in ENTRY.findall(block)
+                                           if port != "UNREACHABLE"}
+    return out
+
+
 #: Parsed LFTs beside the dump: a 4,608-node dump takes ~4 s to parse and every simulated
 #: case opens it again; the array loads in ~0.1 s. Keyed by the dump's size and mtime and
 #: the fabric's switch GUIDs, so a re-routed or replaced dump is parsed afresh.

@@ -25,8 +25,6 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
-
 from t2hx.atomic import atomic_write
 from t2hx.conf import System
 from t2hx.errors import RoutingError, T2hxError
@@ -34,7 +32,7 @@ from t2hx.fabric.build import build_plane
 from t2hx.fabric.graph import Fabric
 from t2hx.progress import Progress
 from t2hx.routing import demand as dm, parx
-from t2hx.routing.lft import load_tables
+from t2hx.routing.lft import load_tables, read_guid2lid, switch_routes
 from t2hx.routing.opensm import PLUGIN_ENGINES, USED
 
 #: Input kinds: which engine reads it and where the SM host keeps it (opensm.sm fields).
@@ -225,6 +223,11 @@ def apply(system: System, req: Request, timeout: float | None = None,
         start_only = {k: v for k, v in read_options(new).items() if k in START_ONLY}
         need_restart = start_only != {k: v for k, v in current.items() if k in START_ONLY}
         if req.engine == "parx":
+            # Before anything is written: a guid2lid of other GUIDs would make OpenSM
+            # renumber every port of the real fabric.
+            if not same_fabric(fabric, paths.cache / "guid2lid"):
+                raise RoutingError(NOT_THIS_FABRIC, file=system.path,
+                                   field=f"planes.{req.plane}.topology", fix=NOT_THIS_FABRIC_FIX)
             need_restart |= install_lid_policy(fabric, paths.cache, system.path)
         pids = opensm_pids(conf)
         mark, before = _size(paths.log), _mtime(paths.dumps / "opensm-lfts.dump")
@@ -276,6 +279,26 @@ def install_input(req: Request, sm: dict, fabric: Fabric) -> None:
     if req.kind and req.kind not in INPUTS:
         raise T2hxError(f"unknown input kind {req.kind!r}", field="kind",
                         fix="demand (parx) or jobs (sar)")
+
+
+NOT_THIS_FABRIC = ("the plane's conf does not describe this fabric (its GUIDs differ), so "
+                   "PARX's quadrant LIDs cannot be placed or checked")
+NOT_THIS_FABRIC_FIX = "describe the plane as the real fabric (docs/cluster.md#known-limits)"
+
+
+def fabric_guids(fabric: Fabric) -> set[int]:
+    """Every GUID guid2lid may name: switches and every HCA port."""
+    return {fabric.nodes[s].guid for s in fabric.switches()} | {
+        fabric.nodes[h].port_guid(p) for h in fabric.hcas()
+        for p in range(1, fabric.nodes[h].ports + 1)}
+
+
+def same_fabric(fabric: Fabric, guid2lid: Path) -> bool:
+    """OpenSM's cache names only this fabric's GUIDs (no cache yet: nothing to compare)."""
+    try:
+        return set(read_guid2lid(guid2lid)) <= fabric_guids(fabric)
+    except RoutingError:
+        return True
 
 
 def install_lid_policy(fabric: Fabric, cache: Path, source: object) -> bool:
@@ -345,27 +368,36 @@ def _read_from(path: Path, mark: int) -> str:
 
 
 def verify(fabric: Fabric, paths: Paths, req: Request, used: str, source: object) -> dict:
-    """From OpenSM's own output: the engine that routed, the LMC, every HCA LID routed from
-    every switch, and for PARX the quadrant LIDs the MPI patch reads."""
+    """From OpenSM's own output: the engine that routed, the LMC, and every HCA LID routed
+    from every switch, read from the dumps alone; then, when the conf describes this very
+    fabric (every GUID of guid2lid is one of the plane's), PARX's quadrant LID policy, which
+    the MPI patch relies on and which needs the switches' HyperX coordinates."""
     if used != req.engine:
         raise RoutingError(f"OpenSM routed with {used}, not {req.engine} (fallback)",
                            file=paths.log, fix="read the ERR lines of that log")
-    with tempfile.TemporaryDirectory() as tmp:
-        shutil.copyfile(paths.dumps / "opensm-lfts.dump", Path(tmp) / "opensm-lfts.dump")
-        shutil.copyfile(paths.cache / "guid2lid", Path(tmp) / "guid2lid")
-        tables = load_tables(fabric, tmp)
-    if tables.lmc != req.lmc:
-        raise RoutingError(f"OpenSM runs with LMC {tables.lmc}, not {req.lmc}",
-                           file=paths.cache / "guid2lid", fix="check the lmc line of "
+    lids = read_guid2lid(paths.cache / "guid2lid")
+    routes = switch_routes(paths.dumps / "opensm-lfts.dump")
+    hcas = {g: lo_hi for g, lo_hi in lids.items() if g not in routes}
+    spans = {hi - lo + 1 for lo, hi in hcas.values()}
+    lmc = max(spans, default=1).bit_length() - 1
+    if lmc != req.lmc or len(spans) > 1:
+        raise RoutingError(f"OpenSM runs with LMC {lmc}, not {req.lmc}",
+                           file=paths.cache / "guid2lid", fix=f"check the lmc line of "
                            f"{paths.conf} and restart OpenSM")
-    lids = tables.hca_lids()
-    switches = np.array(fabric.switches(), dtype=np.int64)
-    missing = int((tables.lft[np.ix_(switches, lids)] < 0).sum())
-    if missing:
+    missing = sum(1 for table in routes.values() for lo, _ in hcas.values() if lo not in table)
+    if missing or not routes:
         raise RoutingError(f"{missing} switch entries towards HCA LIDs are unrouted",
                            file=paths.dumps / "opensm-lfts.dump", fix="read OpenSM's log")
+    same = set(lids) <= fabric_guids(fabric)
     if req.engine == "parx":
-        parx.check_lids(fabric, lids, tables.lmc, source)
-    return {"engine": req.engine, "engine_used": used, "lmc": int(tables.lmc),
-            "verified": True, "hca_lids": int(lids.size), "switches": int(switches.size),
+        if not same:
+            raise RoutingError(NOT_THIS_FABRIC, file=source, field=f"planes.{req.plane}.topology",
+                               fix=NOT_THIS_FABRIC_FIX)
+        with tempfile.TemporaryDirectory() as tmp:
+            shutil.copyfile(paths.dumps / "opensm-lfts.dump", Path(tmp) / "opensm-lfts.dump")
+            shutil.copyfile(paths.cache / "guid2lid", Path(tmp) / "guid2lid")
+            tables = load_tables(fabric, tmp)
+        parx.check_lids(fabric, tables.hca_lids(), tables.lmc, source)
+    return {"engine": req.engine, "engine_used": used, "lmc": lmc, "verified": True,
+            "hca_ports": len(hcas), "switches": len(routes), "conf_fabric": same,
             "input": req.kind, "input_bytes": len(req.data)}
