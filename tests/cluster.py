@@ -31,6 +31,7 @@ from pathlib import Path
 
 from t2hx.conf import System
 from t2hx.slurmconf import short_hostname
+from tests.slurm_cluster import command_says, wait_for
 
 T2HX = str(Path(sys.executable).parent / "t2hx")
 SM_HOST = "sm01"
@@ -299,8 +300,7 @@ class TestCluster:
 
     # --- waiting -------------------------------------------------------------------------------
     def _ok(self, cmd: list[str], *wanted: str) -> bool:
-        out = subprocess.run(cmd, env=self.env, capture_output=True, text=True, timeout=30)
-        return out.returncode == 0 and any(w in out.stdout for w in wanted)
+        return command_says(cmd, self.env, *wanted)
 
     def _nodes_idle(self) -> bool:
         out = subprocess.run(["sinfo", "-h", "-N", "-o", "%N %t"], env=self.env,
@@ -309,17 +309,7 @@ class TestCluster:
         return set(states) == set(self.nodes) and all(s == "idle" for s in states.values())
 
     def _wait(self, ready, what: str, timeout: float = 60) -> None:
-        end = time.monotonic() + timeout
-        while time.monotonic() < end:
-            for name, proc in self.procs.items():
-                if proc.poll() is not None:
-                    raise RuntimeError(f"{name} exited ({proc.returncode}) waiting for {what}:"
-                                       f" {_text(self.root / f'{name}.out')[-2000:]}"
-                                       f"\n{self.logs()}")
-            if ready():
-                return
-            time.sleep(0.3)
-        raise RuntimeError(f"timed out waiting for {what}\n{self.logs()}")
+        wait_for(ready, what, self.procs, self.root, self.logs, timeout)
 
     def logs(self) -> str:
         parts = []

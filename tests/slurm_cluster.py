@@ -26,6 +26,29 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def command_says(cmd: list[str], env: dict[str, str], *wanted: str) -> bool:
+    """``cmd`` succeeds and prints one of ``wanted``."""
+    out = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=30)
+    return out.returncode == 0 and any(w in out.stdout for w in wanted)
+
+
+def wait_for(ready, what: str, procs: dict[str, subprocess.Popen], outputs: Path, logs,
+             timeout: float = 60) -> None:
+    """Poll ``ready()`` until it holds; fail at once when a daemon of ``procs`` exited (its
+    ``<outputs>/<name>.out`` and ``logs()`` in the message), or after ``timeout``."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        for name, proc in procs.items():
+            if proc.poll() is not None:
+                out = (outputs / f"{name}.out").read_text(errors="replace")[-2000:]
+                raise RuntimeError(f"{name} exited ({proc.returncode}) waiting for {what}: "
+                                   f"{out}\n{logs()}")
+        if ready():
+            return
+        time.sleep(0.3)
+    raise RuntimeError(f"timed out waiting for {what}\n{logs()}")
+
+
 class SlurmCluster:
     def __init__(self, system: System, root: Path, cpus: int = 2) -> None:
         self.system = system
@@ -122,18 +145,7 @@ class SlurmCluster:
                                             env=self.env, start_new_session=True)
 
     def _ok(self, cmd: list[str], *wanted: str) -> bool:
-        out = subprocess.run(cmd, env=self.env, capture_output=True, text=True, timeout=20)
-        return out.returncode == 0 and any(w in out.stdout for w in wanted)
+        return command_says(cmd, self.env, *wanted)
 
     def _wait(self, ready, what: str, timeout: float = 60) -> None:
-        end = time.monotonic() + timeout
-        while time.monotonic() < end:
-            for name, proc in self.procs.items():
-                if proc.poll() is not None:
-                    raise RuntimeError(f"{name} exited ({proc.returncode}) waiting for "
-                                       f"{what}: {(self.layout.root / f'{name}.out').read_text()}"
-                                       f"\n{self.logs()}")
-            if ready():
-                return
-            time.sleep(0.3)
-        raise RuntimeError(f"timed out waiting for {what}\n{self.logs()}")
+        wait_for(ready, what, self.procs, self.layout.root, self.logs, timeout)

@@ -21,7 +21,7 @@ from t2hx.conf import load_system
 from tests.cluster import SM_HOST, T2HX, TestCluster, munge_socket, ssh_options
 from tests.test_reframe import env_for, perf_rows
 
-pytestmark = pytest.mark.slurm
+pytestmark = [pytest.mark.slurm, pytest.mark.cluster]
 EXAMPLE = ROOT / "docs" / "examples" / "cluster64.yaml"
 STUDY = ROOT / "tests" / "data" / "cluster-study.yaml"
 NODES = ["cn001", "cn002", "cn003", "cn004"]
