@@ -231,8 +231,9 @@ class Capacity(T2hxCheck):
 
     @run_after("sanity")
     def keep_raw_output(self):
-        """The finished-run list and node sets go to log/<campaign>/capacity/ (not runs/:
-        the perflog holds the metric; t2hx.post has no parser for this list)."""
+        """The finished-run list, node sets, driver and confirmed route go to
+        log/<campaign>/capacity/ (not runs/: the perflog holds the metric; t2hx.post has no
+        parser for this list)."""
         if self.is_dry_run():
             return
         case = f"capacity_{self.combo}_r{self.repetition}"
@@ -242,7 +243,7 @@ class Capacity(T2hxCheck):
         tmp = Path(tempfile.mkdtemp(prefix=".tmp-", dir=final.parent))
         stage = Path(self.stagedir)
         for name in [str(self.stdout), "capacity.json", "capacity.hosts", WINDOW_FILE,
-                     f"{ROUTING_DIR}/{ROUTE_RECORD}"]:
+                     "capacity.sh", f"{ROUTING_DIR}/{ROUTE_RECORD}"]:
             if (stage / name).is_file():
                 shutil.copyfile(stage / name, tmp / Path(name).name)
         if final.exists():

@@ -26,7 +26,6 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 from t2hx.conf import System

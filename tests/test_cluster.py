@@ -249,3 +249,31 @@ def test_capacity_launch_failure_fails_fast(cluster):
     assert "window closed" not in job and "finished:" not in job
     assert not [r for r in perf_rows(tmp / "log" / "capfail" / "perflogs")
                 if r["result"] == "pass"]
+
+
+def test_mpirun_inside_the_allocation(cluster):
+    """`run_with: mpirun`: HPL and the capacity mix start with mpirun --hostfile inside the
+    allocation (Open MPI launches its daemons on the hostfile's nodes through Slurm)."""
+    cluster, tmp = cluster
+    conf_dir = tmp / "systems-mpirun"
+    conf_dir.mkdir()
+    data = yaml.safe_load((tmp / "systems" / "cluster64.yaml").read_text())
+    data["launcher"]["run_with"] = "mpirun"
+    data["launcher"]["env"].update(OMPI_ALLOW_RUN_AS_ROOT="1",         # the tests run as root
+                                   OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    (conf_dir / "cluster64.yaml").write_text(yaml.safe_dump(data))
+    env = {**campaign_env(tmp, cluster, "mpirun"), "T2HX_CONF_SYSTEMS": str(conf_dir)}
+    if not (tmp / "hostfiles").is_dir():
+        hostfiles(tmp, env)
+    out = subprocess.run([T2HX, "campaign", "run", "--system", "cluster64", "--campaign",
+                          "mpirun", "--no-report", "--", "-P", "combo=ft-ftree-linear"],
+                         env=env, cwd=ROOT, capture_output=True, text=True, timeout=900)
+    assert out.returncode == 0, out.stdout[-4000:] + cluster.logs()
+    rows = perf_rows(tmp / "log" / "mpirun" / "perflogs")
+    assert {(r["benchmark"], r["perf_var"]) for r in rows if r["result"] == "pass"} == {
+        ("hpl", "gflops"), ("capacity", "hpl"), ("capacity", "hpl-b")}
+    done = tmp / "work" / "reframe" / "mpirun" / "output"      # passed cases' scripts
+    hpl = next(p for p in done.rglob("rfm_job.sh") if "HPL" in str(p)).read_text()
+    assert re.search(r"(?m)^mpirun -np 4 .*--hostfile \S+/linear/4\.txt", hpl)
+    driver = next((tmp / "log" / "mpirun" / "capacity").rglob("capacity.sh")).read_text()
+    assert re.search(r"(?m)^loop hpl-b mpirun .*--hostfile \S+/hpl-b\.hosts -np 2 ", driver)
