@@ -12,7 +12,7 @@
    and HX/PARX > HX/DFSSSP; "not run" when the campaign lacks one of them) and, when the
    campaign had a complete earlier run (the committed ``log/reference``), the largest
    difference to it.
-5. **Scorecard** (t2hx.scorecard): every quantitative statement of seed 000 §5 and Fig 1 with
+5. **Scorecard** (t2hx.post.scorecard): every quantitative statement of seed 000 §5 and Fig 1 with
    ours and a verdict; the verdict counts are printed and the contract file
    ``bench/results/scorecard.json`` (other campaigns: ``log/<campaign>/scorecard.json``) is
    written atomically.
@@ -196,7 +196,7 @@ def render(opts: Options):
 # -- 4. outcome checks ---------------------------------------------------------------------------
 def _fig1_best(results) -> tuple[dict[str, float], str]:
     """Best of N per Fig 1 combo on the same nodes (NaN where the campaign has none)."""
-    from t2hx.scorecard import best, select
+    from t2hx.post.scorecard import best, select
 
     sel = select(results, {"benchmark": FIG1["benchmark"], "metric": FIG1["metric"],
                            "nodes": [FIG1["nodes"]], "msg_size": [FIG1["msg_size"]]})
@@ -238,7 +238,7 @@ def fig1_verdicts(results) -> list[str]:
 def scorecard(results, logdir: Path, out: Path) -> str:
     """Score the claims of the campaign's study (conf/claims/<study>.yaml), write the
     contract file, return the counts."""
-    from t2hx import scorecard as S
+    from t2hx.post import scorecard as S
     from t2hx.study import load_study
 
     from t2hx.post.ingest import known_systems, row_systems

@@ -14,7 +14,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from t2hx import ROOT, scorecard
+from t2hx import ROOT
+from t2hx.post import scorecard
 from t2hx.errors import ConfError
 from t2hx.placement.jobs import assign_apps, random_clusters
 from t2hx.placement.nodes import PlacementError

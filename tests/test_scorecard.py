@@ -1,4 +1,4 @@
-"""The scorecard (t2hx.scorecard): verdict rules on small hand-made tidy tables (every verdict
+"""The scorecard (t2hx.post.scorecard): verdict rules on small hand-made tidy tables (every verdict
 reachable), like-for-like selection, the CLI and its contract file, and the committed
 reference campaign."""
 
@@ -14,7 +14,7 @@ from t2hx.cli import main
 from t2hx.post.ingest import typed
 from t2hx.post.perflog import HEADER
 from t2hx.post.synth import perflog_line
-from t2hx.scorecard import CLAIMS, VERDICTS, contract, load_claims, score, scorecard
+from t2hx.post.scorecard import CLAIMS, VERDICTS, contract, load_claims, score, scorecard
 
 FT = {"topology": "fattree", "routing": "ftree", "placement": "linear"}
 DFL = {"topology": "hyperx", "routing": "dfsssp", "placement": "linear"}
@@ -307,7 +307,7 @@ def test_a_log_is_scored_against_its_own_studys_claims(tmp_path):
     has no scorecard."""
     import shutil
 
-    from t2hx.scorecard import claims_of
+    from t2hx.post.scorecard import claims_of
 
     assert claims_of("hyperx-vs-fattree-sc19") == CLAIMS and claims_of("no-such") is None
     log = tmp_path / "log"
@@ -323,7 +323,7 @@ def test_seed_claims_are_scored_on_the_seed_system_only():
     t2hx's runs alone, only the portable ones on the port's; the port's rack numbers never
     feed the seed's "28 nodes of one rack"."""
     from t2hx.post.ingest import row_systems
-    from t2hx.scorecard import by_system, portable_claims
+    from t2hx.post.scorecard import by_system, portable_claims
 
     t2hx, port = rack(3000.0, 1000.0, 1700.0), rack(1000.0, 3000.0, 2500.0)
     t2hx["system"], port["system"] = "sim", "sim"

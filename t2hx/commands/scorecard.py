@@ -1,6 +1,6 @@
 """``t2hx scorecard LOGDIR [--json OUT]``: seed 000's quantitative statements (Fig 1, §5) beside
 ours from a campaign's log directory, with a verdict each (agrees / same direction /
-contradicts / not run; rules in t2hx.scorecard). Prints the table and the verdict counts.
+contradicts / not run; rules in t2hx.post.scorecard). Prints the table and the verdict counts.
 Every claim is scored on the runs of the study's own system; runs of another system (a port)
 only on the claims marked ``portable`` (docs/studies.md#ports-and-the-seeds-claims)."""
 
@@ -26,7 +26,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from t2hx import scorecard as S
+    from t2hx.post import scorecard as S
     from t2hx.atomic import atomic_write
 
     scores = S.scorecards(args.logdir, args.claims)

@@ -6,14 +6,14 @@ of one rack (linear placement, rack r01 on t2hx) under each fabric/routing, best
 eBB ratio compares the paper's combos (HX/PARX/clustered vs HX/DFSSSP/linear) at 14 nodes;
 seed 004's Table 1 numbers are SAR vs another engine on the same plane. A row whose like-for-
 like data the campaign lacks says "not run". The full list of seed 000's statements with
-verdicts is the scorecard (t2hx.scorecard).
+verdicts is the scorecard (t2hx.post.scorecard).
 """
 
 from __future__ import annotations
 
 import pandas as pd
 
-from t2hx.scorecard import best, select
+from t2hx.post.scorecard.selection import best, select
 
 GIB = 1024.0
 

@@ -23,7 +23,7 @@ import pandas as pd
 
 from t2hx.errors import T2hxError
 from t2hx.post import figures as F
-from t2hx import scorecard
+from t2hx.post import scorecard
 from t2hx.post import reference, report, routing
 from t2hx.post.gain import choose_baseline, gains
 from t2hx.post.ingest import (MATRIX_COLUMNS, ingest, known_systems, log_systems,
@@ -162,7 +162,7 @@ class Scored:
 def _scorecard(results: pd.DataFrame, systems: pd.Series, own: list[str] | None, logdir: Path,
                summary, study: str | None = None) -> list[Scored]:
     """The claims of the study that produced the log (conf/claims/<study>.yaml), per system:
-    all on the study's own systems, the portable ones elsewhere (t2hx.scorecard.by_system)."""
+    all on the study's own systems, the portable ones elsewhere (t2hx.post.scorecard.by_system)."""
     path = scorecard.claims_of(study or scorecard.DEFAULT_CLAIMS_STUDY)
     if path is None:
         summary.skip("scorecard", "conf/claims", f"no claims file for study '{study}'")

@@ -6,7 +6,7 @@ library. Provenance comes from ``<logdir>/provenance.json`` (keys shown as given
 ones are campaign, conf_hash, git_hash, versions, date, baseline). The systems section names
 the systems the runs come from. The scorecard section lists every quantitative statement of
 the study's seed (Fig 1, §5 for seed 000) with ours from the study's own system and a verdict
-(t2hx.scorecard); another system (a port) gets a section of the portable claims only.
+(t2hx.post.scorecard); another system (a port) gets a section of the portable claims only.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from typing import Any
 
 import pandas as pd
 
+from t2hx.post.scorecard.text import VERDICTS
 from t2hx import benchmarks
 from t2hx.post.figures import Figure
 from t2hx.post.store import write_text
@@ -217,9 +218,7 @@ def capacity_paragraph(windows: list[dict]) -> str:
 
 def scorecard_blocks(sc: pd.DataFrame, study: str = "hyperx-vs-fattree-sc19") -> list[Block]:
     """The scorecard: the study's seed statements, published vs ours, verdict, and what a
-    'not run' needs (columns of t2hx.scorecard.frame)."""
-    from t2hx.scorecard import VERDICTS
-
+    'not run' needs (columns of t2hx.post.scorecard.frame)."""
     n = {v: int((sc["verdict"] == v).sum()) for v in VERDICTS}
     return [
         ("h", 2, "Scorecard: the seed paper's statements beside ours"),
@@ -230,7 +229,7 @@ def scorecard_blocks(sc: pd.DataFrame, study: str = "hyperx-vs-fattree-sc19") ->
          "ordering, outside it), contradicts (opposite sign or ordering, or no effect where "
          "the paper reports one), not run (no like-for-like data here; the note says which "
          f"case is needed). Claims and tolerances: conf/claims/{study}.yaml; "
-         "rules: t2hx/scorecard.py. Regenerate alone with `t2hx scorecard LOGDIR`."),
+         "rules: t2hx/post/scorecard/. Regenerate alone with `t2hx scorecard LOGDIR`."),
         ("p", f"{len(sc)} claims: " + ", ".join(f"{n[v]} {v}" for v in VERDICTS) + "."),
         ("table", sc[["claim", "source", "published", "ours", "verdict"]]),
         ("h", 3, "Statements and what is missing"),
@@ -249,7 +248,6 @@ def port_scorecard_blocks(system: str, sc: pd.DataFrame | None, study: str,
                  f"{seed}: its racks, node counts and cables. {system} is another machine, so "
                  "they are not scored on its runs, and the claims file marks none portable. "
                  "The figures above compare its combos.")]
-    from t2hx.scorecard import VERDICTS
 
     n = {v: int((sc["verdict"] == v).sum()) for v in VERDICTS}
     return [head,
@@ -257,7 +255,7 @@ def port_scorecard_blocks(system: str, sc: pd.DataFrame | None, study: str,
              f"On {system} only those marked `portable: true` are scored: orderings of "
              "combos (a sign, a rank, on par) over no fixed node count, which do not depend "
              "on the seed machine's racks or sizes. Verdicts: agrees, same direction, "
-             "contradicts, not run (rules: t2hx/scorecard.py)."),
+             "contradicts, not run (rules: t2hx/post/scorecard/)."),
             ("p", f"{len(sc)} claims: " + ", ".join(f"{n[v]} {v}" for v in VERDICTS) + "."),
             ("table", sc[["claim", "source", "published", "ours", "verdict"]]),
             ("table", sc[["claim", "statement", "note"]])]

@@ -1,0 +1,180 @@
+"""The scorecard: every quantitative statement of seed 000 (Fig 1 and §5) beside ours, with a
+verdict. The statements are data (``conf/claims/hyperx-vs-fattree-sc19.yaml``); this module
+reads a campaign's tidy results (the same ingest as ``run/replay``), computes each claim's number
+like for like, and judges it. Nothing here is tuned toward a published number: the
+tolerances are fixed in the claims file and apply to every campaign alike.
+
+Computing ours (``compute`` of a claim)
+---------------------------------------
+* **Selection, like for like.** Rows of the claim's benchmark(s) and metric, at the claim's node
+  counts and message sizes only (a claim about 28 nodes ignores every other count), for combos
+  matched by topology/routing/placement. Hostfiles depend on (system, placement, node count)
+  only, so the same placement and node count means the same nodes on both planes (linear 28 is
+  rack r01 on t2hx). A claim that names message sizes never uses rows without one; perflog rows
+  without a size are dropped where raw rows of the same case carry it.
+* **Cells and best of N.** A cell is (benchmark, metric, nodes, msg_size). Per cell and combo the
+  best repetition counts (max for higher-is-better, min for lower-is-better), as the paper's
+  relative gain: lower-is-better gain = t_base/t − 1, higher-is-better gain = x/x_base − 1
+  (t2hx.post.gain). A gain exists only for cells both the subject and the base have. A subject
+  listing several combos takes, per cell, the best gain among them ("with either routing or
+  placement"). ``sum_metrics`` adds the metrics up per combo first (all apps' finished runs).
+* **Aggregate** over the cells: median (default), max ("up to …") or min.
+* Kinds: ``gain`` (the aggregate gain), ``value`` (the subject's best — or with ``of: worst``
+  its worst — run, times ``scale``), ``rank`` (the subject's place among ``combos`` by median
+  gain vs the baseline over the cells every ranked combo has; 1 = best), ``trend`` (median gain
+  on the largest third of ``along`` values minus that on the smallest third), ``spread`` (the
+  base's median run-to-run spread (max−min)/best minus the subject's: positive = the subject
+  varies less), ``unmeasured`` (no campaign records it).
+
+Verdicts
+--------
+``dir(x)`` is +1 above the dead band, −1 below minus it, 0 inside ("no effect"; the band is the
+paper's own "within ±1 %", §5.2). ``tol(p) = max(abs, rel·|p|)`` from the claims file.
+
+* ``not run`` — no like-for-like data: a combo, node count or message size of the claim is
+  missing, a requirement (e.g. the 3 h capacity window) is not met, a ``spread`` claim meets
+  only identical repetitions or only simulated ones (the noise model gives every combo the
+  same spread, so it says nothing about which fabric varies less), or the claim is
+  ``unmeasured``. The verdict names what is missing.
+* ``gain: g`` / ``ratio: r`` (= gain r − 1): **agrees** if |ours − g| ≤ tol(g); else **same
+  direction** if dir(ours) = dir(g); else **contradicts** (opposite sign, or no effect where the
+  paper reports one).
+* ``range: [lo, hi]``: **agrees** if every cell's gain lies in [lo − tol, hi + tol] with tol =
+  tol(midpoint); else **same direction** if dir(median) = dir(midpoint); else **contradicts**.
+* ``sign: ±1``: **agrees** if dir(ours) equals it, else **contradicts** (no magnitude to miss).
+* ``par: true``: **agrees** if |ours| ≤ par_band, else **contradicts**.
+* ``at_least: b`` / ``at_most: b``: **agrees** if the bound holds, else **contradicts**.
+* ``value: v``: **agrees** if |ours/v − 1| ≤ value_tolerance, else **contradicts** (an absolute
+  number has no direction).
+* ``rank: r`` (−1 = last): **agrees** if ours is the same place, else **contradicts**.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from t2hx import ROOT
+from t2hx.errors import T2hxError
+from t2hx.post.scorecard.claims import (CLAIMS, CLAIMS_DIR, DEFAULT_CLAIMS_STUDY, claims_of,
+                                        load_claims, portable_claims)
+from t2hx.post.scorecard.judge import judge
+from t2hx.post.scorecard.kinds import KINDS, Ours, capacity_windows, check_requires, compute
+from t2hx.post.scorecard.selection import (BASE_SPEC, CELL, NotRun, best, cell_gains, label,
+                                           matches, select, workload_jobs)
+from t2hx.post.scorecard.text import (VERDICTS, Verdict, contract, counts, counts_line, frame,
+                                      needs, ours_text, published_text, table_text, where)
+
+__all__ = ["BASE_SPEC", "CELL", "CLAIMS", "CLAIMS_DIR", "DEFAULT_CLAIMS_STUDY", "KINDS",
+           "NotRun", "Ours", "SystemScore", "VERDICTS", "Verdict", "best", "by_system",
+           "capacity_windows", "cell_gains", "claims_of", "compute", "contract", "counts",
+           "counts_line", "frame", "judge", "label", "load_claims", "matches", "needs",
+           "ours_text", "portable_claims", "published_text", "score", "scorecard",
+           "scorecards", "select", "study_systems", "table_text", "where", "workload_jobs"]
+
+
+def score(results: pd.DataFrame, claims: list[dict[str, Any]] | None = None,
+          defaults: dict[str, Any] | None = None, logdir: Path | None = None,
+          context: dict[str, Any] | None = None) -> list[Verdict]:
+    """One verdict per claim, in the claims file's order."""
+    if claims is None:
+        defaults, claims = load_claims()
+    defaults = defaults or {}
+    ctx = dict(context or {})
+    ctx.setdefault("capacity_windows", capacity_windows(logdir))
+    out = []
+    for c in claims:
+        settings = {**defaults, **{k: c[k] for k in ("dead_band", "tolerance",
+                                                     "value_tolerance", "par_band") if k in c}}
+        pub = c["published"]
+        try:
+            ours = compute(results, c, ctx)
+            if ours.value is None or not math.isfinite(ours.value):
+                raise NotRun("no finite value")
+            note = check_requires(c["compute"], ctx)
+            out.append(Verdict(c["id"], c["source"], c["statement"],
+                               published_text(pub, c["compute"]),
+                               ours_text(pub, c["compute"], ours), judge(pub, ours, settings),
+                               note))
+        except NotRun as why:
+            out.append(Verdict(c["id"], c["source"], c["statement"],
+                               published_text(pub, c["compute"]), "–",
+                               "not run", f"{why}; needs {needs(c['compute'])}"
+                               if c["compute"]["kind"] != "unmeasured" else str(why)))
+    return out
+
+
+@dataclass
+class SystemScore:
+    """The verdicts about one system's runs: the study's own systems (``own``: every claim,
+    their runs pooled, e.g. seed 003's six configurations) or another system, a port, where
+    only the claims marked ``portable`` are scored (none: an empty list, no scorecard)."""
+    system: str
+    own: bool
+    verdicts: list[Verdict]
+
+
+def by_system(results: pd.DataFrame, claims: list[dict[str, Any]], defaults: dict[str, Any],
+              systems: pd.Series, own: list[str] | None,
+              logdir: Path | None = None) -> list[SystemScore]:
+    """Score a seed's claims only on the seed's systems (``own``: the study's ``system:`` and
+    those its combos name; None: the study is unknown here, every row is its own), and on
+    any other system only its portable claims. ``systems`` is every row's conf system
+    (t2hx.post.ingest.row_systems; '' = the log does not say, counted as the study's own,
+    as logs from before ports were). Own systems first."""
+    mine = pd.Series(True, index=results.index) if own is None else \
+        (systems.isin(own) | (systems == ""))
+    out = []
+    if mine.any() or results.empty:
+        names = list(dict.fromkeys(n for n in systems[mine] if n)) or list(own or [])
+        out.append(SystemScore(", ".join(names), True,
+                               score(results[mine], claims, defaults, logdir=logdir)))
+    for name in dict.fromkeys(systems[~mine]):
+        out.append(SystemScore(name, False, score(results[systems == name],
+                                                  portable_claims(claims), defaults,
+                                                  logdir=logdir)))
+    return out
+
+
+def study_systems(prov: dict[str, Any]) -> list[str] | None:
+    """The systems the study that produced a log was written for (None: not known here)."""
+    from t2hx.study import load_study, study_names
+
+    name, file = prov.get("study") or DEFAULT_CLAIMS_STUDY, prov.get("study_file")
+    if name in study_names():
+        where = name
+    elif file and (Path(file).is_file() or (ROOT / file).is_file()):
+        where = file if Path(file).is_file() else str(ROOT / file)   # a study kept elsewhere
+    else:
+        return None
+    try:
+        return load_study(where, "full").own_systems()
+    except T2hxError:
+        return None
+
+
+def scorecards(logdir: Path, claims_path: Path | None = None) -> list[SystemScore]:
+    """Ingest a log directory (as run/replay does) and score the claims of the study that
+    produced it (or of ``claims_path``) per system (:func:`by_system`); a study without a
+    claims file has none."""
+    from t2hx.post.ingest import ingest, known_systems, row_systems
+
+    data = ingest(Path(logdir))
+    path = claims_path or claims_of(data.provenance.get("study") or DEFAULT_CLAIMS_STUDY)
+    if path is None:
+        return []
+    defaults, claims = load_claims(path)
+    systems = row_systems(data.results, known_systems(data.provenance))
+    return by_system(data.results, claims, defaults, systems, study_systems(data.provenance),
+                     logdir=Path(logdir))
+
+
+def scorecard(logdir: Path, claims_path: Path | None = None) -> list[Verdict]:
+    """The verdicts of the log's first scored system (:func:`scorecards`: the study's own
+    when the log has its runs, else a port's portable claims)."""
+    scores = scorecards(logdir, claims_path)
+    return scores[0].verdicts if scores else []

@@ -1,0 +1,181 @@
+"""Computing ours for a claim: one function per ``compute.kind`` (the kinds are described in
+the package docstring), chosen from :data:`KINDS`; requirements such as the capacity window
+are checked first."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+import pandas as pd
+
+from t2hx.errors import T2hxError
+from t2hx.post.scorecard.selection import (BASE_SPEC, CELL, NotRun, agg, best, cell_gains,
+                                           label, matches, select, workload_jobs)
+from t2hx.post.scorecard.text import where
+from t2hx.post.records import SIM_PREFIX
+
+WINDOW_RE = re.compile(rf"^{re.escape(SIM_PREFIX)} capacity .*\bwindow=([0-9.]+)")
+
+
+@dataclass
+class Ours:
+    value: float | None = None          # gain, value, trend, spread difference
+    cells: list[float] | None = None    # range claims: every cell's gain
+    rank: int | None = None
+    of: int | None = None
+    where: str = ""
+
+
+def capacity_windows(logdir: Path | None) -> set[float]:
+    """Capacity windows [s] a campaign's raw capacity outputs declare (simulated header)."""
+    found: set[float] = set()
+    if logdir is None:
+        return found
+    for path in sorted(Path(logdir).glob("capacity/**/rfm_job.out")):
+        try:
+            with open(path, errors="replace") as fh:
+                m = WINDOW_RE.match(fh.readline())
+        except OSError:
+            continue
+        if m:
+            found.add(float(m.group(1)))
+    return found
+
+
+def check_requires(comp: dict[str, Any], context: dict[str, Any]) -> str:
+    """A note on requirements met unverified; raises NotRun when one is known to fail."""
+    need = (comp.get("requires") or {}).get("capacity_window_s")
+    if need is None:
+        return ""
+    windows = context.get("capacity_windows") or set()
+    if not windows:
+        return "capacity window not recorded"
+    if windows != {float(need)}:
+        have = ", ".join(f"{w:g} s" for w in sorted(windows))
+        raise NotRun(f"capacity window {have}; the claim is about a {need:g} s window")
+    return ""
+
+
+def compute(results: pd.DataFrame, claim: dict[str, Any], context: dict[str, Any]) -> Ours:
+    comp = claim["compute"]
+    kind = comp["kind"]
+    if kind == "unmeasured":
+        raise NotRun(comp.get("needs", "no campaign records it"))
+    if kind not in KINDS:
+        raise T2hxError(f"claim {claim['id']}: unknown compute kind {kind!r}",
+                        fix="one of " + ", ".join([*KINDS, "unmeasured"]))
+    check_requires(comp, context)
+    df = select(results, comp)
+    if df.empty:
+        raise NotRun("no such runs in the log")
+    return KINDS[kind](df, comp, comp.get("base", BASE_SPEC), bool(comp.get("sum_metrics")))
+
+
+def gain_kind(df: pd.DataFrame, comp: dict[str, Any], base: dict[str, str], sm: bool) -> Ours:
+    g = cell_gains(df, comp["subject"], base, sm)
+    return Ours(agg(g["gain"], comp.get("aggregate", "median")), list(g["gain"]),
+                where=where(comp, g))
+
+
+def value_kind(df: pd.DataFrame, comp: dict[str, Any], base: dict[str, str], sm: bool) -> Ours:
+    b = best(df, comp["subject"], sm, worst=comp.get("of") == "worst")
+    if b.empty:
+        raise NotRun(f"no {label(comp['subject'])} runs")
+    return Ours(agg(b["value"], comp.get("aggregate", "median")) * comp.get("scale", 1.0),
+                where=where(comp, b))
+
+
+def rank_kind(df: pd.DataFrame, comp: dict[str, Any], base: dict[str, str], sm: bool) -> Ours:
+    """The subject's place among ``combos`` by median gain over the cells all of them have."""
+    per, common = {}, None
+    for spec in comp["combos"]:
+        if not matches(df, spec).any():
+            raise NotRun(f"no {label(spec)} runs")
+        per[label(spec)] = (cell_gains(df, spec, base, sm) if spec != base else
+                            best(df, base, sm)[CELL].assign(gain=0.0))
+        keys = set(map(tuple, per[label(spec)][CELL].astype(str).to_numpy()))
+        common = keys if common is None else common & keys
+    if not common:
+        raise NotRun("the ranked combos share no cell")
+    scores = {}
+    for name, g in per.items():
+        keep = [tuple(r) in common for r in g[CELL].astype(str).to_numpy()]
+        scores[name] = float(g.loc[keep, "gain"].median())
+    order = sorted(scores, key=lambda k: -scores[k])
+    subject = label(comp["subject"])
+    return Ours(scores[subject], rank=order.index(subject) + 1, of=len(order),
+                where=where(comp, next(iter(per.values()))))
+
+
+def trend_kind(df: pd.DataFrame, comp: dict[str, Any], base: dict[str, str], sm: bool) -> Ours:
+    g = cell_gains(df, comp["subject"], base, sm)
+    along = comp.get("along", "msg_size")
+    xs = sorted(g[along].dropna().unique())
+    if len(xs) < 3:
+        raise NotRun(f"fewer than 3 {along} values for a trend")
+    third = max(1, len(xs) // 3)
+    lo = g[g[along].isin(xs[:third])]["gain"].median()
+    hi = g[g[along].isin(xs[-third:])]["gain"].median()
+    return Ours(float(hi - lo), where=where(comp, g))
+
+
+def spread_kind(df: pd.DataFrame, comp: dict[str, Any], base: dict[str, str], sm: bool) -> Ours:
+    s, b = best(df, comp["subject"], sm), best(df, base, sm)
+    m = s.merge(b[CELL + ["spread"]], on=CELL, suffixes=("", "_base")).dropna(
+        subset=["spread", "spread_base"])
+    if m.empty:
+        raise NotRun(f"no cells with ≥ 2 runs of {label(comp['subject'])} and {label(base)}")
+    if (m["spread"] == 0).all() and (m["spread_base"] == 0).all():
+        raise NotRun("every repetition identical (deterministic campaign): variability "
+                     "needs real runs")
+    if "simulated" in df and df["simulated"].fillna(False).astype(bool).all():
+        # The noise model draws every combo's factors from the same distribution
+        # (docs/modelling.md#run-to-run-noise): a difference in spread is chance.
+        raise NotRun("simulated runs only: their spread is the noise model's, the same "
+                     "for every combo; which fabric varies less needs real runs")
+    return Ours(float(m["spread_base"].median() - m["spread"].median()), where=where(comp, m))
+
+
+def _workload_kind(df: pd.DataFrame, comp: dict[str, Any], base: dict[str, str],
+                   kind: str) -> Ours:
+    """Seed 003 §6 from the workload records. ``interference``: the base's median slowdown
+    (step time in the workload / alone - 1) minus the subject's (positive: the subject
+    suffers less). ``throughput``: the subject's total normalised performance (Fig 10: sum
+    over jobs of the step rate over the best configuration's, mean over workloads) over
+    the base's, minus 1."""
+    jobs = workload_jobs(df)
+    subject = comp["subject"]
+    pick = {}
+    for name, spec in (("subject", subject), ("base", base)):
+        combos = set(df[matches(df, spec)]["combo"])
+        pick[name] = jobs[jobs["combo"].isin(combos)]
+        if pick[name].empty:
+            raise NotRun(f"no workload records of {label(spec)}")
+    text = f"{len(jobs[['workload', 'job']].drop_duplicates())} jobs"
+    if kind == "interference":
+        slow = {k: float((v["mix"] / v["alone"] - 1).median()) for k, v in pick.items()}
+        return Ours(slow["base"] - slow["subject"], where=f"workload, {text}")
+    rate = jobs.assign(rate=1.0 / jobs["mix"])
+    rate["norm"] = rate["rate"] / rate.groupby(["workload", "job"])["rate"].transform("max")
+    total = rate.groupby(["combo", "workload"])["norm"].sum().groupby("combo").mean()
+    perf = {k: float(total[total.index.isin(set(v["combo"]))].mean()) for k, v in pick.items()}
+    return Ours(perf["subject"] / perf["base"] - 1.0, where=f"workload, {text}")
+
+
+def interference_kind(df: pd.DataFrame, comp: dict[str, Any], base: dict[str, str],
+                      sm: bool) -> Ours:
+    return _workload_kind(df, comp, base, "interference")
+
+
+def throughput_kind(df: pd.DataFrame, comp: dict[str, Any], base: dict[str, str],
+                    sm: bool) -> Ours:
+    return _workload_kind(df, comp, base, "throughput")
+
+
+Kind = Callable[[pd.DataFrame, dict[str, Any], dict[str, str], bool], Ours]
+KINDS: dict[str, Kind] = {"gain": gain_kind, "value": value_kind, "rank": rank_kind,
+                          "trend": trend_kind, "spread": spread_kind,
+                          "interference": interference_kind, "throughput": throughput_kind}

@@ -1,0 +1,138 @@
+"""Like-for-like selection of a campaign's tidy results for a claim, and best of N per cell
+(the rules are in the package docstring, t2hx/post/scorecard/__init__.py)."""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Any
+
+import pandas as pd
+
+from t2hx.post.gain import DEFAULT_BASELINE, gain
+
+SPEC_KEYS = ("topology", "routing", "placement", "combo")   # combo: by name (seed 003)
+BASE_SPEC = dict(zip(SPEC_KEYS, DEFAULT_BASELINE))
+CELL = ["benchmark", "metric", "nodes", "msg_size"]
+
+
+class NotRun(Exception):
+    """No like-for-like data; the message says what is missing."""
+
+
+def listed(v: Any) -> list:
+    return v if isinstance(v, list) else [v]
+
+
+def _bounded(col: pd.Series, want: Any) -> pd.Series:
+    if want is None:
+        return pd.Series(True, index=col.index)
+    if isinstance(want, dict):
+        ok = col.notna()
+        if "min" in want:
+            ok &= col >= want["min"]
+        if "max" in want:
+            ok &= col <= want["max"]
+        return ok.fillna(False).astype(bool)
+    return col.isin(listed(want)).fillna(False).astype(bool)
+
+
+def select(results: pd.DataFrame, comp: dict[str, Any]) -> pd.DataFrame:
+    """The rows a claim may use: its benchmark(s), metric, node counts and message sizes."""
+    df = results[results["benchmark"].isin(listed(comp["benchmark"]))]
+    if comp.get("metric", "*") != "*":
+        df = df[df["metric"].isin(listed(comp["metric"]))]
+    df = df[_bounded(df["nodes"], comp.get("nodes"))]
+    df = df[_bounded(df["msg_size"], comp.get("msg_size"))]
+    if comp.get("msg_size") is None and len(df):
+        # perflog rows without a size duplicate raw rows that carry one: keep the sized ones
+        case = ["benchmark", "metric", "topology", "routing", "placement", "nodes"]
+        sized = df["msg_size"].notna()
+        has = df[sized][case].drop_duplicates().assign(_sized=True)
+        df = df.merge(has, on=case, how="left")
+        df = df[sized.to_numpy() | df["_sized"].isna().to_numpy()].drop(columns="_sized")
+    return df
+
+
+def matches(df: pd.DataFrame, spec: dict[str, str]) -> pd.Series:
+    ok = pd.Series(True, index=df.index)
+    for k in SPEC_KEYS:
+        if k in spec:
+            ok &= df[k] == spec[k]
+    return ok.fillna(False).astype(bool)
+
+
+def label(spec: dict[str, str]) -> str:
+    if "combo" in spec:
+        return spec["combo"]
+    return "/".join(spec.get(k, "*") for k in SPEC_KEYS[:3])
+
+
+def best(df: pd.DataFrame, spec: dict[str, str], sum_metrics: bool = False,
+         worst: bool = False) -> pd.DataFrame:
+    """Best (or worst) of N per cell and combo of the rows matching ``spec``: columns CELL +
+    combo, better, value, runs, spread."""
+    sub = df[matches(df, spec)]
+    if sub.empty:
+        return pd.DataFrame(columns=CELL + ["combo", "better", "value", "runs", "spread"])
+    rows = []
+    for key, g in sub.groupby(CELL + ["combo", "better"], dropna=False, sort=True):
+        v = g["value"].to_numpy(dtype=float)
+        higher = key[-1] == "higher"
+        b = (v.min() if higher else v.max()) if worst else (v.max() if higher else v.min())
+        spread = (v.max() - v.min()) / abs(b) if len(v) > 1 and b else math.nan
+        rows.append(dict(zip(CELL + ["combo", "better"], key), value=b, runs=len(v),
+                         spread=spread))
+    out = pd.DataFrame(rows)
+    if sum_metrics:
+        out = out.groupby(["benchmark", "nodes", "msg_size", "combo", "better"], dropna=False,
+                          as_index=False).agg(value=("value", "sum"), runs=("runs", "min"),
+                                              spread=("spread", "max"))
+        out["metric"] = "*"
+    return out
+
+
+def cell_gains(df: pd.DataFrame, subject: Any, base: dict[str, str],
+               sum_metrics: bool) -> pd.DataFrame:
+    """Per cell: the subject's gain vs the base (best gain among several subject combos)."""
+    b = best(df, base, sum_metrics)
+    if b.empty:
+        raise NotRun(f"no {label(base)} runs")
+    per = []
+    for spec in listed(subject):
+        s = best(df, spec, sum_metrics)
+        if s.empty:
+            continue
+        m = s.merge(b[CELL + ["value"]].rename(columns={"value": "base"}), on=CELL, how="inner")
+        if len(m):
+            m["gain"] = gain(m["value"].to_numpy(), m["base"].to_numpy(), m["better"].to_numpy())
+            per.append(m)
+    if not per:
+        raise NotRun(f"no {' or '.join(label(s) for s in listed(subject))} runs in the cells "
+                     f"{label(base)} has")
+    allg = pd.concat(per, ignore_index=True).dropna(subset=["gain"])
+    if allg.empty:
+        raise NotRun("no gain computable (unknown metric direction)")
+    return allg.groupby(CELL, dropna=False, as_index=False)["gain"].max()
+
+
+def agg(values: pd.Series, how: str) -> float:
+    return float({"median": values.median, "max": values.max, "min": values.min}[how]())
+
+
+WORKLOAD_METRIC = re.compile(r"^j(\d+)-(.+?)(-alone)?$")
+
+
+def workload_jobs(df: pd.DataFrame) -> pd.DataFrame:
+    """Per (combo, workload, job): app, step time in the workload (mix) and alone, from the
+    perf variables of checks/workload.py (``j<k>-<app>``, ``j<k>-<app>-alone``)."""
+    rows: dict[tuple, dict] = {}
+    for r in df.itertuples(index=False):
+        m = WORKLOAD_METRIC.match(str(r.metric))
+        if not m:
+            continue
+        key = (r.combo, int(r.repetition) if pd.notna(r.repetition) else 0, int(m.group(1)))
+        rows.setdefault(key, {"combo": key[0], "workload": key[1], "job": key[2],
+                              "app": m.group(2)})["alone" if m.group(3) else "mix"] = r.value
+    return pd.DataFrame(list(rows.values()), columns=["combo", "workload", "job", "app",
+                                                      "mix", "alone"]).dropna()

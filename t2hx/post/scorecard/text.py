@@ -1,0 +1,169 @@
+"""How claims and verdicts read: what a number was computed over, what a claim needs, the
+published and our values as text, and the scorecard table and contract."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+
+from t2hx.post.scorecard.selection import BASE_SPEC, label, listed
+
+if TYPE_CHECKING:
+    from t2hx.post.scorecard.kinds import Ours
+
+VERDICTS = ("agrees", "same direction", "contradicts", "not run")
+
+
+@dataclass
+class Verdict:
+    id: str
+    source: str
+    statement: str
+    published: str
+    ours: str
+    verdict: str
+    note: str = ""
+
+
+def where(comp: dict[str, Any], cells: pd.DataFrame | None = None) -> str:
+    """What the number was computed over (or would be): benchmark, nodes, sizes."""
+    benches = listed(comp["benchmark"])
+    parts = [",".join(benches) if len(benches) <= 2 else f"{len(benches)} benchmarks"]
+    if cells is not None and len(cells):
+        nodes = sorted(int(n) for n in cells["nodes"].dropna().unique())
+        if nodes:
+            parts.append("n=" + ",".join(map(str, nodes)))
+        sizes = sorted(int(s) for s in cells["msg_size"].dropna().unique())
+        if sizes:
+            parts.append(f"{len(sizes)} sizes {_size(sizes[0])}–{_size(sizes[-1])}"
+                         if len(sizes) > 1 else _size(sizes[0]))
+    else:
+        if comp.get("nodes") is not None:
+            parts.append(f"nodes {_want(comp['nodes'])}")
+        if comp.get("msg_size") is not None:
+            parts.append(f"msg {_want(comp['msg_size'], _size)}")
+    return ", ".join(parts)
+
+
+def needs(comp: dict[str, Any]) -> str:
+    """The study case a claim needs: benchmark, metric, combos, nodes, sizes, conditions."""
+    specs = [comp["subject"]] if isinstance(comp.get("subject"), dict) else \
+        list(comp.get("subject") or [])
+    if comp["kind"] == "rank":
+        specs = list(comp["combos"])
+    elif comp["kind"] != "value":
+        specs.append(comp.get("base", BASE_SPEC))
+    metric = comp.get("metric", "*")
+    text = (f"{','.join(listed(comp['benchmark']))} "
+            f"{'(all metrics)' if metric == '*' else metric}"
+            f" for {' + '.join(dict.fromkeys(label(s) for s in specs))}")
+    text += f", nodes {_want(comp['nodes'])}" if comp.get("nodes") is not None else \
+        ", any node count"
+    if comp.get("msg_size") is not None:
+        text += f", msg {_want(comp['msg_size'], _size)}"
+    for k, v in (comp.get("requires") or {}).items():
+        text += f", {k} = {v:g}"
+    return text
+
+
+def _size(n: int) -> str:
+    for unit, f in (("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= f and n % f == 0:
+            return f"{n // f} {unit}"
+    return f"{n} B"
+
+
+def _want(w: Any, fmt=str) -> str:
+    if isinstance(w, dict):
+        lo, hi = w.get("min"), w.get("max")
+        return (f"{fmt(lo)}–{fmt(hi)}" if lo is not None and hi is not None else
+                f"≥ {fmt(lo)}" if lo is not None else f"≤ {fmt(hi)}")
+    return ",".join(fmt(x) for x in listed(w))
+
+
+def published_text(pub: dict[str, Any], comp: dict[str, Any] | None = None) -> str:
+    kind = (comp or {}).get("kind")
+    if kind == "trend":
+        return (f"gain {'rises' if pub.get('sign', 1) > 0 else 'falls'} with "
+                f"{comp.get('along', 'msg_size')}")
+    if kind == "spread":
+        return "less run-to-run spread than base" if pub.get("sign", 1) > 0 else \
+            "more run-to-run spread than base"
+    if "ratio" in pub:
+        return f"{pub['ratio']:g}×"
+    if "gain" in pub:
+        return _pct(pub["gain"])
+    if "range" in pub:
+        return f"{_pct(pub['range'][0])} … {_pct(pub['range'][1])}"
+    if "sign" in pub:
+        return "better than base" if pub["sign"] > 0 else "worse than base"
+    if "par" in pub:
+        return "on par"
+    if "at_least" in pub:
+        return f"≥ {_pct(pub['at_least'])}" if "unit" not in pub else \
+            f"≥ {pub['at_least']:g} {pub['unit']}"
+    if "at_most" in pub:
+        return f"≤ {pub['at_most']:g} {pub.get('unit', '')}".strip()
+    if "value" in pub:
+        return f"{pub['value']:g} {pub.get('unit', '')}".strip()
+    if "rank" in pub:
+        return "last" if pub["rank"] == -1 else f"#{pub['rank']}"
+    return "?"
+
+
+def _pct(x: float) -> str:
+    return f"{x * 100:+.1f} %"
+
+
+def ours_text(pub: dict[str, Any], comp: dict[str, Any], ours: "Ours") -> str:
+    o = ours.value
+    if comp["kind"] == "rank":
+        text = f"#{ours.rank} of {ours.of} (median gain {_pct(o)})"
+    elif comp["kind"] == "value":
+        text = f"{o:.3g} {pub.get('unit', '')}".strip()
+    elif comp["kind"] == "spread":
+        text = f"spread difference {_pct(o)}"
+    elif comp["kind"] == "trend":
+        text = f"gain rises {_pct(o)}" if o >= 0 else f"gain falls {_pct(o)}"
+    elif "ratio" in pub:
+        text = f"{1 + o:.3g}×"
+    elif "range" in pub and ours.cells and len(ours.cells) > 1:
+        text = f"{_pct(min(ours.cells))} … {_pct(max(ours.cells))}"
+    else:
+        text = _pct(o)
+    return f"{text} [{ours.where}]" if ours.where else text
+
+
+def counts(verdicts: list[Verdict]) -> dict[str, int]:
+    return {v: sum(1 for x in verdicts if x.verdict == v) for v in VERDICTS}
+
+
+def contract(verdicts: list[Verdict]) -> dict[str, Any]:
+    """``bench/results/scorecard.json``: {claims: [{id, source, published, ours, verdict}],
+    counts: {verdict: n}} (plus statement and note per claim for a reader)."""
+    return {"claims": [{k: v for k, v in asdict(x).items()} for x in verdicts],
+            "counts": counts(verdicts)}
+
+
+def frame(verdicts: list[Verdict]) -> pd.DataFrame:
+    return pd.DataFrame([[v.id, v.source, v.statement, v.published, v.ours, v.verdict, v.note]
+                         for v in verdicts],
+                        columns=["claim", "source", "statement", "published", "ours",
+                                 "verdict", "note"])
+
+
+def counts_line(verdicts: list[Verdict]) -> str:
+    c = counts(verdicts)
+    return f"scorecard: {len(verdicts)} claims: " + ", ".join(f"{c[v]} {v}" for v in VERDICTS)
+
+
+def table_text(verdicts: list[Verdict]) -> str:
+    rows = [(v.id, v.published, v.ours, v.verdict) for v in verdicts]
+    head = ("claim", "published", "ours", "verdict")
+    w = [max(len(r[i]) for r in rows + [head]) for i in range(3)]
+    lines = [f"{head[0]:{w[0]}}  {head[1]:{w[1]}}  {head[2]:{w[2]}}  {head[3]}",
+             "-" * (sum(w) + 6 + 14)]
+    lines += [f"{a:{w[0]}}  {b:{w[1]}}  {c:{w[2]}}  {d}" for a, b, c, d in rows]
+    return "\n".join(lines) + "\n"
