@@ -26,11 +26,12 @@ import signal
 import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from t2hx.conf import System
 from t2hx.slurmconf import short_hostname
-from tests.slurm_cluster import command_says, wait_for
+from tests.slurm_cluster import command_says, die_with_parent, wait_for
 
 T2HX = str(Path(sys.executable).parent / "t2hx")
 SM_HOST = "sm01"
@@ -100,6 +101,7 @@ class TestCluster:
 
     # --- start -------------------------------------------------------------------------------
     def start(self) -> "TestCluster":
+        sweep_stale()
         try:
             self._network()
             self._munge()
@@ -264,6 +266,7 @@ class TestCluster:
         log = open(self.root / f"{name}.out", "w")
         self.procs[name] = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT,
                                             env=self.env, start_new_session=True,
+                                            preexec_fn=die_with_parent,
                                             stdin=subprocess.DEVNULL)
 
     def stop_process(self, name: str) -> None:
@@ -316,6 +319,30 @@ class TestCluster:
                            *(self.root / "slurm").glob("nodes/*/slurmd.log")]):
             parts.append(f"--- {log.name}\n" + "\n".join(_text(log).splitlines()[-12:]))
         return "\n".join(parts)
+
+
+NETNS = Path("/run/netns")
+STALE_AFTER = 600       # seconds: a cluster still starting up is younger
+
+
+def sweep_stale() -> None:
+    """Remove what a killed test run left behind (no finalizer runs on SIGKILL): test
+    cluster namespaces without a process that are older than STALE_AFTER, then bridges
+    whose namespaces are all gone. A live cluster's namespaces hold its daemons."""
+    now, tags = time.time(), set()
+    for ns in NETNS.glob("t2hx*-*"):
+        tag = ns.name[4:8]
+        pids = subprocess.run(["ip", "netns", "pids", ns.name], capture_output=True,
+                              text=True).stdout.split()
+        if pids or now - ns.stat().st_mtime < STALE_AFTER:
+            tags.add(tag)
+            continue
+        subprocess.run(["ip", "netns", "del", ns.name], capture_output=True)
+    links = subprocess.run(["ip", "-o", "link", "show", "type", "bridge"],
+                           capture_output=True, text=True).stdout
+    for name in (line.split(":")[1].strip() for line in links.splitlines()):
+        if name.startswith("t2b") and len(name) == 7 and name[3:] not in tags:
+            subprocess.run(["ip", "link", "del", name], capture_output=True)
 
 
 def _text(path: Path) -> str:

@@ -7,6 +7,7 @@ fails the suite if one outlives it.
 
 from __future__ import annotations
 
+import ctypes
 import os
 import signal
 import socket
@@ -24,6 +25,12 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def die_with_parent() -> None:
+    """In a daemon's child process: SIGTERM when the test process that started it dies, even
+    by SIGKILL (a killed pytest worker runs no finalizer)."""
+    ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)    # PR_SET_PDEATHSIG
 
 
 def command_says(cmd: list[str], env: dict[str, str], *wanted: str) -> bool:
@@ -142,7 +149,8 @@ class SlurmCluster:
     def _spawn(self, name: str, cmd: list[str]) -> None:
         log = open(self.layout.root / f"{name}.out", "w")
         self.procs[name] = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT,
-                                            env=self.env, start_new_session=True)
+                                            env=self.env, start_new_session=True,
+                                            preexec_fn=die_with_parent)
 
     def _ok(self, cmd: list[str], *wanted: str) -> bool:
         return command_says(cmd, self.env, *wanted)

@@ -5,7 +5,7 @@ within ±1 per job and completion times within 2 % (issue #15's agreement rule).
 import numpy as np
 
 from t2hx.flowsim import apps, imbjobs
-from t2hx.flowsim.fluid import Comm, Compute, Job, _State, run_jobs
+from t2hx.flowsim.fluid import Comm, Compute, Job, State, run_jobs
 from t2hx.flowsim.fluid_fast import _Flat, _fused, run_jobs_fast
 from t2hx.flowsim.network import open_network
 
@@ -47,7 +47,7 @@ def test_fast_engine_agrees_with_exact_engine_when_communication_dominates(mini,
     assert stats["misses"] > 0 and stats["hits"] + stats["set_hits"] > stats["misses"]
     assert stats["partial"] > 0
     # The room for end times is never short (a short one would simulate the window twice).
-    probe = _State(net, [])
+    probe = State(net, [])
     flat = _Flat(probe, [_fused(probe, job) for job in _mix(net, spans, 50.0)])
     bounds = [flat.runs_bound(j, window, float(net.capacity.max())) for j in range(len(fast))]
     assert all(len(f.ends) <= b for f, b in zip(fast, bounds))

@@ -222,6 +222,22 @@ def test_record_runs_real_open_mpi_and_installs_the_profile(traffic_binary, tmp_
     assert (dm.read_monitoring(out / "traffic" / "3" / "traffic") == m).all()
 
 
+def test_recorded_profiles_go_where_rerouting_reads_them(traffic_binary, tmp_path,
+                                                          monkeypatch) -> None:
+    """With T2HX_PROFILES set, `demand record` (no --out) writes into that folder and the
+    re-route of a job finds the profile there, not in the checkout's conf/profiles."""
+    from t2hx.routing.reroute import job_profile
+
+    folder = tmp_path / "site-profiles"
+    monkeypatch.setenv("T2HX_PROFILES", str(folder))
+    assert main(["-q", "demand", "record", "--benchmark", "traffic", "--np", "3",
+                 "--", str(traffic_binary)]) == 0
+    hosts = tmp_path / "hosts"
+    hosts.write_text("m1n01\nm1n02\nm1n03\n")
+    assert job_profile("traffic", hosts) == str(folder / "traffic" / "3" / "traffic")
+    assert not (ROOT / "conf" / "profiles" / "traffic").exists()
+
+
 @pytest.mark.parametrize("ranks", [4, 7, 14, 28])
 def test_committed_hpl_profiles_are_complete_real_recordings(ranks) -> None:
     """conf/profiles/hpl: what `t2hx campaign reroute` finds for HPL jobs of that size."""

@@ -129,12 +129,12 @@ def test_a_bad_launcher_stops_the_campaign_before_reframe(tmp_path) -> None:
 def test_sm_only_options_never_reach_the_simulated_opensm(tmp_path) -> None:
     """The SM host's files live in opensm.sm; the simulated routing of the same conf is
     unaffected by them (it routes PARX on its own, without waiting for a file)."""
-    from t2hx.routing.parx import engine_args
+    from t2hx.routing.engines import route_args
     from t2hx.fabric.build import build_plane
 
     system = load_system(EXAMPLE)
     plane = system.plane("hyperx")
-    args = engine_args(build_plane(system, "hyperx"), "parx", plane.opensm, system.path)
+    args = route_args(build_plane(system, "hyperx"), "parx", plane.opensm, system.path)
     text = repr(args)
     for path in plane.opensm["sm"].values():
         if isinstance(path, str) and path.startswith("/"):

@@ -24,7 +24,7 @@ from t2hx.fabric.build import build_plane
 from t2hx.post.perflog import read_perflog
 from t2hx.post.replay import replay
 from t2hx.routing.opensm import plugin_setup, route
-from t2hx.routing.parx import engine_args
+from t2hx.routing.engines import route_args
 from tests.conftest import MINI
 from tests.test_reframe import CONFIG, REFRAME, env_for
 
@@ -146,7 +146,7 @@ def test_parx_plugin_from_t2hx_parx_lib(tmp_path, monkeypatch):
     assert env["LD_LIBRARY_PATH"].split(":")[0] == str(lib.parent)
     system = load_system(MINI)
     fabric = build_plane(system, "hyperx")
-    args = engine_args(fabric, "parx", system.plane("hyperx").opensm, system.path)
+    args = route_args(fabric, "parx", system.plane("hyperx").opensm, system.path)
     run = route(fabric, tmp_path / "r", "parx", **args)
     assert run.summary["engine_used"] == "parx" and not run.summary["errors"]
     monkeypatch.setenv("T2HX_PARX_LIB", str(tmp_path / "parx.so"))

@@ -82,7 +82,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     r.add_argument("--hostfile", action="append", default=[], help="the job's hostfile")
     r.add_argument("--benchmark", action="append", default=[], help="the job's benchmark")
     r.add_argument("--jobs-json", help="capacity.json of the capacity check (several jobs)")
-    r.set_defaults(func=cmd_reroute)
+    r.set_defaults(func=cmd_route_job)
     register_capacity(verbs)
     register_workload(verbs, list(ENGINES))
 
@@ -333,7 +333,7 @@ def _jobs(args: argparse.Namespace) -> list:
             for i, (b, h) in enumerate(zip(args.benchmark, args.hostfile))]
 
 
-def cmd_reroute(args: argparse.Namespace) -> int:
+def cmd_route_job(args: argparse.Namespace) -> int:
     from t2hx.conf import load_system, system_path
     from t2hx.routing.reroute import reroute_for_jobs, route_real
 

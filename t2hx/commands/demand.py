@@ -11,7 +11,7 @@ import tempfile
 from pathlib import Path
 
 from t2hx import ROOT
-from t2hx.paths import work_root
+from t2hx.paths import profiles_root, work_root
 from t2hx.routing import demand as dm
 from t2hx.errors import T2hxError
 from t2hx.conf import load_system, system_path
@@ -60,7 +60,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     r.add_argument("--input", action="append", default=[], metavar="FILE",
                    help="copy this file into the run's working directory (e.g. HPL.dat)")
     r.add_argument("--prefix", help="file prefix (default: the command's name)")
-    r.add_argument("--out", default=str(ROOT / "conf" / "profiles"), help="profiles folder")
+    r.add_argument("--out", default=None, help="profiles folder (default: where re-routing "
+                   "reads them, $T2HX_PROFILES or conf/profiles)")
     r.add_argument("--timeout", type=float, default=1800, help="seconds for the run")
     r.add_argument("command", nargs=argparse.REMAINDER, help="after --: the MPI program")
     r.set_defaults(func=cmd_record)
@@ -136,7 +137,7 @@ def cmd_record(args: argparse.Namespace) -> int:
     if bool(args.hpcc) == bool(command):
         raise T2hxError("give either --hpcc N:NB or a command after --", field="command",
                         fix="e.g. --hpcc 1000:64, or -- ./a.out args")
-    dest = Path(args.out) / args.benchmark / str(args.np)
+    dest = (Path(args.out) if args.out else profiles_root()) / args.benchmark / str(args.np)
     with tempfile.TemporaryDirectory(prefix="t2hx-record-") as tmp:
         work = Path(tmp)
         for name in args.input:
@@ -184,7 +185,7 @@ def _hpcc_result(work: Path) -> dict:
 
 def cmd_model(args: argparse.Namespace) -> int:
     out = Path(args.out).resolve()
-    real = (ROOT / "conf" / "profiles").resolve()
+    real = profiles_root()
     if out == real or real in out.parents:
         raise T2hxError("modelled profiles must not go where recorded ones live", field="--out",
                         fix="write them elsewhere (default work/profiles-modelled)")

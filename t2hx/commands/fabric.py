@@ -10,7 +10,7 @@ import subprocess
 from pathlib import Path
 
 from t2hx.routing import analysis
-from t2hx.routing.parx import engine_args
+from t2hx.routing.engines import route_args
 from t2hx.conf import load_system, system_path
 from t2hx.errors import RoutingError, T2hxError
 from t2hx.fabric import cost
@@ -102,7 +102,7 @@ def cmd_route(args: argparse.Namespace) -> int:
     out = Path(args.out or f"work/{system.name}/{args.plane}/{args.routing}")
     with Progress(f"route {fabric.name}", quiet=args.quiet) as progress:
         progress.say(f"ibsim + opensm -R {args.routing} (lmc {lmc})")
-        kwargs = engine_args(fabric, args.routing, plane.opensm, system.path, lmc)
+        kwargs = route_args(fabric, args.routing, plane.opensm, system.path, lmc)
         run = route(fabric, out, args.routing, timeout=plane.opensm["timeout"], **kwargs)
         lmc = kwargs["lmc"]
         progress.say(f"routed in {run.summary['seconds']} s; analysing")

@@ -113,13 +113,16 @@ def run_jobs(net: Network, jobs: list[Job], until: float = np.inf,
     latency plus size / link rate (an event-count saving: tiny allreduces and barriers
     would otherwise re-solve max-min at every arrival and departure). ``small_bytes=0``
     makes every message fluid."""
-    state = _State(net, jobs)
+    state = State(net, jobs)
     state.small = small_bytes
     state.loop(until)
     return jobs
 
 
-class _State:
+class State:
+    """The event loop's state: jobs in flight, their flows and plans (the fast engine,
+    fluid_fast.py, reuses its planning)."""
+
     def __init__(self, net: Network, jobs: list[Job]) -> None:
         self.net, self.jobs = net, jobs
         self.now = 0.0
@@ -135,7 +138,7 @@ class _State:
         self.fid = np.zeros(0, dtype=np.int64)     # flow ids: (plan, message) numbered once
         self.next_fid = 0
         self.small = SMALL_BYTES
-        self.plans: dict[int, _Plan] = {}
+        self.plans: dict[int, Plan] = {}
         self.steps_seen: list[Comm] = []
         for j, job in enumerate(jobs):
             self.timer[j] = job.start
@@ -210,7 +213,7 @@ class _State:
         """Max-min rates of the flows in flight (re-solved from scratch here)."""
         return maxmin_rates(self.paths, self.net.capacity)
 
-    def _plan(self, step: Comm) -> "_Plan":
+    def _plan(self, step: Comm) -> "Plan":
         """The routed messages of a Comm step, computed once: a job repeats its steps
         thousands of times in a capacity window."""
         plan = self.plans.get(id(step))
@@ -230,10 +233,10 @@ class _State:
         if moving.any():
             ids = np.arange(self.next_fid, self.next_fid + int(moving.sum()))
             self.next_fid += len(ids)
-            plan = _Plan(p[moving], size[moving].copy(), lat[moving], 0.0, ids)
+            plan = Plan(p[moving], size[moving].copy(), lat[moving], 0.0, ids)
         else:
             alone = lat + size / self.net.capacity.max()
-            plan = _Plan(None, size, lat, float(alone.max()) if alone.size else 0.0,
+            plan = Plan(None, size, lat, float(alone.max()) if alone.size else 0.0,
                          np.zeros(0, dtype=np.int64))
         self.plans[id(step)] = plan
         self.steps_seen.append(step)        # keeps id(step) unique while cached
@@ -241,7 +244,8 @@ class _State:
 
 
 @dataclass
-class _Plan:
+class Plan:
+    """One communication step's messages, ready for the event loop."""
     paths: np.ndarray | None     # long (fluid) messages' paths; None: only short ones
     size: np.ndarray
     latency: np.ndarray

@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 
 from t2hx.errors import T2hxError
-from t2hx.flowsim.fluid import SMALL_BYTES, Comm, Compute, Job, _Plan, _State
+from t2hx.flowsim.fluid import SMALL_BYTES, Comm, Compute, Job, Plan, State
 from t2hx.flowsim.network import Network
 
 KERNEL = Path(__file__).resolve().parent / "kernel" / "libfluidk.so"
@@ -67,7 +67,7 @@ def run_jobs_fast(net: Network, jobs: list[Job], until: float = np.inf,
     ``stats`` (optional) receives the kernel's event and cache counters; with ``verify``
     (slow, for tests) also ``verify_max_rel_diff``: the rates after every event checked
     against a full solve of all flows in flight."""
-    probe = _State(net, [])
+    probe = State(net, [])
     probe.small = small_bytes
     flat = _Flat(probe, [_fused(probe, job) for job in jobs])
     # Room for every end time the window can hold (a rerun with more room would simulate the
@@ -87,7 +87,7 @@ def run_jobs_fast(net: Network, jobs: list[Job], until: float = np.inf,
     return jobs
 
 
-def _fused(probe: _State, job: Job) -> list:
+def _fused(probe: State, job: Job) -> list:
     """The job's steps with every run of fluid-free steps replaced by one Compute."""
     steps: list = []
     pending = 0.0
@@ -116,9 +116,9 @@ class _Flat:
     """The jobs as the flat arrays the kernel reads: every distinct Comm step is a plan (a
     block of fluid messages with consecutive flow ids), every step a plan or a duration."""
 
-    def __init__(self, probe: _State, steps: list[list]) -> None:
+    def __init__(self, probe: State, steps: list[list]) -> None:
         plans: dict[int, int] = {}
-        blocks: list[_Plan] = []
+        blocks: list[Plan] = []
         step_plan, step_sec, step_off = [], [], [0]
         self.inflight = 0
         for job_steps in steps:

@@ -139,8 +139,8 @@ def _study(prov: dict[str, Any], summary):
 
 def _config_figures(results: pd.DataFrame, study, logdir: Path, fig_dir: Path, summary,
                     prog: Progress) -> list[F.Figure]:
-    """The figures of a study comparing systems (t2hx/post/configs.py)."""
-    from t2hx.post import configs
+    """The figures of a study comparing systems (t2hx/post/fattree_configs.py)."""
+    from t2hx.post import fattree_configs as configs
 
     try:
         figs = configs.figures(results, study, logdir, fig_dir)

@@ -287,7 +287,7 @@ def paper_map(figs: list[Figure]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["seed 000", "what", "figures here"])
 
 
-# Seed 003's figures and the figures of t2hx/post/configs.py that stand for them (by kind).
+# Seed 003's figures and the figures of t2hx/post/fattree_configs.py that stand for them (by kind).
 SEED003_FIGURES = {
     "Fig 6": ("gain per configuration, communication only", ("configs-gain-comm",)),
     "Fig 7": ("best vs worst configuration by compute scale", ("configs-spread",)),

@@ -1,7 +1,7 @@
 """The routing cache: a plane routed by the real OpenSM under ibsim, once per input.
 
-Every engine is routed with the arguments ``t2hx reproduce`` uses (:func:`t2hx.routing.parx.
-engine_args`: our plugin engines with their LMC, LID policy, QoS and no fallback). Runs are
+Every engine is routed with the arguments ``t2hx reproduce`` uses
+(:func:`t2hx.routing.engines.route_args`: our plugin engines with their LMC, LID policy, QoS and no fallback). Runs are
 cached under ``<work>/routing/<sys>/<plane>/<engine>-lmc<N>[-<inputs>]/`` (the suffix names
 the content of a demand or job file) and reused while the system conf's sha256, the
 generated fabric's netfile sha256 and the digest of the routing arguments (input files by
@@ -28,7 +28,7 @@ from t2hx.conf import System
 from t2hx.errors import RoutingError, WorkloadError
 from t2hx.fabric.graph import Fabric
 from t2hx.fabric.netfile import render
-from t2hx.routing import parx
+from t2hx.routing.engines import route_args
 
 STAMP = "t2hx-conf.sha256"
 
@@ -43,7 +43,7 @@ def ensure_routing(system: System, plane: str, engine: str, lmc: int | None, wor
                    fabric: Fabric, quiet: bool = True, demand: str | None = None,
                    jobs: str | None = None) -> Path:
     """Route with real OpenSM unless a cached run for this exact conf and input exists."""
-    args = parx.engine_args(fabric, engine, system.plane(plane).opensm, system.path, lmc,
+    args = route_args(fabric, engine, system.plane(plane).opensm, system.path, lmc,
                             demand=demand, jobs=jobs)
     if lmc is not None and lmc != args["lmc"]:     # our engines' LID policy fixes the LMC
         raise WorkloadError(f"{engine} routes with LMC {args['lmc']}, not {lmc}", field="lmc",

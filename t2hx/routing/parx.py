@@ -238,22 +238,3 @@ def routing_args(fabric: Fabric, engine: str, demand: str | None = None,
     if engine == "parx":
         args.update(lmc=LMC, guid2lid=lid_policy(fabric, source))
     return args
-
-
-def engine_args(fabric: Fabric, engine: str, opensm: dict, source: object,
-                lmc: int | None = None, demand: str | None = None,
-                jobs: str | None = None) -> dict:
-    """``route()`` arguments for any engine of a plane: our plugin engines bring their LMC,
-    LID policy and options (:func:`routing_args`) over the plane's OpenSM options (``lmc``
-    does not apply to them); stock engines take the plane's options and its LMC unless
-    ``lmc`` overrides it."""
-    from t2hx.routing.opensm import PLUGIN_ENGINES
-
-    if engine in PLUGIN_ENGINES:
-        args = routing_args(fabric, engine, demand=demand, jobs=jobs, source=source)
-        args["extra_conf"] = {**opensm["options"], **args["extra_conf"]}
-        return args
-    if demand or jobs:
-        raise ConfError(f"{engine} reads no demand or job file", file=source, field="routing",
-                        fix="route with parx (demand) or sar (jobs)")
-    return {"lmc": opensm["lmc"] if lmc is None else lmc, "extra_conf": opensm["options"]}

@@ -260,7 +260,3 @@ def cost_table(study, combos: pd.DataFrame, configs: list[str], base: str,
                                       "Cost (switch and cable counts) and performance"))
     return Figure("configs-cost", "configs-cost", "Switches, cables and workload performance "
                   "per configuration (seed 003 Table 5)", [], data, out.round(4))
-
-
-def _finite(x: float) -> bool:
-    return isinstance(x, float) and math.isfinite(x) and not np.isnan(x)
