@@ -155,3 +155,35 @@ def test_slug_rules() -> None:
     assert slug("Rules R1 to R4") == "rules-r1-to-r4"
     assert slug("LMC and LID policy") == "lmc-and-lid-policy"
     assert slug("`t2hx.routing` & friends") == "t2hxrouting--friends"
+
+
+def test_quoted_bench_figures_match_bench_results() -> None:
+    """Every figure README.md and docs/ quote from bench/results/ (bench/quote.py markers)
+    equals the results file: a bench rerun cannot leave the docs behind."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("quote", ROOT / "bench" / "quote.py")
+    quote = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(quote)
+    assert sum(len(quote.quoted(d.read_text())) for d in quote.documents()) >= 10
+    assert quote.stale() == [], "run: python bench/quote.py"
+
+
+# Packages whose modules are one per X (a subcommand, a parser family, a benchmark): the
+# page names the package and the rule, not every member.
+COLLECTIONS = ("t2hx/commands", "t2hx/post/parsers", "t2hx/benchmarks")
+
+
+def test_architecture_names_every_module() -> None:
+    """docs/architecture.md matches the tree: every module of t2hx/ and checks/ is named
+    there (as `name.py`, or its package for one-per-X collections)."""
+    text = (DOCS / "architecture.md").read_text()
+    missing = []
+    for path in sorted([*(ROOT / "t2hx").rglob("*.py"), *(ROOT / "checks").rglob("*.py")]):
+        rel = path.relative_to(ROOT).as_posix()
+        if path.name == "__init__.py" or rel.startswith(COLLECTIONS) or "/kernel/" in rel:
+            continue
+        if not re.search(rf"(?<!\w){re.escape(path.name)}", text) and \
+                f"`{path.stem}`" not in text:
+            missing.append(rel)
+    assert missing == [], "add to docs/architecture.md: " + ", ".join(missing)

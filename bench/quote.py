@@ -1,0 +1,79 @@
+"""Figures that README.md and docs/*.md quote from bench/results/, kept in step with them.
+
+A quoted figure is marked in the Markdown (the markers do not render):
+
+    took <!--bench reproduce.json wall_s {:.0f}-->581<!--/bench--> s wall
+
+i.e. the results file, a dotted key path into it (``cases.hit``, ``wall_s_per_combo.hx-parx-
+clustered``; list items by index) and a Python format. ``python bench/quote.py`` rewrites
+every marked figure from the current results; ``--check`` only reports the stale ones and
+exits 1 (tests/test_docs.py runs the check, so a bench rerun cannot leave the docs behind).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+RESULTS = ROOT / "bench" / "results"
+MARK = re.compile(r"<!--bench (\S+) (\S+) (\{[^}]*\})-->(.*?)<!--/bench-->")
+
+
+def documents() -> list[Path]:
+    return [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+
+
+def value(file: str, path: str) -> object:
+    data = json.loads((RESULTS / file).read_text())
+    for key in path.split("."):
+        data = data[int(key)] if isinstance(data, list) else data[key]
+    return data
+
+
+def quoted(text: str) -> list[tuple[str, str, str, str, str]]:
+    """(file, key path, format, text as quoted, text from the results) of every marker."""
+    out = []
+    for m in MARK.finditer(text):
+        file, path, fmt, shown = m.groups()
+        out.append((file, path, fmt, shown, fmt.format(value(file, path))))
+    return out
+
+
+def refresh(text: str) -> str:
+    return MARK.sub(lambda m: (f"<!--bench {m[1]} {m[2]} {m[3]}-->"
+                               f"{m[3].format(value(m[1], m[2]))}<!--/bench-->"), text)
+
+
+def stale() -> list[str]:
+    """One line per marked figure that differs from its results file."""
+    lines = []
+    for doc in documents():
+        for file, path, fmt, shown, now in quoted(doc.read_text()):
+            if shown != now:
+                lines.append(f"{doc.relative_to(ROOT)}: {file} {path} is {now}, quoted {shown}")
+    return lines
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--check", action="store_true", help="report stale figures, exit 1")
+    args = parser.parse_args()
+    if args.check:
+        lines = stale()
+        print("\n".join(lines) or "every quoted figure matches bench/results/")
+        return 1 if lines else 0
+    for doc in documents():
+        text = doc.read_text()
+        new = refresh(text)
+        if new != text:
+            doc.write_text(new)
+            print(f"updated {doc.relative_to(ROOT)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
