@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from t2hx import ROOT
+from t2hx.flowsim import profiles
 from t2hx.routing import demand as dm
 from t2hx.cli import main
 from t2hx.conf import load_system
@@ -261,9 +262,9 @@ def test_modelled_profiles_say_so_and_stay_out_of_conf(tmp_path, capsys) -> None
                  str(tmp_path)]) == 0
     folder = tmp_path / "hpl" / "8"
     m = dm.read_monitoring(folder / "modelled", 8)
-    size, _, its = dm.model_traffic("hpl", 8)
+    size, _, its = profiles.model_traffic("hpl", 8)
     assert (m == size).all() and m.sum() > 0 and its == 100
-    assert all(f.read_text().startswith(dm.MODELLED) for f in folder.iterdir())
+    assert all(f.read_text().startswith(profiles.MODELLED) for f in folder.iterdir())
     capsys.readouterr()
     assert main(["demand", "model", "--benchmark", "hpl", "--np", "8", "--out",
                  str(ROOT / "conf" / "profiles")]) == 2

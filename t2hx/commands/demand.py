@@ -184,6 +184,8 @@ def _hpcc_result(work: Path) -> dict:
 
 
 def cmd_model(args: argparse.Namespace) -> int:
+    from t2hx.flowsim.profiles import write_modelled_profile
+
     out = Path(args.out).resolve()
     real = profiles_root()
     if out == real or real in out.parents:
@@ -193,7 +195,7 @@ def cmd_model(args: argparse.Namespace) -> int:
         raise T2hxError(f"--np {args.np}: a profile needs two ranks or more", field="--np",
                         fix="pass --np 2 or more")
     folder = out / args.benchmark / str(args.np)
-    size = dm.write_modelled_profile(args.benchmark, args.np, folder, "modelled",
+    size = write_modelled_profile(args.benchmark, args.np, folder, "modelled",
                                      args.iterations)
     print(f"{folder}/modelled.<rank>.prof: MODELLED from the '{args.benchmark}' skeleton, "
           f"{int(size.sum())} bytes")

@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from t2hx.post.scorecard.kinds import Ours
+from t2hx.post.scorecard.selection import Ours
 
 def _dir(x: float, dead: float) -> int:
     return 1 if x > dead else -1 if x < -dead else 0

@@ -5,28 +5,19 @@ are checked first."""
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
 import pandas as pd
 
 from t2hx.errors import T2hxError
-from t2hx.post.scorecard.selection import (BASE_SPEC, CELL, NotRun, agg, best, cell_gains,
-                                           label, matches, select, workload_jobs)
+from t2hx.post.scorecard.selection import (BASE_SPEC, CELL, NotRun, Ours, agg, best,
+                                           cell_gains, label, matches, select,
+                                           workload_jobs)
 from t2hx.post.scorecard.text import where
 from t2hx.post.records import SIM_PREFIX
 
 WINDOW_RE = re.compile(rf"^{re.escape(SIM_PREFIX)} capacity .*\bwindow=([0-9.]+)")
-
-
-@dataclass
-class Ours:
-    value: float | None = None          # gain, value, trend, spread difference
-    cells: list[float] | None = None    # range claims: every cell's gain
-    rank: int | None = None
-    of: int | None = None
-    where: str = ""
 
 
 def capacity_windows(logdir: Path | None) -> set[float]:

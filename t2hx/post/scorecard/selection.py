@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import re
+from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
@@ -18,6 +19,16 @@ CELL = ["benchmark", "metric", "nodes", "msg_size"]
 
 class NotRun(Exception):
     """No like-for-like data; the message says what is missing."""
+
+
+@dataclass
+class Ours:
+    """Our number for a claim, and what it was computed over."""
+    value: float | None = None          # gain, value, trend, spread difference
+    cells: list[float] | None = None    # range claims: every cell's gain
+    rank: int | None = None
+    of: int | None = None
+    where: str = ""
 
 
 def listed(v: Any) -> list:

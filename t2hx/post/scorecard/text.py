@@ -4,14 +4,11 @@ published and our values as text, and the scorecard table and contract."""
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pandas as pd
 
-from t2hx.post.scorecard.selection import BASE_SPEC, label, listed
-
-if TYPE_CHECKING:
-    from t2hx.post.scorecard.kinds import Ours
+from t2hx.post.scorecard.selection import BASE_SPEC, Ours, label, listed
 
 VERDICTS = ("agrees", "same direction", "contradicts", "not run")
 
@@ -117,7 +114,7 @@ def _pct(x: float) -> str:
     return f"{x * 100:+.1f} %"
 
 
-def ours_text(pub: dict[str, Any], comp: dict[str, Any], ours: "Ours") -> str:
+def ours_text(pub: dict[str, Any], comp: dict[str, Any], ours: Ours) -> str:
     o = ours.value
     if comp["kind"] == "rank":
         text = f"#{ours.rank} of {ours.of} (median gain {_pct(o)})"
