@@ -1,13 +1,15 @@
 """The nine proxy applications of seed 000 §4.2. Metric (Table 2): kernel runtime [s], the
 agreed ``T2HX solver walltime: <s> s`` line our patches print around each solver
-(t2hx.post.records.WALLTIME_FORMAT); inputs and weak/strong scaling from conf/studies/<study>.yaml."""
+(t2hx.wire.WALLTIME_FORMAT); inputs and weak/strong scaling from conf/studies/<study>.yaml."""
 
 import itertools
 import shutil
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+# Appended, never inserted: ReFrame loads this file with its folder appended to sys.path
+# and then pops that position, which an insert at 0 would shift onto another entry.
+sys.path.append(str(Path(__file__).resolve().parent))
 
 import reframe as rfm                                              # noqa: E402
 from reframe.core.builtins import run_before                      # noqa: E402

@@ -18,8 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from t2hx.errors import WorkloadError
-
-WALLTIME = r"^T2HX solver walltime: "     # the line our app patches print (post.records)
+from t2hx.wire import WALLTIME_MARKER as WALLTIME   # the line our app patches print
 IMB_FINALIZE = r"# All processes entering MPI_Finalize"
 
 

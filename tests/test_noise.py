@@ -20,8 +20,9 @@ from t2hx.errors import WorkloadError
 from t2hx.commands import simulate as simulate_cmd
 from t2hx.flowsim import noise, runcache
 from t2hx.post.parsers import parse_text
-from t2hx.post.records import better_for, split_simulated
+from t2hx.post.records import better_for
 from t2hx.study import load_study
+from t2hx.wire import split_simulated
 
 from tests.conftest import MINI
 

@@ -37,10 +37,9 @@ import reframe.utility.sanity as sn
 from reframe.core.builtins import (parameter, run_after, run_before, sanity_function,
                                    variable)
 
-from t2hx import ROOT, benchmarks
+from t2hx import ROOT, benchmarks, wire
 from t2hx.post import parsers
-from t2hx.post.ingest import RUN_META
-from t2hx.post.records import better_for, split_simulated
+from t2hx.post.records import better_for
 from t2hx.paths import cli, hostfiles_root, log_root, spack_view, work_root
 from t2hx.reframe_site import campaign
 from t2hx.routing.reroute import route_record
@@ -352,12 +351,12 @@ class T2hxCheck(rfm.RunOnlyRegressionTest):
                 "topology": self.topology, "routing": self.routing,
                 "placement": self.placement, "combo": self.combo, "nodes": self.num_nodes,
                 "repetition": self.repetition, "msg_size": None, "git_hash": self.git_hash,
-                "simulated": self.simulated, "hostfile": None if self.mode == "local"
+                "timestamp": wire.run_timestamp(), "simulated": self.simulated, "hostfile": None if self.mode == "local"
                 else self.hostfile, "input": self.input,
                 **(sim_marks(self.output_path()) if self.mode == "sim" else {})}
         if routed_for_real(self):      # what the SM host confirmed before the run
             meta["route"] = route_record(Path(self.stagedir) / ROUTING_DIR)
-        (tmp / RUN_META).write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n")
+        (tmp / wire.RUN_META).write_text(wire.run_meta_text(meta))
         old = final.with_name(final.name + ".old")
         if final.exists():
             os.replace(final, old)
@@ -409,7 +408,7 @@ def sim_marks(output: Path) -> dict:
     """What the simulated first line says about this run: ``cache`` (miss: simulated here;
     hit: the output of repetition ``repeat_of``, deterministic), ``noise`` and its factor."""
     with open(output, errors="replace") as fh:
-        _, meta = split_simulated(fh.readline())
+        _, meta = wire.split_simulated(fh.readline())
     if meta is None:
         return {}
     marks = {k: meta[k] for k in ("cache", "noise", "noise_factor") if k in meta}

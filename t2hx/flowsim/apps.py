@@ -272,9 +272,9 @@ def app_job(net: Network, name: str, ranks: np.ndarray, scale: float = 1.0,
 # --- the text the real codes print (our walltime patch, HPL, HPCG, Graph500) ----------------
 
 def walltime_text(result: AppResult, ranks: int) -> str:
-    from t2hx.post.records import WALLTIME_FORMAT
+    from t2hx.wire import walltime_line
 
-    return WALLTIME_FORMAT.format(seconds=result.seconds) + "\n"
+    return walltime_line(result.seconds) + "\n"
 
 
 def hpl_text(result: AppResult, ranks: int) -> str:

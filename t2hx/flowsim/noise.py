@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from t2hx.errors import WorkloadError
-from t2hx.post.records import WALLTIME_RE
+from t2hx.wire import WALLTIME_RE
 
 MODELS = ("none", "lognormal", "slowdown")
 NUMBER = r"[0-9]+(?:\.[0-9]*)?(?:[eE][+-]?[0-9]+)?"

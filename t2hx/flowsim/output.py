@@ -8,16 +8,14 @@ import math
 
 import numpy as np
 
+from t2hx import wire
 from t2hx.flowsim.network import Network
 from t2hx.flowsim.patterns import Ebb, ImbRow, MpiGraph
 
-SIM_PREFIX = "# t2hx-simulated:"
-
 
 def header(net: Network, model: str = "maxmin", **extra: object) -> str:
-    pairs = {"fabric": net.label, "routing": net.engine, "hostfile": net.hostfile,
-             "model": model, **extra}
-    return SIM_PREFIX + " " + " ".join(f"{k}={v}" for k, v in pairs.items()) + "\n"
+    return wire.sim_header({"fabric": net.label, "routing": net.engine,
+                            "hostfile": net.hostfile, "model": model, **extra})
 
 
 def mpigraph_text(net: Network, g: MpiGraph) -> str:

@@ -3,7 +3,8 @@ registry (t2hx/benchmarks.py: an entry's ``parser`` field names the module here)
 
 Every module exposes ``parse(text) -> list[Record]`` and raises
 :class:`t2hx.post.records.ParseError` when the text holds no result. :func:`parse_text` adds
-what all parsers share: the ``# t2hx-simulated:`` first line is stripped and recorded.
+what all parsers share: the ``# t2hx-simulated:`` first line (t2hx/wire.py) is stripped
+and recorded.
 """
 
 from __future__ import annotations
@@ -13,7 +14,8 @@ from pathlib import Path
 from types import ModuleType
 
 from t2hx import benchmarks
-from t2hx.post.records import ParseError, Record, split_simulated
+from t2hx.post.records import ParseError, Record
+from t2hx.wire import split_simulated
 
 # The registry's parser modules, plus ``walltime``: only the agreed solver line of any app.
 FAMILIES = tuple(dict.fromkeys([b.parser for b in benchmarks.REGISTRY] + ["walltime"]))
