@@ -15,8 +15,11 @@ import reframe as rfm                                              # noqa: E402
 from reframe.core.builtins import run_before                      # noqa: E402
 
 from lib.base import T2hxCheck, study_parameters                  # noqa: E402
-from t2hx.inputs import (grid3, milc_lattice, minife_n, qball_atoms,  # noqa: E402
-                         qball_cells, swfft_ng)
+from t2hx.benchmarks.milc import milc_lattice                      # noqa: E402
+from t2hx.benchmarks.minife import minife_n                        # noqa: E402
+from t2hx.benchmarks.qball import qball_atoms, qball_cells         # noqa: E402
+from t2hx.benchmarks.swfft import swfft_ng                         # noqa: E402
+from t2hx.grids import grid3                                       # noqa: E402
 
 
 @rfm.simple_test

@@ -18,10 +18,10 @@ ordinary case (srun with the app's hostfile as ``SLURM_HOSTFILE``, or mpirun --h
 t2hx.launcher.launch_command). The sanity check fails when a launch failed or an app
 finished no run.
 
-Each app runs a benchmark of the registry (t2hx/benchmarks.py; ``Study.capacity_benchmark``):
+Each app runs a benchmark of the registry (t2hx/benchmarks/; ``Study.capacity_benchmark``):
 the driver runs the command line and input files of that benchmark's own check
 (``command``/``input_files`` of a Launch with nodes x ranks_per_node ranks) from the Spack
-view; the flow model runs the fluid job of its workload (t2hx/flowsim/workloads.py).
+view; the flow model runs the fluid job its benchmark module declares (t2hx/benchmarks/).
 """
 
 import json

@@ -17,11 +17,6 @@ class MpiGraph(T2hxCheck):
     benchmark = "mpigraph"
     combo, num_nodes, repetition = study_parameters("mpigraph")
 
-    def sim_options(self):
-        inp = self.input
-        return ["--size", str(inp["size"]), "--times", str(inp["iters"]),
-                "--window", str(inp["window"])]
-
     @staticmethod
     def command(launch):
         inp = launch.input

@@ -17,9 +17,6 @@ class NetgaugeEBB(T2hxCheck):
     benchmark = "ebb"
     combo, num_nodes, repetition = study_parameters("ebb")
 
-    def sim_options(self):
-        return ["--size", str(self.input["size"]), "--rounds", str(self.input["rounds"])]
-
     @staticmethod
     def command(launch):
         inp = launch.input

@@ -13,8 +13,8 @@ machine comes from the partition's ``extras`` (t2hx.reframe_site). The three run
   registry ``local_binary`` and the study gives it a local input; every other one is left out
   with its reason logged (:func:`local_reason`).
 
-A check's identity (parser family, metric, unit, markers, Spack spec, simulated workload)
-comes from its ``benchmark``'s entry in the registry, t2hx/benchmarks.py. Its command line
+A check's identity (parser family, metric, unit, markers, Spack spec, its ``t2hx simulate``
+options) comes from its ``benchmark``'s module in the registry, t2hx/benchmarks/. Its command line
 and input files are static functions of a :class:`Launch` (nodes, ranks, input), so the
 capacity driver (checks/capacity.py) launches the very same commands.
 
@@ -98,7 +98,7 @@ class Launch:
 
 
 class T2hxCheck(rfm.RunOnlyRegressionTest):
-    """Subclasses set ``benchmark`` (a t2hx/benchmarks.py name) and the parameters
+    """Subclasses set ``benchmark`` (a registry name, t2hx/benchmarks/) and the parameters
     (``study_parameters``), and implement the static ``command(launch)`` (real binary +
     args), optionally ``input_files(launch)`` and ``local_command()``."""
 
@@ -275,18 +275,15 @@ class T2hxCheck(rfm.RunOnlyRegressionTest):
         if self.routing in STUDY.reroute_engines:
             # The tables `t2hx campaign reroute` made for this job, when it had a demand.
             opts.append('$([ -d routing ] && echo --routing-dir routing)')
-        if self.entry.skeleton:
+        if self.entry.app:
             # The model runs this case's input (HPL's N, Graph500's SCALE, ...): the same
-            # the real binary would get (t2hx/inputs.py).
+            # the real binary would get (the input rules of its module, t2hx/benchmarks/).
             opts += ["--input", shlex.quote(json.dumps(self.input, sort_keys=True))]
             scale = STUDY.combo(self.combo).compute_scale
             if scale != 1:          # seed 003 §5.2: a node that computes `scale` times faster
                 opts += ["--compute-scale", f"{scale:g}"]
-        return opts + self.sim_options()
-
-    def sim_options(self) -> list[str]:
-        """Inputs of the benchmark as `t2hx simulate` options (none by default)."""
-        return []
+        # The benchmark's own inputs as `t2hx simulate` options (its module says which).
+        return opts + self.entry.sim_options(self.input)
 
     @staticmethod
     def command(launch: Launch) -> tuple[str, list[str]]:
@@ -372,7 +369,7 @@ def local_reason(entry: benchmarks.Benchmark) -> str | None:
     """The rule that selects a benchmark for `local` (None: selected), as a reason a user can
     act on: a registry binary that the Spack view holds, and a small input in the study."""
     if not entry.local_binary:
-        return "no local_binary in t2hx/benchmarks.py"
+        return f"no local_binary in its module ({entry.module})"
     if not os.access(view_binary(entry.local_binary), os.X_OK):
         return (f"the Spack view {spack_view()} has no bin/{entry.local_binary} "
                 "(fix: build spack-env, or point T2HX_SPACK_VIEW at its view)")
@@ -426,7 +423,7 @@ def check_class(name: str) -> type[T2hxCheck]:
         todo += cls.__subclasses__()
     if name not in seen:
         raise TypeError(f"no check class {name!r} is loaded (fix: import its checks/ module "
-                        "or correct the entry's check in t2hx/benchmarks.py)")
+                        "or correct the check of its module in t2hx/benchmarks/)")
     return seen[name]
 
 

@@ -392,14 +392,14 @@ def register_capacity(verbs: argparse._SubParsersAction) -> None:
 
 
 def cmd_simulate_capacity(args: argparse.Namespace) -> int:
-    """Each app's fluid job comes from its registry entry's workload (t2hx/benchmarks.py,
-    t2hx/flowsim/workloads.py), so a new capacity app needs no change here."""
+    """Each app's fluid job comes from its benchmark module's workload (t2hx/benchmarks/),
+    so a new capacity app needs no change here."""
     import numpy as np
 
     from t2hx import benchmarks
-    from t2hx.flowsim import workloads
-    from t2hx.commands.simulate import node_rates
+    from t2hx.flowsim.appmodel import system_node
     from t2hx.flowsim.network import open_network
+    from t2hx.simulation import capacity_jobs
 
     run_jobs = _engine(args.engine)
     jobs_in = json.loads(Path(args.capacity).read_text())
@@ -412,7 +412,7 @@ def cmd_simulate_capacity(args: argparse.Namespace) -> int:
         hosts += mine
     net = open_network(args.system, args.plane, args.routing, hosts=hosts, work=args.work,
                        routing=args.routing_dir, lmc=args.lmc)
-    jobs = workloads.capacity_jobs(net, spans, load_study(), node_rates(args.system), REPEATS)
+    jobs = capacity_jobs(net, spans, load_study(), system_node(args.system), REPEATS)
     run_jobs(net, jobs, until=args.window)
     sys.stdout.write(wire.sim_header({
         "system": args.system, "plane": args.plane, "routing": args.routing,
@@ -459,9 +459,10 @@ def register_workload(verbs: argparse._SubParsersAction, engines: list[str]) -> 
 def cmd_simulate_workload(args: argparse.Namespace) -> int:
     import numpy as np
 
-    from t2hx.commands.simulate import node_rates
+    from t2hx import benchmarks
     from t2hx.conf import load_system, system_path
     from t2hx.flowsim import multijob
+    from t2hx.flowsim.appmodel import system_node
     from t2hx.flowsim.network import open_network
     from t2hx.placement.jobs import draw
     from t2hx.study import load_study, seconds
@@ -478,8 +479,9 @@ def cmd_simulate_workload(args: argparse.Namespace) -> int:
         spans.append(np.arange(at, at + len(s)))
         at += len(s)
     inputs = [study.input(app, len(s)) for app, s in zip(apps, sets)]
-    results = multijob.run_workload(net, apps, spans, inputs, float(spec["compute_scale"]),
-                                    node_rates(args.system), window, _engine(args.engine))
+    codes = [benchmarks.app(app, field="workloads.apps") for app in apps]
+    results = multijob.run_workload(net, codes, spans, inputs, float(spec["compute_scale"]),
+                                    system_node(args.system), window, _engine(args.engine))
     sys.stdout.write(wire.sim_header({
         "system": system.name, "plane": args.plane, "routing": args.routing,
         "workload": args.workload, "window": f"{window:g}",

@@ -27,7 +27,7 @@ MAX_STEPS = 10 ** 9
 Engine = Callable[..., list[Job]]
 
 
-def step_job(net: Network, app: str, ranks: np.ndarray, scale: float, inp: dict,
+def step_job(net: Network, app: apps.App, ranks: np.ndarray, scale: float, inp: dict,
              node: dict, name: str) -> Job:
     """One application's time step, repeated: the calibrated model when the app has one."""
     phases = apps.iteration_phases(app, len(ranks), scale, net.loggp.reduce_rate, inp, node)
@@ -39,13 +39,13 @@ def mean_step(job: Job, window: float) -> tuple[int, float]:
     return len(ends), (ends[-1] / len(ends) if ends else math.nan)
 
 
-def run_workload(net: Network, apps_of: list[str], spans: list[np.ndarray],
+def run_workload(net: Network, apps_of: list[apps.App], spans: list[np.ndarray],
                  inputs: list[dict], scale: float, node: dict, window: float,
                  engine: Engine) -> list[WorkloadJob]:
     """All jobs together for ``window`` simulated seconds, then each alone: per job the
     steps finished in the window and the mean seconds per step (nan: none finished)."""
     def build() -> list[Job]:
-        return [step_job(net, app, ranks, scale, inp, node, f"job{j}-{app}")
+        return [step_job(net, app, ranks, scale, inp, node, f"job{j}-{app.key}")
                 for j, (app, ranks, inp) in enumerate(zip(apps_of, spans, inputs))]
 
     together = engine(net, build(), until=window)
@@ -54,6 +54,6 @@ def run_workload(net: Network, apps_of: list[str], spans: list[np.ndarray],
         engine(net, [alone], until=window)
         steps, step_s = mean_step(job, window)
         alone_steps, alone_s = mean_step(alone, window)
-        out.append(WorkloadJob(j, apps_of[j], len(spans[j]), steps, step_s, alone_steps,
+        out.append(WorkloadJob(j, apps_of[j].key, len(spans[j]), steps, step_s, alone_steps,
                                alone_s))
     return out

@@ -281,12 +281,14 @@ MODELLED = "# MODELLED by t2hx from the flow model's skeleton, not a measurement
 def model_traffic(benchmark: str, ranks: int, iterations: int | None = None
                   ) -> tuple[np.ndarray, np.ndarray, int]:
     """(bytes, messages, iterations) rank x rank of a flowsim app skeleton's run."""
-    from t2hx.flowsim.apps import iteration_phases, skeleton
+    from t2hx.benchmarks import app
+    from t2hx.flowsim.apps import iteration_phases
 
-    its = iterations or skeleton(benchmark).iterations
+    code = app(benchmark)
+    its = iterations or code.skeleton.iterations
     size = np.zeros((ranks, ranks))
     count = np.zeros((ranks, ranks), dtype=np.int64)
-    for ph in iteration_phases(benchmark, ranks, 1.0, 4e9):
+    for ph in iteration_phases(code, ranks, 1.0, 4e9):
         np.add.at(size, (ph.src, ph.dst), ph.size)
         np.add.at(count, (ph.src, ph.dst), 1)
     return np.rint(size * its).astype(np.int64), count * its, its
