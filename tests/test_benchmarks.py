@@ -37,6 +37,23 @@ def test_importing_the_registry_loads_no_flow_model() -> None:
     assert out.stdout.split() == ["False", "[]"]
 
 
+def test_the_flow_model_imports_no_post_commands_or_benchmark() -> None:
+    """The simulator below the registry: t2hx/flowsim/ (function-level imports included)
+    imports nothing from post/, commands/ or the benchmark modules, which call it."""
+    import ast
+
+    bad = []
+    for path in sorted((ROOT / "t2hx" / "flowsim").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                [f"{node.module}.{a.name}" for a in node.names] \
+                if isinstance(node, ast.ImportFrom) and node.module else []
+            bad += [f"{path.name}:{node.lineno}: {n}" for n in names
+                    if n.startswith(("t2hx.post", "t2hx.commands", "t2hx.benchmarks",
+                                     "t2hx.simulation"))]
+    assert not bad, bad
+
+
 def test_study_and_capacity_benchmarks_have_entries() -> None:
     for key in STUDY.catalog:
         assert benchmarks.get(key).key == key
