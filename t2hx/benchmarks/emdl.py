@@ -4,15 +4,24 @@ capacity app: one run is one whole ``-msglog`` sweep."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from t2hx.benchmarks import imbtext
 from t2hx.benchmarks.base import Benchmark, Workload
 from t2hx.benchmarks.imbtext import ImbOutput, ImbTable
 from t2hx.simrequest import SimRequest
 
+if TYPE_CHECKING:
+    import numpy as np
+
+    from t2hx.flowsim.engines import SimNetwork
+    from t2hx.flowsim.fluid import Job
+    from t2hx.flowsim.network import Network
+
 NAME = "SleepyAllreduce"        # the benchmark as our IMB patch names it
 
 
-def run(request: SimRequest, net) -> ImbOutput:
+def run(request: SimRequest, net: SimNetwork) -> ImbOutput:
     """The patch times the allreduce only, so the sleep shows in wall time, not in t."""
     from t2hx.flowsim import patterns
 
@@ -22,7 +31,8 @@ def run(request: SimRequest, net) -> ImbOutput:
                      [ImbTable(NAME, rows)])
 
 
-def fluid_job(net, ranks, repeat: int, inp: dict | None, node: dict | None):
+def fluid_job(net: Network, ranks: np.ndarray, repeat: int, inp: dict | None,
+              node: dict | None) -> Job:
     from t2hx.flowsim import imbjobs
 
     return imbjobs.emdl_job(net, "emdl", ranks, repeat=repeat)

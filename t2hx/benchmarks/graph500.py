@@ -5,9 +5,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 from t2hx.benchmarks.base import Benchmark
 from t2hx.benchmarks.proxyapp import M, AppSpec, Skeleton, app_workload
+
+if TYPE_CHECKING:
+    from t2hx.flowsim.apps import AppResult
 
 GRAPH500_NBFS = 64      # the reference code's BFS count (graph500 3.0 NBFS_max)
 DEFAULT_INPUT = {"gib_per_rank": 1.0, "edgefactor": 16}
@@ -34,7 +38,7 @@ class Graph500Output:
     teps: float
 
 
-def output(result, ranks: int) -> Graph500Output:
+def output(result: AppResult, ranks: int) -> Graph500Output:
     """The summary for the run's SCALE and the reference code's BFS count; TEPS = edges per
     BFS / (simulated time / NBFS)."""
     inp = result.input or DEFAULT_INPUT

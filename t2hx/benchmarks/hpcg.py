@@ -4,9 +4,13 @@ rank."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from t2hx.benchmarks.base import Benchmark
 from t2hx.benchmarks.proxyapp import K, AppSpec, Skeleton, app_workload, face
+
+if TYPE_CHECKING:
+    from t2hx.flowsim.apps import AppResult
 
 # HPCG 3.1's own flop count per grid point and CG iteration, from our one-rank run's report
 # (HPCG-Benchmark_3.1 *.txt: GFLOP/s Raw Total x Benchmark Time Total / 16^3 rows / 50),
@@ -31,7 +35,7 @@ class HpcgOutput:
     gflops: float
 
 
-def output(result, ranks: int) -> HpcgOutput:
+def output(result: AppResult, ranks: int) -> HpcgOutput:
     """The rating: the flops of the run (one timed CG set) over its simulated time."""
     if result.calibrated:
         flops = hpcg_flops(result.input) * ranks

@@ -7,10 +7,14 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from t2hx.benchmarks.proxyapp import M, AppSpec, Skeleton, app_workload
 from t2hx.benchmarks.base import Benchmark
+from t2hx.benchmarks.proxyapp import M, AppSpec, Skeleton, app_workload
 from t2hx.grids import hpl_grid
+
+if TYPE_CHECKING:
+    from t2hx.flowsim.apps import AppResult
 
 #: Debian's HPC Challenge (package hpcc): HPL inside HPCC, used wherever the binaries'
 #: view has no xhpl, so a machine without the Spack build still measures HPL for real.
@@ -52,7 +56,7 @@ class HplOutput:
     gflops: float
 
 
-def output(result, ranks: int) -> HplOutput:
+def output(result: AppResult, ranks: int) -> HplOutput:
     """HPL's result for the run's N (its input's GiB per process)."""
     inp = result.input or DEFAULT_INPUT
     n, nb = hpl_n(inp, ranks), int(inp.get("nb", 192))

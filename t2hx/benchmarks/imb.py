@@ -3,15 +3,20 @@ message size as the metric, every size in the raw output."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from t2hx.benchmarks import imbtext
 from t2hx.benchmarks.base import Benchmark, Workload
 from t2hx.benchmarks.imbtext import ImbOutput, ImbTable
 from t2hx.simrequest import SimRequest
 
+if TYPE_CHECKING:
+    from t2hx.flowsim.engines import SimNetwork
+
 IMB_COLLECTIVES = ("Barrier", "Bcast", "Gather", "Scatter", "Reduce", "Allreduce", "Alltoall")
 
 
-def run(request: SimRequest, net) -> ImbOutput:
+def run(request: SimRequest, net: SimNetwork) -> ImbOutput:
     """The request's collective (its variant), or those of ``collectives`` (all when empty)."""
     from t2hx.flowsim import collectives, patterns
 

@@ -3,13 +3,22 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from t2hx.benchmarks import imbtext
 from t2hx.benchmarks.base import Benchmark, Workload
 from t2hx.benchmarks.imbtext import MultiPingPongOutput, PingPongRow
 from t2hx.simrequest import SimRequest
 
+if TYPE_CHECKING:
+    import numpy as np
 
-def run(request: SimRequest, net) -> MultiPingPongOutput:
+    from t2hx.flowsim.engines import SimNetwork
+    from t2hx.flowsim.fluid import Job
+    from t2hx.flowsim.network import Network
+
+
+def run(request: SimRequest, net: SimNetwork) -> MultiPingPongOutput:
     from t2hx.flowsim import patterns
 
     msglog = request.options.msglog
@@ -18,7 +27,8 @@ def run(request: SimRequest, net) -> MultiPingPongOutput:
                                net.ranks, [PingPongRow(*row) for row in model])
 
 
-def fluid_job(net, ranks, repeat: int, inp: dict | None, node: dict | None):
+def fluid_job(net: Network, ranks: np.ndarray, repeat: int, inp: dict | None,
+              node: dict | None) -> Job:
     from t2hx.flowsim import imbjobs
 
     return imbjobs.mupp_job(net, "mupp", ranks, repeat=repeat)
