@@ -22,14 +22,11 @@ sys.path.insert(0, str(ROOT))
 from t2hx import benchmarks  # noqa: E402
 from t2hx.atomic import atomic_write  # noqa: E402
 from t2hx.conf import load_system, system_path  # noqa: E402
-from t2hx.flowsim import apps, appmodel, workloads  # noqa: E402
+from t2hx.flowsim import apps, appmodel  # noqa: E402
 from t2hx.flowsim.network import open_network  # noqa: E402
 from t2hx.paths import hostfiles_root  # noqa: E402
 from t2hx.post.parsers import parse_text  # noqa: E402
 from t2hx.study import load_study  # noqa: E402
-
-TEXT = {"app": apps.walltime_text, "hpl": apps.hpl_text, "hpcg": apps.hpcg_text,
-        "graph500": apps.graph500_text}
 
 
 def one(code: str, nodes: int, system, plane: str, routing: str, node: dict, study) -> dict:
@@ -37,8 +34,9 @@ def one(code: str, nodes: int, system, plane: str, routing: str, node: dict, stu
     net = open_network(str(system.path), plane, routing, str(hostfile), quiet=True)
     bench = benchmarks.get(code)
     inp = study.input(code, nodes)
-    res = apps.run_app(net, code, inp=inp, node=node)
-    rec = parse_text(bench.parser, TEXT[bench.workload](res, nodes))[0]
+    res = apps.run_app(net, bench.app, inp=inp, node=node)
+    work = bench.workload
+    rec = parse_text(bench.parser, work.render(work.from_app(res, nodes)))[0]
     return {"nodes": nodes, "input": inp, "seconds": round(res.seconds, 3),
             "comm_share": round(1 - res.compute_s / res.iteration_s, 4),
             "metric": rec["metric"], "value": rec["value"], "unit": rec["unit"]}
@@ -58,7 +56,7 @@ def main() -> int:
     out = {"system": args.system, "combo": f"{args.plane}/{args.routing}/linear",
            "node": node, "machine": appmodel.machine(), "codes": {}}
     t0 = time.time()
-    for code in sorted(appmodel.models()):
+    for code in sorted(appmodel.codes()):
         rungs = [n for n in study.nodes(code) if n <= usable]
         picks = sorted({rungs[0], rungs[len(rungs) // 2], rungs[-1]})
         out["codes"][code] = [one(code, n, system, args.plane, args.routing, node, study)

@@ -33,12 +33,12 @@ sys.path.insert(0, str(ROOT))
 from t2hx.atomic import atomic_write  # noqa: E402
 from t2hx.commands.campaign import REPEATS  # noqa: E402
 from t2hx.conf import load_system  # noqa: E402
-from t2hx.flowsim import workloads  # noqa: E402
 from t2hx.flowsim.fluid import run_jobs  # noqa: E402
 from t2hx.flowsim.fluid_fast import run_jobs_fast  # noqa: E402
 from t2hx.flowsim.network import open_network  # noqa: E402
 from t2hx.placement.hostfiles import Options, place  # noqa: E402
 from t2hx.reframe_site import usable_nodes  # noqa: E402
+from t2hx.simulation import capacity_jobs  # noqa: E402
 from t2hx.study import load_study  # noqa: E402
 from t2hx.flowsim import appmodel  # noqa: E402
 
@@ -60,7 +60,7 @@ def mix(system, combo, study, work: str, quiet: bool = False):
     node = appmodel.node_of(system.nodes)
 
     def jobs():
-        return workloads.capacity_jobs(net, spans, study, node, REPEATS)
+        return capacity_jobs(net, spans, study, node, REPEATS)
     return net, jobs, apps
 
 

@@ -96,15 +96,15 @@ def main() -> int:
     # Fluid mode: the 14-job capacity mix of seed 000 §4.4.2 (32/56-node jobs, random
     # disjoint node sets) for a short simulated window: simulated seconds per wall second.
     from t2hx import benchmarks
-    from t2hx.flowsim import workloads
     from t2hx.flowsim.fluid import run_jobs
+    from t2hx.simulation import fluid_job_of
     perm = np.random.default_rng(1).permutation(672)
     jobs, k = [], 0
     for name in ("amg", "comd", "ffvc", "graph500", "hpcg", "hpl", "milc", "minife", "mvmc",
                  "ntchem", "qball", "swfft", "mupp", "emdl"):
         size = 56 if name in ("hpl", "graph500") else 32
         ranks, k = perm[k:k + size], k + size
-        jobs.append(workloads.job(net, benchmarks.get(name), ranks, 1000))
+        jobs.append(fluid_job_of(benchmarks.get(name))(net, ranks, 1000, None, None))
     window = 0.3
     _, fluid_s = timed(run_jobs, net, jobs, window)
     fluid = {"jobs": len(jobs), "nodes": int(k), "simulated_s": window,

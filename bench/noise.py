@@ -31,7 +31,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from t2hx.atomic import atomic_write  # noqa: E402
-from t2hx.post.records import WALLTIME_RE  # noqa: E402
+from t2hx.wire import WALLTIME_RE  # noqa: E402
 
 IMB_SIZES = (8, 1024, 65536, 1048576)      # bytes of the rows kept per collective
 IMB_COLLECTIVES = ("Allreduce", "Bcast", "Alltoall")

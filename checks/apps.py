@@ -1,20 +1,25 @@
 """The nine proxy applications of seed 000 §4.2. Metric (Table 2): kernel runtime [s], the
 agreed ``T2HX solver walltime: <s> s`` line our patches print around each solver
-(t2hx.post.records.WALLTIME_FORMAT); inputs and weak/strong scaling from conf/studies/<study>.yaml."""
+(t2hx.wire.WALLTIME_FORMAT); inputs and weak/strong scaling from conf/studies/<study>.yaml."""
 
 import itertools
 import shutil
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+# Appended, never inserted: ReFrame loads this file with its folder appended to sys.path
+# and then pops that position, which an insert at 0 would shift onto another entry.
+sys.path.append(str(Path(__file__).resolve().parent))
 
 import reframe as rfm                                              # noqa: E402
 from reframe.core.builtins import run_before                      # noqa: E402
 
 from lib.base import T2hxCheck, study_parameters                  # noqa: E402
-from t2hx.inputs import (grid3, milc_lattice, minife_n, qball_atoms,  # noqa: E402
-                         qball_cells, swfft_ng)
+from t2hx.benchmarks.milc import milc_lattice                      # noqa: E402
+from t2hx.benchmarks.minife import minife_n                        # noqa: E402
+from t2hx.benchmarks.qball import qball_atoms, qball_cells         # noqa: E402
+from t2hx.benchmarks.swfft import swfft_ng                         # noqa: E402
+from t2hx.grids import grid3                                       # noqa: E402
 
 
 @rfm.simple_test

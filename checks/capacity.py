@@ -18,10 +18,10 @@ ordinary case (srun with the app's hostfile as ``SLURM_HOSTFILE``, or mpirun --h
 t2hx.launcher.launch_command). The sanity check fails when a launch failed or an app
 finished no run.
 
-Each app runs a benchmark of the registry (t2hx/benchmarks.py; ``Study.capacity_benchmark``):
+Each app runs a benchmark of the registry (t2hx/benchmarks/; ``Study.capacity_benchmark``):
 the driver runs the command line and input files of that benchmark's own check
 (``command``/``input_files`` of a Launch with nodes x ranks_per_node ranks) from the Spack
-view; the flow model runs the fluid job of its workload (t2hx/flowsim/workloads.py).
+view; the flow model runs the fluid job its benchmark module declares (t2hx/benchmarks/).
 """
 
 import json
@@ -32,7 +32,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+# Appended, never inserted: ReFrame loads this file with its folder appended to sys.path
+# and then pops that position, which an insert at 0 would shift onto another entry.
+sys.path.append(str(Path(__file__).resolve().parent))
 
 import reframe as rfm                                              # noqa: E402
 import reframe.utility.sanity as sn                                # noqa: E402
@@ -48,18 +50,16 @@ from lib.base import (ROUTING_DIR, SLURM_SCHEDULERS, STUDY, Launch,  # noqa: E40
                       T2hxCheck, check_class, route_checks, routing_step, sim_lmc,
                       write_inputs)
 from lib import resume                                             # noqa: E402
-from t2hx import benchmarks                                        # noqa: E402
+from t2hx import benchmarks, wire                                  # noqa: E402
 from t2hx.launcher import launch_command, shell_line               # noqa: E402
 from t2hx.paths import cli, log_root, work_root                    # noqa: E402
 from t2hx.routing.reroute import ROUTE_RECORD                      # noqa: E402
 from t2hx.study import seconds                                     # noqa: E402
 
-FINISHED = "T2HX capacity finished:"
-FAILED = "T2HX capacity failed:"
-CLOSED = "T2HX capacity window closed"
 WINDOW_FILE = "window.json"
-FINISHED_RE = re.compile(r"^T2HX capacity finished: app=(\S+) run=(\d+) ", re.M)
-FAILED_RE = re.compile(r"^T2HX capacity failed: app=(\S+) run=(\d+) status=(\d+)", re.M)
+# The driver's shell expressions for the fields of its capacity lines (t2hx/wire.py).
+SHELL_FIELDS = {"app": "$app", "run": "$k", "status": "$rc", "start": "$t0",
+                "end": "$(date +%s)"}
 
 
 def app_launch(app: str, nodes: int, view: str | None = None) -> Launch:
@@ -177,7 +177,8 @@ class Capacity(T2hxCheck):
         stage = Path(self.stagedir)
         lines = ["#!/bin/bash", "# t2hx capacity driver (checks/capacity.py)", "set -u",
                  f"end=$(( $(date +%s) + {int(self.window)} ))",
-                 "trap 'kill $(jobs -p) 2>/dev/null; wait; echo \"T2HX capacity aborted\"; "
+                 "trap 'kill $(jobs -p) 2>/dev/null; wait; "
+                 f"echo \"{wire.CAPACITY_ABORTED}\"; "
                  "exit 1' USR1",
                  "loop() {  # app command...",
                  "  local app=$1 k=0 t0 rc; shift; mkdir -p \"$app\"",
@@ -185,12 +186,12 @@ class Capacity(T2hxCheck):
                  "    (cd \"$app\" && exec timeout --signal=TERM --kill-after=30 "
                  "$(( end - t0 )) \"$@\" > \"run_$k.out\" 2>&1); rc=$?",
                  "    if [ \"$rc\" -eq 0 ]; then",
-                 f"      echo \"{FINISHED} app=$app run=$k start=$t0 end=$(date +%s)\"",
+                 f"      echo \"{wire.capacity_line('finished', **SHELL_FIELDS)}\"",
                  "    elif [ \"$(date +%s)\" -ge \"$end\" ]; then",
-                 "      echo \"T2HX capacity cut: app=$app run=$k start=$t0 end=$(date +%s)\"",
+                 f"      echo \"{wire.capacity_line('cut', **SHELL_FIELDS)}\"",
                  "    else",
-                 f"      echo \"{FAILED} app=$app run=$k status=$rc start=$t0 "
-                 "end=$(date +%s)\"; kill -USR1 $$; return 1",
+                 f"      echo \"{wire.capacity_line('failed', **SHELL_FIELDS)}\"; "
+                 "kill -USR1 $$; return 1",
                  "    fi", "    k=$((k + 1))", "  done", "}"]
         for app, hosts in sets.items():
             launch = app_launch(app, len(hosts), self.extras.get("spack_view"))
@@ -200,7 +201,7 @@ class Capacity(T2hxCheck):
             lines.append(f"loop {app} {shell_line([*prefix, exe, *args])} &")
             # Each app runs in <stage>/<app>/: its inputs (HPL.dat) go there.
             write_inputs(app_check(app), launch, stage / app)
-        lines += ["wait", f"echo \"{CLOSED}\""]
+        lines += ["wait", f"echo \"{wire.CAPACITY_CLOSED}\""]
         (stage / "capacity.sh").write_text("\n".join(lines) + "\n")
 
     @run_before("run")
@@ -220,12 +221,12 @@ class Capacity(T2hxCheck):
     def completed(self):
         checks = [*route_checks(self)]
         if self.mode == "real":     # the likeliest cause first: ReFrame reports the first
-            checks.append(sn.assert_not_found(FAILED, self.stdout,
+            checks.append(sn.assert_not_found(wire.capacity_mark("failed"), self.stdout,
                                               msg="a capacity launch failed (see its run_*.out)"))
-        checks.append(sn.assert_found(CLOSED, self.stdout))
+        checks.append(sn.assert_found(wire.CAPACITY_CLOSED, self.stdout))
         if self.mode == "real":
             checks += [sn.assert_true(sn.count(sn.findall(
-                rf"^{FINISHED} app={re.escape(app)} ", self.stdout)),
+                rf"^{wire.capacity_mark('finished')} app={re.escape(app)} ", self.stdout)),
                 msg=f"{app} finished no run in the window") for app in self.apps]
         return sn.all(checks)
 
@@ -265,4 +266,5 @@ if STUDY.capacity["apps"]:
 @sn.deferrable
 def _finished(check, app: str) -> int:
     text = (Path(check.stagedir) / str(check.stdout)).read_text(errors="replace")
-    return len({int(k) for a, k in FINISHED_RE.findall(text) if a == app})
+    return len({e.run for e in wire.capacity_events(text)
+                if e.event == "finished" and e.app == app})

@@ -3,7 +3,9 @@
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+# Appended, never inserted: ReFrame loads this file with its folder appended to sys.path
+# and then pops that position, which an insert at 0 would shift onto another entry.
+sys.path.append(str(Path(__file__).resolve().parent))
 
 import reframe as rfm                                              # noqa: E402
 
@@ -14,11 +16,6 @@ from lib.base import T2hxCheck, study_parameters                  # noqa: E402
 class MpiGraph(T2hxCheck):
     benchmark = "mpigraph"
     combo, num_nodes, repetition = study_parameters("mpigraph")
-
-    def sim_options(self):
-        inp = self.input
-        return ["--size", str(inp["size"]), "--times", str(inp["iters"]),
-                "--window", str(inp["window"])]
 
     @staticmethod
     def command(launch):

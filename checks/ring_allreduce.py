@@ -3,7 +3,9 @@
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+# Appended, never inserted: ReFrame loads this file with its folder appended to sys.path
+# and then pops that position, which an insert at 0 would shift onto another entry.
+sys.path.append(str(Path(__file__).resolve().parent))
 
 import reframe as rfm                                              # noqa: E402
 

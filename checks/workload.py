@@ -10,13 +10,14 @@ The perf variables are each job's mean step time, in the workload (``j<k>-<app>`
 """
 
 import os
-import re
 import shutil
 import sys
 import tempfile
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+# Appended, never inserted: ReFrame loads this file with its folder appended to sys.path
+# and then pops that position, which an insert at 0 would shift onto another entry.
+sys.path.append(str(Path(__file__).resolve().parent))
 
 import reframe as rfm                                              # noqa: E402
 import reframe.utility.sanity as sn                                # noqa: E402
@@ -25,13 +26,11 @@ from reframe.core.builtins import (parameter, run_after, run_before,  # noqa: E4
 
 from lib.base import STUDY, T2hxCheck                              # noqa: E402
 from lib import resume                                             # noqa: E402
+from t2hx import wire                                              # noqa: E402
 from t2hx.paths import cli, log_root, work_root                    # noqa: E402
 from t2hx.study import seconds                                     # noqa: E402
 
 SPEC = STUDY.workloads or {}
-CLOSED = "T2HX workload window closed"
-JOB_RE = re.compile(r"^T2HX workload job=(\d+) app=(\S+) nodes=\d+ steps=\d+ step_s=(\S+) "
-                    r"alone_steps=\d+ alone_step_s=(\S+)$", re.M)
 
 
 def _combos() -> list[str]:
@@ -82,7 +81,7 @@ class Workload(T2hxCheck):
 
     @sanity_function
     def completed(self):
-        return sn.assert_found(CLOSED, self.stdout)
+        return sn.assert_found(wire.WORKLOAD_CLOSED, self.stdout)
 
     @run_after("sanity")
     def keep_raw_output(self):
@@ -105,12 +104,13 @@ class Workload(T2hxCheck):
             return
         text = (Path(self.stagedir) / str(self.stdout)).read_text(errors="replace")
         self.perf_variables = {}
-        for job, app, mix, alone in JOB_RE.findall(text):
+        for job in wire.workload_jobs(text):
             # Per job: Fig 10 normalises each job's step rate by its best configuration.
-            self.perf_variables[f"j{job}-{app}"] = sn.make_performance_function(
-                sn.defer(float(mix)), "s")
-            self.perf_variables[f"j{job}-{app}-alone"] = sn.make_performance_function(
-                sn.defer(float(alone)), "s")
+            name = f"j{job.job}-{job.app}"
+            self.perf_variables[name] = sn.make_performance_function(
+                sn.defer(job.step_s), "s")
+            self.perf_variables[f"{name}-alone"] = sn.make_performance_function(
+                sn.defer(job.alone_step_s), "s")
 
 
 if SPEC:        # a study without workloads has no workload cases (and no empty parameter)

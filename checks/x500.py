@@ -9,15 +9,18 @@ or a test cluster without the Spack build still measures one benchmark for real:
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+# Appended, never inserted: ReFrame loads this file with its folder appended to sys.path
+# and then pops that position, which an insert at 0 would shift onto another entry.
+sys.path.append(str(Path(__file__).resolve().parent))
 
 import reframe as rfm                                              # noqa: E402
 from reframe.core.builtins import run_after                       # noqa: E402
 
 from lib.base import Launch, T2hxCheck, local_reason, study_parameters  # noqa: E402
+from t2hx.benchmarks.graph500 import graph500_scale                # noqa: E402
+from t2hx.benchmarks.hpl import HPCC, hpcc_input, hpl_n           # noqa: E402
+from t2hx.grids import hpl_grid                                    # noqa: E402
 from t2hx.paths import spack_view                                  # noqa: E402
-from t2hx.inputs import (HPCC, graph500_scale, hpcc_input, hpl_grid,  # noqa: E402
-                         hpl_n)
 
 # HPL.dat: one problem, one NB, one P x Q grid; the remaining lines are HPL's usual choices
 # (right-looking, Crout recursive panel factorisation, 1-ring-modified broadcast, lookahead 1).

@@ -31,9 +31,10 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    parser = build_parser(argv)
-    args = parser.parse_args(argv)
     try:
+        # Building the parser imports the command's module, and with it the registry of
+        # benchmark modules (a site's package may not import): its errors are one line too.
+        args = build_parser(argv).parse_args(argv)
         return int(args.func(args) or 0)
     except T2hxError as err:
         print(f"t2hx: error: {err.line()}", file=sys.stderr)

@@ -39,7 +39,7 @@ from t2hx.conf import System, load_system
 from t2hx.paths import conf_dir, hostfiles_root, log_root, spack_view, work_root
 from t2hx.errors import ConfError
 from t2hx.launcher import engine_mca, mca_env, plane_site, sbatch_access
-from t2hx.post.perflog import LOGGING_OPTIONS, reframe_handler
+from t2hx.wire import PERFLOG_FORMAT
 
 CAMPAIGN_ENV = "T2HX_CAMPAIGN"
 LOCAL_SLURM_ENV = "T2HX_LOCAL_SLURM"
@@ -253,6 +253,21 @@ def add_routing_features(rf_system: dict) -> None:
         part["features"] = [*part.get("features", []), *map(routing_feature, engines)]
 
 
+# ReFrame must write one perflog line per performance variable: t2hx.post.perflog reads
+# one line as one value.
+LOGGING_OPTIONS = {"perflog_multiline": True}
+
+
+def perflog_handler(basedir: str) -> dict:
+    """The ``logging.handlers_perflog`` entry: files under basedir in t2hx's perflog format
+    (t2hx/wire.py)."""
+    # basedir, not an absolute prefix: ReFrame's --perflogdir (RFM_PERFLOG_DIR) replaces it,
+    # which is how a dry run keeps its (valueless) records out of the campaign.
+    return {"type": "filelog", "basedir": f"{basedir}/perflogs",
+            "prefix": "%(check_system)s/%(check_partition)s", "level": "info",
+            "format": PERFLOG_FORMAT, "append": True}
+
+
 _REGISTERED = False
 WALLTIME_LAUNCHER = "t2hx-mpirun"
 
@@ -313,7 +328,7 @@ def site_configuration(systems: list[System] | None = None) -> dict:
                  "format": "%(message)s"},
             ],
             # Only finished cases emit perflog lines, so a dry run leaves the campaign alone.
-            "handlers_perflog": [reframe_handler(str(logdir))],
+            "handlers_perflog": [perflog_handler(str(logdir))],
         }],
         "general": [{
             "check_search_path": [str(ROOT / "checks")],

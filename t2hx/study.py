@@ -101,7 +101,7 @@ WORKLOADS = {
 FIGURE_SETS = ("capability", "configs")
 # t2hx.flowsim.noise.MODELS (not imported: this module stays light)
 NOISE_MODELS = ("none", "lognormal", "slowdown")
-NOISE_GROUPS = ("network", "app", "x500")  # the registry's groups (t2hx/benchmarks.py)
+NOISE_GROUPS = ("network", "app", "x500")  # the registry's groups (t2hx/benchmarks/base.py)
 NOISE = {
     "model": F(str, default="none", choices=NOISE_MODELS,
                doc="run-to-run noise of simulated repetitions (docs/modelling.md)"),

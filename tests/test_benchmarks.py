@@ -1,10 +1,11 @@
-"""The benchmark registry (t2hx/benchmarks.py) is complete and consistent: every study and
-capacity benchmark has an entry; every entry's parser reads the real fixtures, its workload
+"""The benchmark registry (t2hx/benchmarks/) is complete and consistent: every study and
+capacity benchmark has a module; every module's parser reads the real fixtures, its workload
 renders on the mini system (real OpenSM routing) and parses back to its metric and markers;
-every check class in checks/ takes its identity from an entry."""
+every check class in checks/ takes its identity from a module."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
@@ -14,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from t2hx import ROOT, benchmarks
+from t2hx import ROOT, benchmarks, wire
+from t2hx.benchmarks.proxyapp import Walltime
 from t2hx.cli import main
 from t2hx.errors import WorkloadError
-from t2hx.flowsim import apps, workloads
 from t2hx.post import parsers
 from t2hx.post.parsers import parse_file, parse_text
 from t2hx.study import load_study
@@ -36,6 +37,23 @@ def test_importing_the_registry_loads_no_flow_model() -> None:
     assert out.stdout.split() == ["False", "[]"]
 
 
+def test_the_flow_model_imports_no_post_commands_or_benchmark() -> None:
+    """The simulator below the registry: t2hx/flowsim/ (function-level imports included)
+    imports nothing from post/, commands/ or the benchmark modules, which call it."""
+    import ast
+
+    bad = []
+    for path in sorted((ROOT / "t2hx" / "flowsim").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                [f"{node.module}.{a.name}" for a in node.names] \
+                if isinstance(node, ast.ImportFrom) and node.module else []
+            bad += [f"{path.name}:{node.lineno}: {n}" for n in names
+                    if n.startswith(("t2hx.post", "t2hx.commands", "t2hx.benchmarks",
+                                     "t2hx.simulation"))]
+    assert not bad, bad
+
+
 def test_study_and_capacity_benchmarks_have_entries() -> None:
     for key in STUDY.catalog:
         assert benchmarks.get(key).key == key
@@ -43,7 +61,7 @@ def test_study_and_capacity_benchmarks_have_entries() -> None:
     for app in STUDY.capacity["apps"]:
         entry = benchmarks.get(app)
         assert entry.key == app
-        assert workloads.WORKLOADS[entry.workload].job is not None, app
+        assert entry.workload.fluid_job is not None, app
 
 
 def test_names_resolve_through_keys_aliases_and_variants() -> None:
@@ -68,13 +86,18 @@ def test_entry_binds_existing_parser_workload_and_skeleton(entry) -> None:
     for name in (entry.key, *entry.aliases, *(entry.name(v) for v in entry.variants)):
         assert parsers.family(name) == entry.parser
         assert parsers.module(name).__name__ == f"t2hx.post.parsers.{entry.parser}"
-    assert entry.workload in workloads.WORKLOADS
-    assert entry.skeleton is None or entry.skeleton in apps.SKELETONS
-    if entry.skeleton:
-        assert apps.skeleton(entry.key) is apps.SKELETONS[entry.skeleton]
+    work = entry.workload
+    assert dataclasses.is_dataclass(work.result)
+    assert all(callable(f) for f in (work.run, work.render, work.perturb, work.header))
+    # Apps and x500 codes run the model of their code; network benchmarks do not.
+    assert (entry.app is not None) == (entry.group != "network")
+    if entry.app:
+        assert entry.app.key == entry.key and benchmarks.app(entry.key) is entry.app
+        assert entry.app.skeleton.iterations > 0 and work.from_app is not None
     assert entry.markers and entry.spack_spec and entry.title
     assert entry.group in ("network", "app", "x500")
-    assert (entry.group == "app") == (entry.workload == "app")
+    assert (entry.group == "app") == (work.result is Walltime)
+    assert entry.module == f"t2hx.benchmarks.{entry.key.replace('-', '_')}"
 
 
 def _fixture_dirs() -> list[tuple[benchmarks.Benchmark, Path]]:
@@ -101,7 +124,7 @@ def test_entry_parses_its_real_fixtures(entry, folder) -> None:
             continue        # logs and stderr next to the output hold no result
     assert recs, folder
     # Unpatched upstream runs print no solver line: apps' metric is only in patched runs.
-    if benchmarks.WALLTIME not in entry.markers:
+    if wire.WALLTIME_MARKER not in entry.markers:
         assert any(r["metric"] == entry.metric and r["unit"] == entry.unit for r in recs)
 
 

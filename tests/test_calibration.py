@@ -16,7 +16,7 @@ from t2hx.calibration import (CALIBRATION_DIR, CalibrationError, codes, load, me
 from t2hx.study import load_study
 
 DATA = Path(__file__).parent / "data" / "calibration"
-APPS = [b.key for b in benchmarks.REGISTRY if b.skeleton]
+APPS = [b.key for b in benchmarks.REGISTRY if b.app]
 LOCAL = load_study().local["input"]
 
 

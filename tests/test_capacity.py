@@ -7,6 +7,7 @@ import re
 import numpy as np
 import pytest
 
+from t2hx import benchmarks
 from t2hx.cli import main
 from t2hx.conf import load_system
 from t2hx.flowsim import apps, imbjobs
@@ -59,7 +60,7 @@ def test_fused_repetitions_take_as_long_as_the_repetitions_alone(mini, routed) -
 
 def _mix(net, spans: dict[str, np.ndarray]) -> list[Job]:
     # Compute 20x faster than the reference node: several runs fit a short window.
-    jobs = [apps.app_job(net, app, r, 20.0, 1000) for app, r in spans.items()
+    jobs = [apps.app_job(net, benchmarks.app(app), r, 20.0, 1000) for app, r in spans.items()
             if app not in ("mupp", "emdl")]
     jobs.append(imbjobs.mupp_job(net, "mupp", spans["mupp"], 1000, msglog=(12, 16)))
     jobs.append(Job("shifts", [Compute(1e-3)] + [

@@ -23,7 +23,9 @@ def _net(mini, routed):
 
 
 def _mix(net, spans: dict[str, np.ndarray], scale: float) -> list[Job]:
-    jobs = [apps.app_job(net, app, r, scale, 1000) for app, r in spans.items()
+    from t2hx import benchmarks
+
+    jobs = [apps.app_job(net, benchmarks.app(app), r, scale, 1000) for app, r in spans.items()
             if app not in ("mupp", "shifts")]
     jobs.append(imbjobs.mupp_job(net, "mupp", spans["mupp"], 1000, msglog=(12, 17)))
     s = spans["shifts"]

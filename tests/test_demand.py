@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from t2hx import ROOT
-from t2hx.flowsim import profiles
+from t2hx import modelled_profiles as profiles
 from t2hx.routing import demand as dm
 from t2hx.cli import main
 from t2hx.conf import load_system

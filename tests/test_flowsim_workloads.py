@@ -5,15 +5,25 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from t2hx import benchmarks, wire
+from t2hx.benchmarks import ebb, imbtext, mpigraph, proxyapp
 from t2hx.cli import main
 from t2hx.errors import T2hxError, WorkloadError
-from t2hx.flowsim import apps, collectives, output, patterns
+from t2hx.flowsim import apps, collectives, patterns
 from t2hx.flowsim.fluid import Comm, Compute, Job, run_jobs
+from t2hx.flowsim.imbjobs import msglog_sizes
 from t2hx.flowsim.network import open_network, read_hostfile
 from t2hx.post.parsers import parse_text
 from t2hx.post.parsers.mpigraph import matrices
+from t2hx.simrequest import SimRequest
 
 from tests.conftest import MINI
+
+
+def header(net) -> str:
+    """The simulated-output header of a run on ``net`` (t2hx/simulation.py)."""
+    return wire.sim_header({"fabric": net.label, "routing": net.engine,
+                            "hostfile": net.hostfile, "model": "maxmin"})
 
 
 @pytest.fixture(scope="module")
@@ -57,12 +67,13 @@ def test_unknown_collective_and_app() -> None:
     with pytest.raises(WorkloadError, match="unknown collective 'Allgatherx'"):
         collectives.choose("Allgatherx", 8, 8)
     with pytest.raises(WorkloadError, match="unknown application"):
-        apps.skeleton("nosuchapp")
+        benchmarks.app("nosuchapp")
 
 
 def test_mpigraph_output_parses_and_shows_cable_sharing(net16) -> None:
     g = patterns.mpigraph(net16)
-    text = output.header(net16) + output.mpigraph_text(net16, g)
+    request = SimRequest(str(MINI), "hyperx", "dfsssp", net16.hostfile, "mpigraph")
+    text = header(net16) + mpigraph.render(mpigraph.run(request, net16))
     assert text.startswith("# t2hx-simulated: fabric=mini/hyperx routing=dfsssp ")
     recs = {r["metric"]: r for r in parse_text("mpigraph", text)}
     assert recs["send_avg"]["simulated"] is True
@@ -83,7 +94,9 @@ def test_ebb_deterministic_per_seed_and_parses(net16) -> None:
     c = patterns.ebb(net16, rounds=5, seed=4)
     assert np.array_equal(a.round_times, b.round_times)
     assert not np.array_equal(a.round_times, c.round_times)
-    text = output.header(net16) + output.ebb_text(net16, a, "netgauge -s 1048576 -m mpi -x ebb")
+    out = ebb.EbbOutput(16, "netgauge -s 1048576 -m mpi -x ebb", a.size, a.reps,
+                        a.round_times.tolist())
+    text = header(net16) + ebb.render(out)
     recs = {r["metric"]: r for r in parse_text("ebb", text)}
     assert recs["bandwidth"]["num"] == 5 * 16
     assert recs["bandwidth"]["value"] == pytest.approx(
@@ -92,13 +105,13 @@ def test_ebb_deterministic_per_seed_and_parses(net16) -> None:
 
 @pytest.mark.parametrize("name", collectives.COLLECTIVES)
 def test_imb_collectives_grow_with_size_and_parse(net16, name) -> None:
-    rows = patterns.imb(net16, name, output.msglog_sizes(0, 20))
+    rows = patterns.imb(net16, name, msglog_sizes(0, 20))
     t = [r.t_max for r in rows]
     assert all(r.t_min <= r.t_avg <= r.t_max + 1e-9 for r in rows)
     if name != "Barrier":
         assert t[-1] > 10 * t[0]
-    text = output.header(net16) + output.imb_preamble([name], "IMB-MPI1") + \
-        output.imb_table(name, 16, rows)
+    text = header(net16) + imbtext.preamble([name], "IMB-MPI1") + \
+        imbtext.table(name, 16, imbtext.rows(rows))
     recs = parse_text("imb", text)
     assert {r["benchmark"] for r in recs} == {f"imb-{name.lower()}"}
 
@@ -127,14 +140,16 @@ def test_mupp_ring_allreduce_and_app_scaling(net16) -> None:
     assert rows[0][2] == pytest.approx(net16.loggp.latency(np.array([2.0]))[0] * 1e6, rel=0.5)
     small, large = patterns.ring_allreduce(net16, 1024), patterns.ring_allreduce(net16, 1 << 24)
     assert large > 100 * small
-    base = apps.run_app(net16, "minife", 1.0)
-    fast = apps.run_app(net16, "minife", 50.0)
+    minife = benchmarks.app("minife")
+    base = apps.run_app(net16, minife, 1.0)
+    fast = apps.run_app(net16, minife, 50.0)
     assert fast.seconds < base.seconds
     comm = base.iteration_s - base.compute_s
     assert fast.iteration_s == pytest.approx(comm + base.compute_s / 50, rel=1e-6)
-    for name in apps.APPS:
-        res = apps.run_app(net16, name, 10.0, iterations=2)
-        assert parse_text("walltime", output.header(net16) + apps.walltime_text(res, 16))
+    for code in (b.app for b in benchmarks.REGISTRY if b.app):
+        res = apps.run_app(net16, code, 10.0, iterations=2)
+        text = header(net16) + proxyapp.render_walltime(proxyapp.walltime(res, 16))
+        assert parse_text("walltime", text)
 
 
 def test_fluid_jobs_interfere(mini, hx_dir) -> None:
@@ -156,7 +171,7 @@ def test_fluid_jobs_interfere(mini, hx_dir) -> None:
     both = run_jobs(net, [job(a), job(b)])
     assert both[0].ends[-1] > 1.2 * alone
     assert len(both[1].ends) == 2
-    assert apps.app_job(net, "minife", a).steps  # skeletons convert to fluid jobs
+    assert apps.app_job(net, benchmarks.app("minife"), a).steps  # skeletons: fluid jobs
     # MuPP and EmDL jobs: tests/test_capacity.py.
 
 

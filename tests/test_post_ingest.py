@@ -10,9 +10,10 @@ from pathlib import Path
 import pandas as pd
 
 from t2hx.post.ingest import COLUMNS, ingest
-from t2hx.post.perflog import HEADER, PERFLOG_FIELDS, PERFLOG_FORMAT, read_perflog, \
-    reframe_handler
-from t2hx.post.synth import perflog_line
+from t2hx.post.perflog import read_perflog
+from t2hx.reframe_site import perflog_handler
+from t2hx.wire import PERFLOG_FIELDS, PERFLOG_FORMAT, perflog_line
+from t2hx.wire import PERFLOG_HEADER as HEADER
 
 FIX = Path(__file__).parent / "data" / "post" / "fixtures"
 
@@ -25,7 +26,7 @@ def test_format_has_every_field_once_and_matches_reframe_header() -> None:
     for param in ("combo", "topology", "routing", "placement", "benchmark", "num_nodes",
                   "repetition", "msg_size", "campaign", "git_hash", "simulated"):
         assert f"%(check_{param})s" in PERFLOG_FORMAT
-    h = reframe_handler("log/x")
+    h = perflog_handler("log/x")
     assert h["format"] == PERFLOG_FORMAT and h["basedir"] == "log/x/perflogs"
 
 
@@ -150,14 +151,13 @@ def test_line_written_by_reframes_own_formatter_is_ingested(tmp_path: Path) -> N
 def test_raw_records_take_the_runs_registry_name(tmp_path: Path) -> None:
     """MuPP's IMB output says Multi-PingPong, qb@ll's parser says qbox: the rows carry the
     run's registry name, so a benchmark gets one figure, not one per name."""
-    from t2hx.flowsim import output
-    from t2hx.post.records import WALLTIME_FORMAT
+    from t2hx.benchmarks import imbtext
+    from t2hx.wire import WALLTIME_FORMAT
 
     log = tmp_path / "camp"
     mupp = tmp_path / "mupp.out"
-    mupp.write_text(output.imb_preamble(["Multi-PingPong"], "IMB-MPI1 -multi 0 PingPong")
-                    + output.multi_pingpong_table(4, [(1024, 1000, 2.5, 409.6)])
-                    + output.imb_footer())
+    mupp.write_text(imbtext.render_multi_pingpong(imbtext.MultiPingPongOutput(
+        "IMB-MPI1 -multi 0 PingPong", 4, [imbtext.PingPongRow(1024, 1000, 2.5, 409.6)])))
     qball = tmp_path / "qball.out"
     qball.write_text(WALLTIME_FORMAT.format(seconds=12.5) + "\n")
     common = dict(combo="c", topology="hyperx", routing="dfsssp", placement="linear",

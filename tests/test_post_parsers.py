@@ -13,7 +13,8 @@ import pytest
 
 from t2hx.post.parsers import family, parse_file, parse_text
 from t2hx.post.parsers.mpigraph import matrices
-from t2hx.post.records import WALLTIME_FORMAT, WALLTIME_RE, ParseError
+from t2hx.post.records import ParseError
+from t2hx.wire import WALLTIME_FORMAT, WALLTIME_RE
 
 FIX = Path(__file__).parent / "data" / "post" / "fixtures"
 HAND = Path(__file__).parent / "data" / "post" / "hand"

@@ -12,7 +12,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from t2hx.post.perflog import HEADER
+from t2hx.wire import PERFLOG_HEADER as HEADER
 from t2hx.post.replay import REPO, default_out, replay
 from t2hx.post.synth import perflog_line, write_campaign
 

@@ -12,7 +12,7 @@ import pandas as pd
 from t2hx import ROOT
 from t2hx.cli import main
 from t2hx.post.ingest import typed
-from t2hx.post.perflog import HEADER
+from t2hx.wire import PERFLOG_HEADER as HEADER
 from t2hx.post.synth import perflog_line
 from t2hx.post.scorecard import CLAIMS, VERDICTS, contract, load_claims, score, scorecard
 

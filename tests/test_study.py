@@ -199,6 +199,9 @@ def test_campaign_keeps_its_study(tmp_path, monkeypatch, capsys):
     from t2hx.cli import main
 
     monkeypatch.setenv("T2HX_LOG_ROOT", str(tmp_path))
+    # `--study` and a campaign's recorded study set $T2HX_STUDY in this process:
+    # monkeypatch restores it afterwards, so later tests of this worker see the default.
+    monkeypatch.setenv("T2HX_STUDY", "hyperx-vs-fattree-sc19")
     assert main(["campaign", "status", "--campaign", "c1", "--study", "nope"]) == 2
     assert "hyperx-vs-fattree-sc19" in capsys.readouterr().err
     (tmp_path / "c2").mkdir()

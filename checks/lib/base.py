@@ -13,8 +13,8 @@ machine comes from the partition's ``extras`` (t2hx.reframe_site). The three run
   registry ``local_binary`` and the study gives it a local input; every other one is left out
   with its reason logged (:func:`local_reason`).
 
-A check's identity (parser family, metric, unit, markers, Spack spec, simulated workload)
-comes from its ``benchmark``'s entry in the registry, t2hx/benchmarks.py. Its command line
+A check's identity (parser family, metric, unit, markers, Spack spec, its ``t2hx simulate``
+options) comes from its ``benchmark``'s module in the registry, t2hx/benchmarks/. Its command line
 and input files are static functions of a :class:`Launch` (nodes, ranks, input), so the
 capacity driver (checks/capacity.py) launches the very same commands.
 
@@ -37,10 +37,9 @@ import reframe.utility.sanity as sn
 from reframe.core.builtins import (parameter, run_after, run_before, sanity_function,
                                    variable)
 
-from t2hx import ROOT, benchmarks
+from t2hx import ROOT, benchmarks, wire
 from t2hx.post import parsers
-from t2hx.post.ingest import RUN_META
-from t2hx.post.records import better_for, split_simulated
+from t2hx.post.records import better_for
 from t2hx.paths import cli, hostfiles_root, log_root, spack_view, work_root
 from t2hx.reframe_site import campaign
 from t2hx.routing.reroute import route_record
@@ -99,7 +98,7 @@ class Launch:
 
 
 class T2hxCheck(rfm.RunOnlyRegressionTest):
-    """Subclasses set ``benchmark`` (a t2hx/benchmarks.py name) and the parameters
+    """Subclasses set ``benchmark`` (a registry name, t2hx/benchmarks/) and the parameters
     (``study_parameters``), and implement the static ``command(launch)`` (real binary +
     args), optionally ``input_files(launch)`` and ``local_command()``."""
 
@@ -276,18 +275,15 @@ class T2hxCheck(rfm.RunOnlyRegressionTest):
         if self.routing in STUDY.reroute_engines:
             # The tables `t2hx campaign reroute` made for this job, when it had a demand.
             opts.append('$([ -d routing ] && echo --routing-dir routing)')
-        if self.entry.skeleton:
+        if self.entry.app:
             # The model runs this case's input (HPL's N, Graph500's SCALE, ...): the same
-            # the real binary would get (t2hx/inputs.py).
+            # the real binary would get (the input rules of its module, t2hx/benchmarks/).
             opts += ["--input", shlex.quote(json.dumps(self.input, sort_keys=True))]
             scale = STUDY.combo(self.combo).compute_scale
             if scale != 1:          # seed 003 §5.2: a node that computes `scale` times faster
                 opts += ["--compute-scale", f"{scale:g}"]
-        return opts + self.sim_options()
-
-    def sim_options(self) -> list[str]:
-        """Inputs of the benchmark as `t2hx simulate` options (none by default)."""
-        return []
+        # The benchmark's own inputs as `t2hx simulate` options (its module says which).
+        return opts + self.entry.sim_options(self.input)
 
     @staticmethod
     def command(launch: Launch) -> tuple[str, list[str]]:
@@ -352,12 +348,12 @@ class T2hxCheck(rfm.RunOnlyRegressionTest):
                 "topology": self.topology, "routing": self.routing,
                 "placement": self.placement, "combo": self.combo, "nodes": self.num_nodes,
                 "repetition": self.repetition, "msg_size": None, "git_hash": self.git_hash,
-                "simulated": self.simulated, "hostfile": None if self.mode == "local"
+                "timestamp": wire.run_timestamp(), "simulated": self.simulated, "hostfile": None if self.mode == "local"
                 else self.hostfile, "input": self.input,
                 **(sim_marks(self.output_path()) if self.mode == "sim" else {})}
         if routed_for_real(self):      # what the SM host confirmed before the run
             meta["route"] = route_record(Path(self.stagedir) / ROUTING_DIR)
-        (tmp / RUN_META).write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n")
+        (tmp / wire.RUN_META).write_text(wire.run_meta_text(meta))
         old = final.with_name(final.name + ".old")
         if final.exists():
             os.replace(final, old)
@@ -373,7 +369,7 @@ def local_reason(entry: benchmarks.Benchmark) -> str | None:
     """The rule that selects a benchmark for `local` (None: selected), as a reason a user can
     act on: a registry binary that the Spack view holds, and a small input in the study."""
     if not entry.local_binary:
-        return "no local_binary in t2hx/benchmarks.py"
+        return f"no local_binary in its module ({entry.module})"
     if not os.access(view_binary(entry.local_binary), os.X_OK):
         return (f"the Spack view {spack_view()} has no bin/{entry.local_binary} "
                 "(fix: build spack-env, or point T2HX_SPACK_VIEW at its view)")
@@ -409,7 +405,7 @@ def sim_marks(output: Path) -> dict:
     """What the simulated first line says about this run: ``cache`` (miss: simulated here;
     hit: the output of repetition ``repeat_of``, deterministic), ``noise`` and its factor."""
     with open(output, errors="replace") as fh:
-        _, meta = split_simulated(fh.readline())
+        _, meta = wire.split_simulated(fh.readline())
     if meta is None:
         return {}
     marks = {k: meta[k] for k in ("cache", "noise", "noise_factor") if k in meta}
@@ -427,7 +423,7 @@ def check_class(name: str) -> type[T2hxCheck]:
         todo += cls.__subclasses__()
     if name not in seen:
         raise TypeError(f"no check class {name!r} is loaded (fix: import its checks/ module "
-                        "or correct the entry's check in t2hx/benchmarks.py)")
+                        "or correct the check of its module in t2hx/benchmarks/)")
     return seen[name]
 
 

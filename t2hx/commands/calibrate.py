@@ -12,7 +12,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("calibrate", help="measure an app's compute and communication here",
                        description=__doc__)
     p.add_argument("app", nargs="?",
-                   help="a benchmark of t2hx/benchmarks.py with a local binary, e.g. amg")
+                   help="a benchmark of t2hx/benchmarks/ with a local binary, e.g. amg")
     p.add_argument("--table", action="store_true",
                    help="print the committed calibrations as a Markdown table instead")
     p.add_argument("--ranks", default="1,2,4,8",
@@ -37,9 +37,10 @@ def run(args: argparse.Namespace) -> int:
         print(calibration.table())
         return 0
     if args.models:
+        from t2hx import benchmarks
         from t2hx.flowsim import appmodel
 
-        print(appmodel.table())
+        print(appmodel.table(b.app for b in benchmarks.REGISTRY if b.app))
         return 0
     if args.machine:
         from t2hx import machine

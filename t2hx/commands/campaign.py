@@ -28,7 +28,7 @@ import sys
 from pathlib import Path
 from typing import Callable
 
-from t2hx import ROOT
+from t2hx import ROOT, wire
 from t2hx.errors import T2hxError
 from t2hx.atomic import atomic_write
 from t2hx.paths import log_root, work_root
@@ -356,8 +356,6 @@ def cmd_route_job(args: argparse.Namespace) -> int:
 
 # --- capacity on the simulated cluster -----------------------------------------------------
 
-FINISHED = "T2HX capacity finished: app={app} run={run} start={start:.3f} end={end:.3f}"
-CLOSED = "T2HX capacity window closed"
 REPEATS = 100000            # "thousands of runs": more than any window can finish
 
 
@@ -394,14 +392,14 @@ def register_capacity(verbs: argparse._SubParsersAction) -> None:
 
 
 def cmd_simulate_capacity(args: argparse.Namespace) -> int:
-    """Each app's fluid job comes from its registry entry's workload (t2hx/benchmarks.py,
-    t2hx/flowsim/workloads.py), so a new capacity app needs no change here."""
+    """Each app's fluid job comes from its benchmark module's workload (t2hx/benchmarks/),
+    so a new capacity app needs no change here."""
     import numpy as np
 
     from t2hx import benchmarks
-    from t2hx.flowsim import workloads
-    from t2hx.commands.simulate import node_rates
+    from t2hx.flowsim.appmodel import system_node
     from t2hx.flowsim.network import open_network
+    from t2hx.simulation import capacity_jobs
 
     run_jobs = _engine(args.engine)
     jobs_in = json.loads(Path(args.capacity).read_text())
@@ -414,16 +412,18 @@ def cmd_simulate_capacity(args: argparse.Namespace) -> int:
         hosts += mine
     net = open_network(args.system, args.plane, args.routing, hosts=hosts, work=args.work,
                        routing=args.routing_dir, lmc=args.lmc)
-    jobs = workloads.capacity_jobs(net, spans, load_study(), node_rates(args.system), REPEATS)
+    jobs = capacity_jobs(net, spans, load_study(), system_node(args.system), REPEATS)
     run_jobs(net, jobs, until=args.window)
-    print(f"# t2hx-simulated: capacity system={args.system} plane={args.plane} "
-          f"routing={args.routing} window={args.window:g} engine={args.engine}")
+    sys.stdout.write(wire.sim_header({
+        "system": args.system, "plane": args.plane, "routing": args.routing,
+        "window": f"{args.window:g}", "engine": args.engine}, kind="capacity"))
     for app, job in zip(spans, jobs):
         start = 0.0
         for run, end in enumerate(e for e in job.ends if e <= args.window):
-            print(FINISHED.format(app=app, run=run, start=start, end=end))
+            print(wire.capacity_line("finished", app=app, run=run, start=f"{start:.3f}",
+                                     end=f"{end:.3f}"))
             start = end
-    print(CLOSED)
+    print(wire.CAPACITY_CLOSED)
     return 0
 
 
@@ -435,8 +435,7 @@ applications, placed in randomized clusters (t2hx/placement/jobs.py), with which
 scale and simulated window. Workload ``k`` draws its applications and node sets from
 (seed, k) alone, so it is the same workload on every configuration: the six seed-003
 systems share hostnames. Prints one ``T2HX workload job=...`` line per job
-(t2hx/flowsim/multijob.py) and ``T2HX workload window closed``; checks/workload.py records
-them.
+(t2hx/wire.py) and ``T2HX workload window closed``; checks/workload.py records them.
 """
 
 
@@ -460,9 +459,10 @@ def register_workload(verbs: argparse._SubParsersAction, engines: list[str]) -> 
 def cmd_simulate_workload(args: argparse.Namespace) -> int:
     import numpy as np
 
-    from t2hx.commands.simulate import node_rates
+    from t2hx import benchmarks
     from t2hx.conf import load_system, system_path
     from t2hx.flowsim import multijob
+    from t2hx.flowsim.appmodel import system_node
     from t2hx.flowsim.network import open_network
     from t2hx.placement.jobs import draw
     from t2hx.study import load_study, seconds
@@ -479,12 +479,14 @@ def cmd_simulate_workload(args: argparse.Namespace) -> int:
         spans.append(np.arange(at, at + len(s)))
         at += len(s)
     inputs = [study.input(app, len(s)) for app, s in zip(apps, sets)]
-    results = multijob.run_workload(net, apps, spans, inputs, float(spec["compute_scale"]),
-                                    node_rates(args.system), window, _engine(args.engine))
-    print(f"# t2hx-simulated: workload system={system.name} plane={args.plane} "
-          f"routing={args.routing} workload={args.workload} window={window:g} "
-          f"compute_scale={spec['compute_scale']:g} engine={args.engine}")
+    codes = [benchmarks.app(app, field="workloads.apps") for app in apps]
+    results = multijob.run_workload(net, codes, spans, inputs, float(spec["compute_scale"]),
+                                    system_node(args.system), window, _engine(args.engine))
+    sys.stdout.write(wire.sim_header({
+        "system": system.name, "plane": args.plane, "routing": args.routing,
+        "workload": args.workload, "window": f"{window:g}",
+        "compute_scale": f"{spec['compute_scale']:g}", "engine": args.engine}, kind="workload"))
     for r in results:
-        print(r.line())
-    print(multijob.CLOSED)
+        print(wire.workload_line(r))
+    print(wire.WORKLOAD_CLOSED)
     return 0

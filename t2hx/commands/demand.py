@@ -17,7 +17,8 @@ from t2hx.errors import T2hxError
 from t2hx.conf import load_system, system_path
 from t2hx.fabric.build import build_plane
 from t2hx.atomic import atomic_write
-from t2hx.inputs import HPCC, hpcc_input, hpl_grid
+from t2hx.benchmarks.hpl import HPCC, hpcc_input
+from t2hx.grids import hpl_grid
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -184,7 +185,7 @@ def _hpcc_result(work: Path) -> dict:
 
 
 def cmd_model(args: argparse.Namespace) -> int:
-    from t2hx.flowsim.profiles import write_modelled_profile
+    from t2hx.modelled_profiles import write_modelled_profile
 
     out = Path(args.out).resolve()
     real = profiles_root()

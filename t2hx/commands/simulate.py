@@ -1,11 +1,12 @@
 """``t2hx simulate``: run a benchmark on the flow model of a routed plane and print its
 output in the upstream benchmark's own format (first line ``# t2hx-simulated: …``).
 
-Names resolve through the benchmark registry (t2hx/benchmarks.py); the entry's ``workload``
-picks the renderer in t2hx/flowsim/workloads.py. The flow model is imported only when a
-simulation runs, so ``t2hx --help`` stays fast.
+The command line becomes a typed request (t2hx/simrequest.py) for the simulator
+(t2hx/simulation.py); names resolve through the benchmark registry (t2hx/benchmarks/), whose
+module of the benchmark runs it. The flow model is imported only when a simulation runs, so
+``t2hx --help`` stays fast.
 
-A deterministic case is simulated once: later repetitions reuse its output from the run
+A deterministic case is simulated once: later repetitions reuse its numbers from the run
 cache (t2hx/flowsim/runcache.py) and say so in the first line (``cache=hit
 repeat_of=<k>``). ``--noise slowdown|lognormal`` then multiplies the run's reported times (rates
 divide) by a seeded factor of (``--noise-seed``, case, ``--repetition``)
@@ -14,6 +15,7 @@ divide) by a seeded factor of (``--noise-seed``, case, ``--repetition``)
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 
@@ -22,9 +24,9 @@ from t2hx.atomic import atomic_write
 from t2hx.errors import WorkloadError
 from t2hx.paths import work_root
 from t2hx.routing.parx import DEFAULT_THRESHOLD
+from t2hx.simrequest import DEFAULT_ELEMENTS, BenchmarkOptions, NetworkOptions, SimRequest
 
 NO_CACHE_ENV = "T2HX_NO_SIM_CACHE"
-DEFAULT_ELEMENTS = "0,32,256,1024,4096,16384,65536,262144,1048576,8388608,67108864"
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -35,7 +37,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--routing", required=True, help="OpenSM routing engine, e.g. dfsssp")
     p.add_argument("--hostfile", required=True, help="one hostname per line; rank i = line i")
     p.add_argument("--benchmark", required=True,
-                   help="a benchmark of t2hx/benchmarks.py: "
+                   help="a benchmark of t2hx/benchmarks/: "
                    f"{', '.join(benchmarks.BY_KEY)}, an alias or e.g. imb-bcast")
     p.add_argument("--lmc", type=int, default=None,
                    help="LMC (default: the plane's conf; parx always routes with 2)")
@@ -82,41 +84,17 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-# Options that do not change what is simulated (the cache key leaves them out).
-NOT_INPUTS = ("func", "quiet", "output", "work", "repetition", "noise", "noise_cv",
-              "noise_seed", "no_cache", "seed", "system", "plane", "routing", "hostfile",
-              "benchmark", "lmc", "routing_dir", "demand", "jobs", "command")
-
-
 def run(args: argparse.Namespace) -> int:
-    from t2hx.conf import system_path
-    from t2hx.flowsim import noise, runcache
+    from t2hx import simulation
+    from t2hx.flowsim.noise import Noise
+    from t2hx.flowsim.runcache import RunCache
 
-    bench, variant = benchmarks.resolve(args.benchmark, field="--benchmark")
     if args.noise_cv < 0:
         raise WorkloadError(f"negative --noise-cv {args.noise_cv}", field="--noise-cv",
                             fix="give a coefficient of variation >= 0, e.g. 0.05")
-    inputs = runcache.case_inputs(
-        benchmark=bench.name(variant), workload=bench.workload,
-        system_file=system_path(args.system), plane=args.plane, engine=args.routing,
-        lmc=args.lmc, hostfile=args.hostfile, routing_dir=args.routing_dir,
-        demand=args.demand, jobs=args.jobs, seed=args.seed,
-        options={k: v for k, v in sorted(vars(args).items()) if k not in NOT_INPUTS})
-    case = runcache.digest(inputs)     # by content: the same on every machine and checkout
-    make = lambda: simulate(args, bench, variant)  # noqa: E731
-    if args.no_cache:
-        text, repeat_of = make(), None
-    else:
-        # The cached text names the system and hostfile as given: they are part of the key.
-        key = runcache.digest({"case": case, "code": runcache.code_version(),
-                               "names": [args.system, args.hostfile]})
-        text, repeat_of = runcache.RunCache(args.work).get_or_make(key, args.repetition, make)
-    model = noise.Noise(args.noise, args.noise_cv, args.noise_seed)
-    factor = model.factor(noise_key(args, bench, variant), args.repetition)
-    head, _, body = text.partition("\n")
-    marks = run_marks(args, model, factor, repeat_of)
-    text = head + "".join(f" {k}={v}" for k, v in marks.items()) + "\n" + \
-        noise.perturb(bench.workload, body, factor)
+    request = request_of(args)
+    text = simulation.simulate(request, Noise(args.noise, args.noise_cv, args.noise_seed),
+                               None if args.no_cache else RunCache(args.work))
     if args.output:
         atomic_write(args.output, text)
     else:
@@ -124,68 +102,28 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def noise_key(args: argparse.Namespace, bench: benchmarks.Benchmark,
-              variant: str | None) -> str:
-    """What a run's noise draw depends on: the benchmark, its options and its rank count,
-    not the fabric, routing or placement. Every combo's repetition k of a case sees the same
-    machine state (common random numbers): repetitions spread as on a real machine, while
-    the differences between combos stay the fabric's (docs/modelling.md#run-to-run-noise)."""
-    from pathlib import Path
-
-    from t2hx.flowsim import runcache
-
-    lines = Path(args.hostfile).read_text().splitlines()
-    ranks = sum(1 for line in lines if line.split("#", 1)[0].strip())
-    options = {k: v for k, v in sorted(vars(args).items()) if k not in NOT_INPUTS}
-    return runcache.digest({"benchmark": bench.name(variant), "options": options,
-                            "ranks": ranks})
-
-
-def run_marks(args: argparse.Namespace, model, factor: float,
-              repeat_of: int | None) -> dict[str, object]:
-    """What the first line adds about this run (docs/formats.md#simulated-output)."""
-    marks: dict[str, object] = {
-        "repetition": args.repetition,
-        "cache": "off" if args.no_cache else "miss" if repeat_of is None else "hit",
-        "noise": model.label()}
-    if repeat_of is not None:
-        marks["repeat_of"] = repeat_of
-    if model.on:
-        marks["noise_factor"] = f"{factor:.6f}"
-    return marks
+def request_of(args: argparse.Namespace) -> SimRequest:
+    """The command line as a simulation request."""
+    bench, variant = benchmarks.resolve(args.benchmark, field="--benchmark")
+    network = NetworkOptions(lmc=args.lmc, routing_dir=args.routing_dir, demand=args.demand,
+                             jobs=args.jobs, parx_threshold=args.parx_threshold,
+                             work=args.work, quiet=args.quiet)
+    options = BenchmarkOptions(
+        msglog=args.msglog, size=args.size, times=args.times, window=args.window,
+        rounds=args.rounds, reps=args.reps, elements=args.elements,
+        collectives=args.collectives, compute_scale=args.compute_scale,
+        iterations=args.iterations)
+    return SimRequest(args.system, args.plane, args.routing, args.hostfile, bench.key,
+                      variant, input_of(args.input), args.seed, args.repetition, network,
+                      options)
 
 
-def simulate(args: argparse.Namespace, bench: benchmarks.Benchmark,
-             variant: str | None) -> str:
-    """The noiseless output of one case: header line + the upstream text."""
-    from t2hx.flowsim import output, workloads
-    from t2hx.flowsim.network import open_network
-
-    net = open_network(args.system, args.plane, args.routing, args.hostfile, work=args.work,
-                       lmc=args.lmc, routing=args.routing_dir, quiet=args.quiet,
-                       demand=args.demand, jobs=args.jobs, parx_threshold=args.parx_threshold)
-    # Skeleton runs depend on the compute scale: the header records it for post.
-    extra = {"compute_scale": args.compute_scale} if bench.skeleton else {}
-    if bench.skeleton:
-        args.app_input = app_input(args, bench, net.ranks)
-        args.node = node_rates(args.system)
-    return output.header(net, **extra) + workloads.render(net, bench, variant, args)
-
-
-def app_input(args: argparse.Namespace, bench: benchmarks.Benchmark, ranks: int) -> dict:
-    """``--input`` or the study's input of the benchmark at ``ranks`` nodes."""
-    import json
-
-    if args.input is None:
-        from t2hx.study import load_study
-
-        study = load_study()
-        if bench.key not in study.catalog:
-            raise WorkloadError(f"no --input and the study has no '{bench.key}'",
-                                field="--input", fix="give --input as a JSON object")
-        return study.input(bench.key, ranks)
+def input_of(text: str | None) -> dict | None:
+    """``--input`` as a JSON object; None: the study's input at the run's rank count."""
+    if text is None:
+        return None
     try:
-        value = json.loads(args.input)
+        value = json.loads(text)
     except json.JSONDecodeError as err:
         raise WorkloadError(f"--input is not JSON ({err.msg})", field="--input",
                             fix="give a JSON object, e.g. '{\"cube\": 256}'") from None
@@ -193,11 +131,3 @@ def app_input(args: argparse.Namespace, bench: benchmarks.Benchmark, ranks: int)
         raise WorkloadError("--input is not a JSON object", field="--input",
                             fix="give a JSON object, e.g. '{\"cube\": 256}'")
     return value
-
-
-def node_rates(system: str) -> dict:
-    """The conf system's node rates (docs/modelling.md#application-models)."""
-    from t2hx.conf import load_system, system_path
-    from t2hx.flowsim import appmodel
-
-    return appmodel.node_of(load_system(system_path(system)).nodes)

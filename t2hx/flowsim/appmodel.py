@@ -6,8 +6,8 @@ its collectives. What the steps carry comes from two files:
 * ``conf/appmodels.yaml`` (data): per code, which node rate bounds its compute, and per
   traffic kind (p2p, coll) a *pattern* (how per-rank bytes grow with the rank count n: halo
   faces of the 3-D process grid, an all-to-all's (n-1)/n, an Open MPI collective's bytes
-  sent per rank) and a *measure* of the input (t2hx/inputs.py MEASURES: face area, data per
-  rank, ...) that scales the bytes with the problem size;
+  sent per rank) and a *measure* of the input (the code's benchmark module declares its
+  measures: face area, data per rank, ...) that scales the bytes with the problem size;
 * ``conf/calibration/<code>.json`` (measured by ``t2hx calibrate``): the per-rank bytes at
   several rank counts and the one-rank time on this machine.
 
@@ -16,21 +16,27 @@ the calibrated rank counts >= 2. Compute = the calibrated one-rank time x work(s
 work(calibration input) x this machine's rate / the conf node's rate for the code's bound
 (``node:`` of the conf system, ``conf/calibration/machine.json`` for this machine).
 Nothing is fitted to a published result.
+
+The model never names a code's input keys itself: what an input means (its work, its
+measures, the seconds of a calibration run's metric) comes with the code as
+:class:`ModelRules`, which the benchmark modules implement (t2hx/benchmarks/proxyapp.py).
 """
 
 from __future__ import annotations
 
 import json
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+from typing import Protocol
 
 import numpy as np
 import yaml
 
-from t2hx import inputs
 from t2hx.errors import WorkloadError
+from t2hx.grids import grid3, grid4, hpl_grid
 
 ROOT = Path(__file__).resolve().parents[2]
 MODELS_FILE = ROOT / "conf" / "appmodels.yaml"
@@ -46,7 +52,7 @@ FIT_KINDS = (*KINDS, "all")
 
 def halo_faces(n: int) -> float:
     """Mean number of face neighbours per rank of the non-periodic grid3(n)."""
-    dims = inputs.grid3(n)
+    dims = grid3(n)
     return sum(2 * (d - 1) / d for d in dims)
 
 
@@ -54,7 +60,7 @@ def staged_halo(n: int, cells: float) -> float:
     """Face area (in cells) a rank exchanges when axes are swapped one after the other and
     each later axis carries the halo cells of the earlier ones (edges and corners travel in
     the faces): x: c*c, y: (c+2)*c, z: (c+2)^2, counting axes the grid splits."""
-    dims = inputs.grid3(n)
+    dims = grid3(n)
     widths = [cells, cells, cells]
     area = 0.0
     for axis in range(3):
@@ -66,9 +72,9 @@ def staged_halo(n: int, cells: float) -> float:
 
 
 def halo4d_faces(n: int) -> float:
-    """Faces a rank sends per MD step on MILC's periodic 4-D layout (t2hx.inputs.grid4):
+    """Faces a rank sends per MD step on MILC's periodic 4-D layout (t2hx.grids.grid4):
     both faces of every split axis, also when the two neighbours are one rank."""
-    return float(sum(2 for g in inputs.grid4(n) if g > 1))
+    return float(sum(2 for g in grid4(n) if g > 1))
 
 
 def rimp2_blocks(n: int) -> float:
@@ -89,20 +95,20 @@ PENCIL_TRANSITIONS = (4, 4, 2)
 
 def pencil_moves(n: int) -> float:
     """Block-sized moves per rank per forward+backward SWFFT transform at n ranks."""
-    return sum(t * (p - 1) / p for t, p in zip(PENCIL_TRANSITIONS, inputs.grid3(n)))
+    return sum(t * (p - 1) / p for t, p in zip(PENCIL_TRANSITIONS, grid3(n)))
 
 
 def hpl_panel(n: int) -> float:
     """HPL's panel broadcast along a process row of Q: a rank forwards (Q-1)/Q of its row's
     panels, which hold 1/P of the matrix."""
-    p, q = inputs.hpl_grid(n)
+    p, q = hpl_grid(n)
     return (q - 1) / q / p
 
 
 def hpl_swap(n: int) -> float:
     """HPL's row swaps and U broadcast along a process column of P: (P-1)/P of the 1/Q of
     the matrix a column holds."""
-    p, q = inputs.hpl_grid(n)
+    p, q = hpl_grid(n)
     return (p - 1) / p / q
 
 
@@ -130,11 +136,25 @@ COLLECTIVE = {"allreduce_small": "Allreduce", "allreduce_large": "Allreduce",
 
 # --- model data --------------------------------------------------------------------------
 
+class ModelRules(Protocol):
+    """What a code's input means to its model (its benchmark module says)."""
+    key: str
+
+    def measure(self, name: str, inp: dict, ranks: int) -> float:
+        """A measure of the input that traffic scales with (conf/appmodels.yaml names it)."""
+
+    def work(self, inp: dict, ranks: int) -> float:
+        """Per-rank work of a run; only ratios of one code's work are used."""
+
+    def seconds_of(self, run: dict, inp: dict) -> float:
+        """The timed seconds of a calibration run, from its Table 2 metric."""
+
+
 @dataclass(frozen=True)
 class Term:
     kind: str        # p2p | coll
     pattern: str     # PATTERNS key
-    measure: str     # inputs.MEASURES[code] key
+    measure: str     # a ModelRules.measure name
 
 
 @dataclass(frozen=True)
@@ -144,6 +164,7 @@ class AppModel:
     iterations: int                # steps the run is split into
     terms: tuple[Term, ...]
     calibration: dict              # conf/calibration/<code>.json
+    rules: ModelRules              # what the code's inputs mean
 
     def fit(self, below: int | None = None) -> list[float]:
         """k per term: least squares of a kind's measured per-rank bytes = sum of its terms'
@@ -168,7 +189,7 @@ class AppModel:
                 if r["ranks"] >= 2 and (below is None or r["ranks"] < below)]
 
     def unit(self, term: Term, n: int, inp: dict) -> float:
-        return PATTERNS[term.pattern](n, inputs.measure(self.code, term.measure, inp, n))
+        return PATTERNS[term.pattern](n, self.rules.measure(term.measure, inp, n))
 
     def term_bytes(self, n: int, inp: dict, k: list[float] | None = None) -> list[float]:
         """Per-rank bytes of each term over one run of ``inp`` at ``n`` ranks."""
@@ -192,14 +213,13 @@ class AppModel:
 
     def one_rank_seconds(self) -> float:
         """The calibrated one-rank run's measured time on this machine."""
-        return inputs.seconds_of(self.code, self.one_rank_run(), self.calibration["input"])
+        return self.rules.seconds_of(self.one_rank_run(), self.calibration["input"])
 
     def compute_seconds(self, n: int, inp: dict, node: dict) -> float:
         """Per-rank compute of one run on the conf's node (see module doc)."""
         here = machine()[self.bound]
         there = float(node[NODE_RATE[self.bound]])
-        ratio = inputs.work(self.code, inp, n) / inputs.work(
-            self.code, self.calibration["input"], 1)
+        ratio = self.rules.work(inp, n) / self.rules.work(self.calibration["input"], 1)
         return self.one_rank_seconds() * ratio * here / there
 
 
@@ -217,7 +237,8 @@ def measured_bytes(run: dict, kind: str) -> float:
 
 
 @cache
-def models() -> dict[str, AppModel]:
+def _model_data() -> dict[str, tuple[str, int, tuple[Term, ...], dict]]:
+    """(bound, iterations, terms, calibration) of every calibrated code in file order."""
     data = yaml.safe_load(MODELS_FILE.read_text())
     out = {}
     for code, spec in data["models"].items():
@@ -227,14 +248,20 @@ def models() -> dict[str, AppModel]:
         terms = tuple(Term(kind, t["pattern"], t["measure"])
                       for kind, ts in spec["traffic"].items()
                       for t in (ts if isinstance(ts, list) else [ts]))
-        out[code] = AppModel(code, spec["bound"], int(spec["iterations"]), terms,
-                             json.loads(cal_file.read_text()))
+        out[code] = (spec["bound"], int(spec["iterations"]), terms,
+                     json.loads(cal_file.read_text()))
     return out
 
 
-def model(code: str) -> AppModel | None:
-    """The calibrated model of ``code``, or None (no calibration: the skeleton stands)."""
-    return models().get(code)
+def codes() -> list[str]:
+    """The codes with a model in conf/appmodels.yaml and a calibration file."""
+    return list(_model_data())
+
+
+def model(rules: ModelRules) -> AppModel | None:
+    """The calibrated model of a code, or None (no calibration: the skeleton stands)."""
+    data = _model_data().get(rules.key)
+    return None if data is None else AppModel(rules.key, *data, rules)
 
 
 @cache
@@ -268,13 +295,20 @@ def node_of(nodes: dict) -> dict:
     return out
 
 
-def predict_largest(code: str) -> tuple[int, float, float]:
+def system_node(system: str | Path) -> dict:
+    """The node rates of a conf system (a conf/systems/ file or name)."""
+    from t2hx.conf import load_system, system_path
+
+    return node_of(load_system(system_path(str(system))).nodes)
+
+
+def predict_largest(rules: ModelRules) -> tuple[int, float, float]:
     """(n_max, predicted, measured) per-rank bytes (p2p + coll) at the largest calibrated
     rank count, from a fit over the smaller ones: the model's acceptance check."""
-    m = model(code)
+    m = model(rules)
     if m is None:
-        raise WorkloadError(f"no calibrated model for {code}", field=code,
-                            fix=f"t2hx calibrate {code} --ranks 1,2,4,8")
+        raise WorkloadError(f"no calibrated model for {rules.key}", field=rules.key,
+                            fix=f"t2hx calibrate {rules.key} --ranks 1,2,4,8")
     n_max = max(r["ranks"] for r in m.calibration["runs"])
     k = m.fit(below=n_max)
     pred = sum(m.bytes_per_rank(n_max, m.calibration["input"], k).values())
@@ -284,14 +318,18 @@ def predict_largest(code: str) -> tuple[int, float, float]:
 
 
 
-def table() -> str:
-    """Markdown: per calibrated code its terms, fitted byte scales and the check of the
-    largest measured rank count predicted from the smaller ones."""
+def table(apps: Iterable[ModelRules]) -> str:
+    """Markdown: per calibrated code among ``apps`` its terms, fitted byte scales and the
+    check of the largest measured rank count predicted from the smaller ones."""
     rows = ["| code | bound | traffic terms (kind: pattern x measure) | k (all runs) | "
             "ranks | predicted B/rank | measured B/rank | error |",
             "|---|---|---|---|---|---|---|---|"]
-    for code, m in sorted(models().items()):
-        n, pred, meas = predict_largest(code)
+    for rules in sorted(apps, key=lambda a: a.key):
+        m = model(rules)
+        if m is None:
+            continue
+        code = rules.key
+        n, pred, meas = predict_largest(rules)
         terms = "; ".join(f"{t.kind}: {t.pattern} x {t.measure}" for t in m.terms)
         ks = ", ".join(f"{k:.3g}" for k in m.fit())
         rows.append(f"| {code} | {m.bound} | {terms} | {ks} | {n} | {pred:.4g} | {meas:.4g} | "

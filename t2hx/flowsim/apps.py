@@ -1,5 +1,7 @@
 """The proxy apps and x500 codes of seed 000 Table 2 as flow-model runs.
 
+An app comes from its benchmark module (t2hx/benchmarks/, the proxy-app pattern of
+t2hx/benchmarks/proxyapp.py): its key, its skeleton and its input rules (:class:`App`).
 Calibrated codes run their model (t2hx/flowsim/appmodel.py: bytes and compute fitted to our
 own runs, the case's input, the conf node's rates; docs/modelling.md#application-models).
 A code without a calibration file falls back to its skeleton. A skeleton is one
@@ -10,68 +12,41 @@ code does per iteration (halo exchanges on a 3-D process grid, transposes = allt
 allreduces, broadcasts, HPL panel broadcasts along process rows, BFS frontier exchanges).
 Collectives expand into Open MPI 4.1's default algorithms (:mod:`t2hx.flowsim.collectives`).
 
-The skeletons' per-iteration volumes and compute times below are guesses from the inputs of
+The skeletons' per-iteration volumes and compute times are guesses from the inputs of
 seed 000 §4.2–4.3, NOT calibrated against runs; only codes without a calibration use them.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 
-from t2hx import benchmarks, inputs
 from t2hx.errors import WorkloadError
-from t2hx.flowsim import appmodel, bulk, collectives
+from t2hx.flowsim import appmodel, collectives
+from t2hx.flowsim.appmodel import ModelRules
 from t2hx.flowsim.bulk import Phase
+from t2hx.flowsim.engines import SimNetwork
 from t2hx.flowsim.fluid import Job, phase_steps
-from t2hx.flowsim.network import Network
+from t2hx.grids import grid3, grid4, hpl_grid
 
 
-@dataclass(frozen=True)
-class Skeleton:
+class Skeleton(Protocol):
     compute_s: float              # per iteration on the reference node
     iterations: int
     comm: tuple                   # (kind, bytes) steps per iteration
 
 
-K, M = 1024, 1024 * 1024
-# Keyed by the registry's ``skeleton`` field (t2hx/benchmarks.py), which is the study key.
-SKELETONS: dict[str, Skeleton] = {
-    "amg": Skeleton(0.020, 50, (("halo", 64 * K), ("allreduce", 8), ("allreduce", 8))),
-    "comd": Skeleton(0.050, 100, (("halo", 512 * K), ("allreduce", 16))),
-    "minife": Skeleton(0.010, 200, (("halo", 80 * K), ("allreduce", 8), ("allreduce", 8))),
-    "swfft": Skeleton(0.100, 16, (("alltoall_total", 256 * M), ("alltoall_total", 256 * M))),
-    "ffvc": Skeleton(0.040, 100, (("halo", 128 * K), ("allreduce", 8))),
-    "mvmc": Skeleton(0.200, 20, (("allreduce", 4 * M), ("bcast", 64 * K))),
-    "ntchem": Skeleton(0.300, 20, (("allreduce", 16 * M), ("bcast", 1 * M))),
-    "milc": Skeleton(0.030, 200, (("halo", 96 * K), ("halo", 96 * K), ("allreduce", 8))),
-    "qball": Skeleton(0.500, 10, (("alltoall_total", 512 * M), ("allreduce", 8 * M),
-                                  ("bcast", 1 * M))),
-    "hpl": Skeleton(0.050, 100, (("panel", 8 * M), ("swap", 1 * M))),
-    "hpcg": Skeleton(0.080, 50, (("halo", 144 * K), ("allreduce", 8), ("allreduce", 8))),
-    "graph500": Skeleton(0.040, 16 * 8, (("alltoall_total", 64 * M), ("allreduce", 8))),
-}
-APPS = tuple(SKELETONS)
+class App(ModelRules, Protocol):
+    """A code the model runs: its calibrated model's input rules and its skeleton."""
+    skeleton: Skeleton
 
-
-def skeleton(name: str) -> Skeleton:
-    """The skeleton of a benchmark name or alias (``qb@ll`` → qball), via the registry."""
-    hit = benchmarks.find(name)
-    if hit is None or hit[0].skeleton not in SKELETONS:
-        raise WorkloadError(f"unknown application '{name}'", field="benchmark",
-                            fix=f"use one of: {', '.join(APPS)}")
-    return SKELETONS[hit[0].skeleton]
-
-
-# The process grids the real checks use (t2hx/inputs.py): MPI_Dims_create-like 3-D, HPL's P x Q.
-grid3d = inputs.grid3
-grid2d = inputs.hpl_grid
 
 
 def halo(n: int, size: int) -> Phase:
     """Non-periodic 3-D face exchange: every rank with each existing ±x, ±y, ±z neighbour."""
-    dims = grid3d(n)
+    dims = grid3(n)
     r = np.arange(n)
     coords = np.stack(np.unravel_index(r, dims), axis=1)
     src, dst = [], []
@@ -88,7 +63,7 @@ def halo(n: int, size: int) -> Phase:
 def halo4d(n: int, size: float) -> Phase:
     """MILC's periodic 4-D face exchange on the grid4 layout: every rank with its ±1
     neighbour along each split axis (twice the same rank when the axis has two)."""
-    dims = inputs.grid4(n)
+    dims = grid4(n)
     r = np.arange(n)
     coords = np.stack(np.unravel_index(r, dims), axis=1)
     src, dst = [], []
@@ -101,24 +76,19 @@ def halo4d(n: int, size: float) -> Phase:
     return Phase.of(np.concatenate(src), np.concatenate(dst), size, name="halo4d")
 
 
-def iteration_phases(name: str, n: int, scale: float, reduce_rate: float,
+def iteration_phases(app: App, n: int, scale: float, reduce_rate: float,
                      inp: dict | None = None, node: dict | None = None) -> list[Phase]:
     """One iteration: the calibrated model's (t2hx/flowsim/appmodel.py) when the code has
     one and the run's input is known, else the skeleton's."""
-    model = appmodel.model(skeleton_key(name)) if inp is not None else None
+    model = appmodel.model(app) if inp is not None else None
     if model is not None:
         return model_phases(model, n, scale, reduce_rate, inp, node or appmodel.default_node())
-    return skeleton_phases(name, n, scale, reduce_rate)
+    return skeleton_phases(app.skeleton, n, scale, reduce_rate)
 
 
-def iterations_of(name: str, inp: dict | None) -> int:
-    model = appmodel.model(skeleton_key(name)) if inp is not None else None
-    return model.iterations if model is not None else skeleton(name).iterations
-
-
-def skeleton_key(name: str) -> str:
-    hit = benchmarks.find(name)
-    return hit[0].skeleton if hit is not None and hit[0].skeleton else name
+def iterations_of(app: App, inp: dict | None) -> int:
+    model = appmodel.model(app) if inp is not None else None
+    return model.iterations if model is not None else app.skeleton.iterations
 
 
 def scaled(compute_s: float, scale: float) -> float:
@@ -154,7 +124,7 @@ def term_phases(pattern: str, n: int, per_rank: float, reduce_rate: float) -> li
     if pattern == "hpl_panel":
         return panel_phases(n, per_rank)
     if pattern == "hpl_swap":
-        return [Phase.of(r, (r + grid2d(n)[1]) % n, per_rank, name="swap")]
+        return [Phase.of(r, (r + hpl_grid(n)[1]) % n, per_rank, name="swap")]
     if pattern == "const":
         return [Phase.of(r, (r + 1) % n, per_rank, name="exchange")]
     coll = appmodel.COLLECTIVE[pattern]
@@ -177,7 +147,7 @@ def rimp2_phases(n: int, tensor: float) -> list[Phase]:
 def pencil_phases(n: int, block: float) -> list[Phase]:
     """SWFFT's transitions: along axis d, every rank sends block/p_d to the other ranks of
     its grid line (appmodel.PENCIL_TRANSITIONS times per transform pair)."""
-    dims = grid3d(n)
+    dims = grid3(n)
     coords = np.stack(np.unravel_index(np.arange(n), dims), axis=1)
     out = []
     for axis, times in enumerate(appmodel.PENCIL_TRANSITIONS):
@@ -198,7 +168,7 @@ def pencil_phases(n: int, block: float) -> list[Phase]:
 def panel_phases(n: int, panel: float) -> list[Phase]:
     """HPL: a 1-ring broadcast of a panel along each process row (q - 1 hops); ``panel`` =
     bytes a rank forwards on average, so each hop carries panel * q / (q - 1)."""
-    p, q = grid2d(n)
+    p, q = hpl_grid(n)
     if q < 2:
         return []
     rows = np.arange(p)[:, None] * q
@@ -211,8 +181,7 @@ def panel_phases(n: int, panel: float) -> list[Phase]:
     return out
 
 
-def skeleton_phases(name: str, n: int, scale: float, reduce_rate: float) -> list[Phase]:
-    sk = skeleton(name)
+def skeleton_phases(sk: Skeleton, n: int, scale: float, reduce_rate: float) -> list[Phase]:
     out = [Phase.of([], [], 0, scaled(sk.compute_s, scale), "compute")]
     for kind, size in sk.comm:
         if n == 1:
@@ -223,14 +192,14 @@ def skeleton_phases(name: str, n: int, scale: float, reduce_rate: float) -> list
             m = max(1, size // (n * n))
             out.extend(collectives.phases("Alltoall", n, m, reduce_rate)[1])
         elif kind == "panel":            # HPL: 1-ring broadcast along each process row
-            p, q = grid2d(n)
+            p, q = hpl_grid(n)
             for hop in range(q - 1):
                 rows = np.arange(p)[:, None] * q
                 src = rows + (hop % q)
                 out.append(Phase.of(src.ravel(), (src.ravel() + 1) % q + rows.ravel(),
                                     size // max(p, 1), name="panel"))
         elif kind == "swap":             # HPL: row swaps along process columns
-            p, q = grid2d(n)
+            p, q = hpl_grid(n)
             r = np.arange(n)
             out.append(Phase.of(r, (r + q) % n, size // max(q, 1), name="swap"))
         else:
@@ -241,7 +210,7 @@ def skeleton_phases(name: str, n: int, scale: float, reduce_rate: float) -> list
 
 @dataclass
 class AppResult:
-    name: str
+    key: str
     seconds: float            # solver walltime
     iteration_s: float
     compute_s: float
@@ -249,65 +218,21 @@ class AppResult:
     calibrated: bool = False
 
 
-def run_app(net: Network, name: str, scale: float = 1.0, iterations: int | None = None,
+def run_app(net: SimNetwork, app: App, scale: float = 1.0, iterations: int | None = None,
             inp: dict | None = None, node: dict | None = None) -> AppResult:
     if scale < 0:
         raise WorkloadError("compute scale must be >= 0", field="compute-scale",
                             fix="use e.g. 1, 2, 10, 25 or 50, or 0 for communication only")
-    ph = iteration_phases(name, net.ranks, scale, net.loggp.reduce_rate, inp, node)
-    t = bulk.run(net, ph).total
-    its = iterations or iterations_of(name, inp)
-    calibrated = inp is not None and appmodel.model(skeleton_key(name)) is not None
-    return AppResult(name, t * its, t, ph[0].compute, inp, calibrated)
+    ph = iteration_phases(app, net.ranks, scale, net.loggp.reduce_rate, inp, node)
+    t = net.run(ph).total
+    its = iterations or iterations_of(app, inp)
+    calibrated = inp is not None and appmodel.model(app) is not None
+    return AppResult(app.key, t * its, t, ph[0].compute, inp, calibrated)
 
 
-def app_job(net: Network, name: str, ranks: np.ndarray, scale: float = 1.0,
+def app_job(net: SimNetwork, app: App, ranks: np.ndarray, scale: float = 1.0,
             repeat: int = 1, inp: dict | None = None, node: dict | None = None) -> Job:
     """The app as a fluid-mode job on ``ranks`` (capacity runs, interference)."""
     ranks = np.asarray(ranks, dtype=np.int64)
-    phases = iteration_phases(name, len(ranks), scale, net.loggp.reduce_rate, inp, node)
-    return Job(name, phase_steps(ranks, phases) * iterations_of(name, inp), repeat)
-
-
-# --- the text the real codes print (our walltime patch, HPL, HPCG, Graph500) ----------------
-
-def walltime_text(result: AppResult, ranks: int) -> str:
-    from t2hx.post.records import WALLTIME_FORMAT
-
-    return WALLTIME_FORMAT.format(seconds=result.seconds) + "\n"
-
-
-def hpl_text(result: AppResult, ranks: int) -> str:
-    """HPL's result line for the run's N (t2hx.inputs.hpl_n: the input's GiB per process)."""
-    inp = result.input or {"gib_per_rank": 1.0, "nb": 192}
-    n, nb = inputs.hpl_n(inp, ranks), int(inp.get("nb", 192))
-    p, q = inputs.hpl_grid(ranks)
-    gflops = 2 / 3 * n ** 3 / result.seconds / 1e9
-    return ("T/V                N    NB     P     Q               Time                 Gflops\n"
-            "--------------------------------------------------------------------------------\n"
-            f"WR11C2R4 {n:>11d} {nb:>5d} {p:>5d} {q:>5d} {result.seconds:>18.2f} "
-            f"{gflops:>22.4e}\n")
-
-
-def hpcg_text(result: AppResult, ranks: int) -> str:
-    """HPCG's rating: the flops of the run (one timed CG set, t2hx.inputs.hpcg_flops) over
-    its simulated time."""
-    if result.calibrated:
-        flops = inputs.hpcg_flops(result.input) * ranks
-    else:
-        flops = 192 ** 3 * 27 * 2 * ranks * skeleton(result.name).iterations
-    return (f"Final Summary::HPCG result is VALID with a GFLOP/s rating of="
-            f"{flops / result.seconds / 1e9:.5g}\n")
-
-
-def graph500_text(result: AppResult, ranks: int) -> str:
-    """Graph500's summary for the run's SCALE (t2hx.inputs.graph500_scale) and the reference
-    code's BFS count; TEPS = edges per BFS / (simulated time / NBFS)."""
-    inp = result.input or {"gib_per_rank": 1.0, "edgefactor": 16}
-    scale, ef = inputs.graph500_scale(inp, ranks), int(inp["edgefactor"])
-    nbfs = inputs.GRAPH500_NBFS
-    teps = ef * 2.0 ** scale / (result.seconds / nbfs)
-    return (f"SCALE:                          {scale}\n"
-            f"edgefactor:                     {ef}\nNBFS:                           {nbfs}\n"
-            f"num_mpi_processes:              {ranks}\n"
-            f"bfs  harmonic_mean_TEPS:     !  {teps:.5g}\n")
+    phases = iteration_phases(app, len(ranks), scale, net.loggp.reduce_rate, inp, node)
+    return Job(app.key, phase_steps(ranks, phases) * iterations_of(app, inp), repeat)

@@ -12,11 +12,14 @@ Zero-byte messages cost their latency only.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from t2hx.flowsim.maxmin import maxmin_rates
-from t2hx.flowsim.network import Network
+
+if TYPE_CHECKING:       # the network calls run() (Network.run): no import cycle at run time
+    from t2hx.flowsim.network import Network
 
 
 @dataclass

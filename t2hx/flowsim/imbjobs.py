@@ -21,7 +21,6 @@ import numpy as np
 from t2hx.flowsim import collectives
 from t2hx.flowsim.fluid import Comm, Compute, Job, phase_steps
 from t2hx.flowsim.network import Network
-from t2hx.flowsim.output import msglog_sizes
 
 #: IMB's defaults (settings header): repetitions per size and bytes moved per size.
 MSGS_PER_SAMPLE = 1000
@@ -32,6 +31,11 @@ STUDY_MSGLOG = (0, 22)
 EMDL_SLEEP_S = 0.1
 #: The study's ``-time`` (seconds per size).
 SECS_PER_SAMPLE = 10.0
+
+
+def msglog_sizes(lo: int, hi: int) -> list[int]:
+    """IMB -msglog lo:hi → 0 and 2^lo … 2^hi."""
+    return [0] + [1 << k for k in range(lo, hi + 1)]
 
 
 def repetitions(size: int, seconds_per_rep: float = 0.0) -> int:

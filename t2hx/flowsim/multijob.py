@@ -12,7 +12,6 @@ ratio, Fig 10 sums each job's normalised step rate (docs/fattree-configs.md#the-
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
@@ -20,38 +19,15 @@ import numpy as np
 from t2hx.flowsim import apps
 from t2hx.flowsim.fluid import Job, phase_steps
 from t2hx.flowsim.network import Network
+from t2hx.wire import WorkloadJob
 
 #: Steps a job may repeat: the window, not this, ends it.
 MAX_STEPS = 10 ** 9
 
-RECORD = ("T2HX workload job={job} app={app} nodes={nodes} steps={steps} step_s={step_s:.9g} "
-          "alone_steps={alone_steps} alone_step_s={alone_step_s:.9g}")
-CLOSED = "T2HX workload window closed"
-
 Engine = Callable[..., list[Job]]
 
 
-@dataclass(frozen=True)
-class JobResult:
-    job: int
-    app: str
-    nodes: int
-    steps: int            # steps finished in the window, in the workload
-    step_s: float         # mean seconds per step in the workload (nan: none finished)
-    alone_steps: int
-    alone_step_s: float   # the same job alone on the same nodes
-
-    @property
-    def slowdown(self) -> float:
-        """Step time in the workload over alone, minus 1 (seed 003 Fig 9b)."""
-        return self.step_s / self.alone_step_s - 1.0
-
-    def line(self) -> str:
-        return RECORD.format(**{k: getattr(self, k) for k in (
-            "job", "app", "nodes", "steps", "step_s", "alone_steps", "alone_step_s")})
-
-
-def step_job(net: Network, app: str, ranks: np.ndarray, scale: float, inp: dict,
+def step_job(net: Network, app: apps.App, ranks: np.ndarray, scale: float, inp: dict,
              node: dict, name: str) -> Job:
     """One application's time step, repeated: the calibrated model when the app has one."""
     phases = apps.iteration_phases(app, len(ranks), scale, net.loggp.reduce_rate, inp, node)
@@ -63,12 +39,13 @@ def mean_step(job: Job, window: float) -> tuple[int, float]:
     return len(ends), (ends[-1] / len(ends) if ends else math.nan)
 
 
-def run_workload(net: Network, apps_of: list[str], spans: list[np.ndarray],
+def run_workload(net: Network, apps_of: list[apps.App], spans: list[np.ndarray],
                  inputs: list[dict], scale: float, node: dict, window: float,
-                 engine: Engine) -> list[JobResult]:
-    """All jobs together for ``window`` simulated seconds, then each alone."""
+                 engine: Engine) -> list[WorkloadJob]:
+    """All jobs together for ``window`` simulated seconds, then each alone: per job the
+    steps finished in the window and the mean seconds per step (nan: none finished)."""
     def build() -> list[Job]:
-        return [step_job(net, app, ranks, scale, inp, node, f"job{j}-{app}")
+        return [step_job(net, app, ranks, scale, inp, node, f"job{j}-{app.key}")
                 for j, (app, ranks, inp) in enumerate(zip(apps_of, spans, inputs))]
 
     together = engine(net, build(), until=window)
@@ -77,5 +54,6 @@ def run_workload(net: Network, apps_of: list[str], spans: list[np.ndarray],
         engine(net, [alone], until=window)
         steps, step_s = mean_step(job, window)
         alone_steps, alone_s = mean_step(alone, window)
-        out.append(JobResult(j, apps_of[j], len(spans[j]), steps, step_s, alone_steps, alone_s))
+        out.append(WorkloadJob(j, apps_of[j].key, len(spans[j]), steps, step_s, alone_steps,
+                               alone_s))
     return out

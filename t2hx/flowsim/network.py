@@ -23,6 +23,7 @@ import numpy as np
 from t2hx.routing import parx
 from t2hx.conf import System, load_system, system_path
 from t2hx.errors import ConfError, WorkloadError
+from t2hx.flowsim import bulk
 from t2hx.flowsim.multirail import MultiRail, shares
 from t2hx.fabric.build import build_plane
 from t2hx.fabric.graph import Fabric
@@ -123,6 +124,11 @@ class Network:
     @property
     def label(self) -> str:
         return f"{self.system.name}/{self.plane}"
+
+    def run(self, phases: list[bulk.Phase], keep_rates: bool = False) -> bulk.Result:
+        """The times of ``phases`` under max-min fair rates: what a workload asks of any
+        network engine (t2hx/flowsim/engines.py)."""
+        return bulk.run(self, phases, keep_rates)
 
     # -- paths ------------------------------------------------------------------------
     def lid_index(self, src: np.ndarray, dst: np.ndarray, size: int | np.ndarray

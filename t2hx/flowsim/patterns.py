@@ -1,4 +1,6 @@
-"""Benchmark workloads on a :class:`~t2hx.flowsim.network.Network` (bulk-synchronous mode).
+"""The network benchmarks' communication on a network engine's network (bulk-synchronous
+phases, :class:`~t2hx.flowsim.engines.SimNetwork`); t2hx/benchmarks/ turns the numbers into
+each benchmark's typed output.
 
 * :func:`mpigraph` — mpiGraph v1.5: shift steps k = 1…n-1, rank i sends ``window``
   messages of ``size`` bytes to i+k while receiving from i-k, all ranks at once; cell
@@ -22,14 +24,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from t2hx.errors import WorkloadError
-from t2hx.flowsim import bulk, collectives
+from t2hx.flowsim import collectives
 from t2hx.flowsim.bulk import Phase
-from t2hx.flowsim.network import Network
+from t2hx.flowsim.engines import SimNetwork
 
 MIB = 1024 * 1024
 
 
-def _need_ranks(net: Network, least: int, what: str) -> int:
+def _need_ranks(net: SimNetwork, least: int, what: str) -> int:
     n = net.ranks
     if n < least:
         raise WorkloadError(f"{what} needs at least {least} ranks, the hostfile has {n}",
@@ -52,10 +54,10 @@ def mpigraph_phases(n: int, size: int, window: int) -> list[Phase]:
     return [Phase.of(r, (r + k) % n, size * window) for k in range(1, n)]
 
 
-def mpigraph(net: Network, size: int = MIB, times: int = 10, window: int = 10) -> MpiGraph:
+def mpigraph(net: SimNetwork, size: int = MIB, times: int = 10, window: int = 10) -> MpiGraph:
     n = _need_ranks(net, 2, "mpiGraph")
     ph = mpigraph_phases(n, size, window)
-    res = bulk.run(net, ph, keep_rates=True)
+    res = net.run(ph, keep_rates=True)
     send = np.zeros((n, n))
     for k, p in enumerate(ph):
         send[p.src, p.dst] = window * size / res.flow_time[k] / MIB
@@ -88,7 +90,7 @@ def bisections(n: int, rounds: int, seed: int) -> np.ndarray:
     return partner
 
 
-def ebb(net: Network, size: int = MIB, rounds: int = 100, reps: int = 20,
+def ebb(net: SimNetwork, size: int = MIB, rounds: int = 100, reps: int = 20,
         seed: int = 1) -> Ebb:
     n = _need_ranks(net, 2, "eBB")
     if rounds < 1:
@@ -98,7 +100,7 @@ def ebb(net: Network, size: int = MIB, rounds: int = 100, reps: int = 20,
     for i in range(rounds):
         src = np.flatnonzero(partner[i] >= 0)
         ph.append(Phase.of(src, partner[i, src], size))
-    res = bulk.run(net, ph, keep_rates=True)
+    res = net.run(ph, keep_rates=True)
     times = np.zeros((rounds, n))
     for i, p in enumerate(ph):
         times[i, p.src] = reps * res.flow_time[i] * 1e6
@@ -126,13 +128,13 @@ class ImbRow:
     algorithm: str
 
 
-def imb(net: Network, name: str, sizes: list[int]) -> list[ImbRow]:
+def imb(net: SimNetwork, name: str, sizes: list[int]) -> list[ImbRow]:
     name = collectives.canonical(name)
     n = _need_ranks(net, 1, name)
     rows = []
     for m in ([0] if name == "Barrier" else sizes):
         alg, ph = collectives.phases(name, n, m, net.loggp.reduce_rate)
-        res = bulk.run(net, ph)
+        res = net.run(ph)
         end = res.rank_end if res.rank_end is not None else np.zeros(n)
         t = end * 1e6
         rows.append(ImbRow(m, imb_repetitions(m), float(t.min()), float(res.total * 1e6),
@@ -141,30 +143,30 @@ def imb(net: Network, name: str, sizes: list[int]) -> list[ImbRow]:
 
 
 # -- ring allreduce, Multi-PingPong, EmDL ----------------------------------------------------
-def ring_allreduce(net: Network, elements: int) -> float:
+def ring_allreduce(net: SimNetwork, elements: int) -> float:
     """Seconds per baidu ring allreduce of ``elements`` floats."""
     n = _need_ranks(net, 2, "ring allreduce")
     r = np.arange(n)
     block = math.ceil(elements / n) * 4
     step = Phase.of(r, (r + 1) % n, block, block / net.loggp.reduce_rate)
     plain = Phase.of(r, (r + 1) % n, block)
-    return bulk.run(net, [step] * (n - 1) + [plain] * (n - 1)).total
+    return net.run([step] * (n - 1) + [plain] * (n - 1)).total
 
 
-def multi_pingpong(net: Network, sizes: list[int]) -> list[tuple[int, int, float, float]]:
+def multi_pingpong(net: SimNetwork, sizes: list[int]) -> list[tuple[int, int, float, float]]:
     """(bytes, reps, t[usec] (half round trip, slowest pair), Mbytes/sec per pair)."""
     n = _need_ranks(net, 2, "Multi-PingPong")
     half = n // 2
     a, b = np.arange(half), np.arange(half) + half
     rows = []
     for m in sizes:
-        ping = bulk.run(net, [Phase.of(a, b, m), Phase.of(b, a, m)])
+        ping = net.run([Phase.of(a, b, m), Phase.of(b, a, m)])
         t = ping.total / 2
         rows.append((m, imb_repetitions(m), t * 1e6, m / t / 1e6 if m else 0.0))
     return rows
 
 
-def emdl(net: Network, sizes: list[int]) -> list[ImbRow]:
+def emdl(net: SimNetwork, sizes: list[int]) -> list[ImbRow]:
     """SleepyAllreduce: each repetition is an allreduce followed by a 0.1 s usleep; the
     patch times the allreduce only, so the sleep shows in wall time, not in t."""
     return imb(net, "Allreduce", sizes)

@@ -1,17 +1,19 @@
-"""Simulate a deterministic case once: the cache of ``t2hx simulate`` outputs.
+"""Simulate a deterministic case once: the cache of ``t2hx simulate``'s typed results.
 
-The flow model gives the same output for the same inputs, so the repetitions of a
-simulated case need not recompute it: the first run that gets here simulates and stores
-its output, the others reuse it and say so in the ``# t2hx-simulated:`` line
-(``cache=hit repeat_of=<repetition that simulated it>``, docs/formats.md#simulated-output).
+The flow model gives the same numbers for the same inputs, so the repetitions of a
+simulated case need not recompute them: the first run that gets here simulates and stores
+its noiseless result (the benchmark's typed numbers and the output header, as JSON), the
+others reuse it, apply their own noise and print it, and say so in the
+``# t2hx-simulated:`` line (``cache=hit repeat_of=<repetition that simulated it>``,
+docs/formats.md#simulated-output).
 
-The key is a sha256 over everything the output depends on: the benchmark and its options,
-the system conf, plane, engine, LMC, the hostfile, routing dumps / demand / job files by
-content, our OpenSM plugin library for its engines, and the model's code version (the
-sources of t2hx.fabric, t2hx.routing, t2hx.flowsim and the registry). Any change gives a
-new key, so a stale output is never reused. ``--seed`` is part of the key only for the
-workloads that draw from it (:data:`SEEDED_WORKLOADS`); for the others it does not change
-the output.
+The key is a sha256 over everything the result depends on: the benchmark and its options,
+the system conf, plane, routing engine, LMC, the hostfile, routing dumps / demand / job
+files by content, our OpenSM plugin library for its engines, the network engine, and the
+model's code version (the sources of t2hx.fabric, t2hx.routing, t2hx.flowsim, the benchmark
+modules and the simulator; a site's benchmark module by its own content). Any change gives a new key, so a stale result is never reused.
+The request's seed is part of the key only for the benchmarks that draw from it (their
+workload is ``seeded``); for the others it does not change the result.
 
 Entries live in ``<work>/simulate/<key[:2]>/<key>.json``, written atomically; concurrent
 jobs of one case serialise on a lock file beside the entry, so one simulates while the
@@ -29,10 +31,9 @@ from typing import Any, Callable
 from t2hx import ROOT
 from t2hx.atomic import atomic_write
 
-SEEDED_WORKLOADS = ("ebb",)      # Netgauge draws its random bisections from --seed
-CODE_DIRS = ("t2hx/fabric", "t2hx/routing", "t2hx/flowsim")
-CODE_FILES = ("t2hx/benchmarks.py", "t2hx/conf.py", "t2hx/post/records.py", "t2hx/inputs.py",
-              "conf/appmodels.yaml")
+CODE_DIRS = ("t2hx/fabric", "t2hx/routing", "t2hx/flowsim", "t2hx/benchmarks")
+CODE_FILES = ("t2hx/conf.py", "t2hx/grids.py", "t2hx/simrequest.py", "t2hx/simulation.py",
+              "t2hx/wire.py", "conf/appmodels.yaml")
 MODEL_DATA = "conf/calibration"     # the app models' calibrations (*.json) are model too
 PLUGIN_ENGINES = ("parx", "sar")
 PLUGIN = ROOT / "parx" / "libparx.so"
@@ -57,11 +58,11 @@ def code_version() -> str:
     return h.hexdigest()
 
 
-def case_inputs(*, benchmark: str, workload: str, system_file: Path, plane: str,
+def case_inputs(*, benchmark: str, seeded: bool, system_file: Path, plane: str,
                 engine: str, lmc: int | None, hostfile: str, routing_dir: str | None,
                 demand: str | None, jobs: str | None, options: dict[str, Any],
-                seed: int) -> dict[str, Any]:
-    """Everything a simulated output depends on, except the model's code version."""
+                seed: int, network_engine: str) -> dict[str, Any]:
+    """Everything a simulated result depends on, except the model's code version."""
     routing = None
     if routing_dir:
         routing = {name: file_digest(Path(routing_dir) / name) for name in ROUTING_DUMPS}
@@ -69,7 +70,8 @@ def case_inputs(*, benchmark: str, workload: str, system_file: Path, plane: str,
             "engine": engine, "lmc": lmc, "hostfile": file_digest(hostfile),
             "routing": routing, "demand": file_digest(demand), "jobs": file_digest(jobs),
             "plugin": file_digest(PLUGIN) if engine in PLUGIN_ENGINES else None,
-            "options": options, "seed": seed if workload in SEEDED_WORKLOADS else None}
+            "options": options, "seed": seed if seeded else None,
+            "network_engine": network_engine}
 
 
 # Conf sections that say how jobs are launched or scheduled, not what is simulated: a
@@ -121,18 +123,18 @@ class RunCache:
         return self.root / key[:2] / f"{key}.json"
 
     def get_or_make(self, key: str, repetition: int,
-                    make: Callable[[], str]) -> tuple[str, int | None]:
-        """(output, repetition it was simulated for if reused, else None)."""
+                    make: Callable[[], Any]) -> tuple[Any, int | None]:
+        """(the case's JSON value, repetition it was simulated for if reused, else None)."""
         path = self.path(key)
         path.parent.mkdir(parents=True, exist_ok=True)
         with open(path.parent / f".{path.name}.lock", "w") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)
             entry = self._read(path)
             if entry is not None:
-                return entry["text"], entry["repetition"]
-            text = make()
-            atomic_write(path, json.dumps({"repetition": repetition, "text": text}) + "\n")
-            return text, None
+                return entry["value"], entry["repetition"]
+            value = make()
+            atomic_write(path, json.dumps({"repetition": repetition, "value": value}) + "\n")
+            return value, None
 
     @staticmethod
     def _read(path: Path) -> dict | None:
@@ -140,6 +142,7 @@ class RunCache:
             entry = json.loads(path.read_text())
         except (OSError, ValueError):     # absent, or unreadable: simulate again
             return None
-        if isinstance(entry, dict) and isinstance(entry.get("text"), str):
+        if isinstance(entry, dict) and "value" in entry and \
+                isinstance(entry.get("repetition"), int):
             return entry
         return None

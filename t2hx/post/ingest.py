@@ -5,7 +5,7 @@ Log directory layout (``log/<campaign>/``)::
     provenance.json                optional: campaign, conf_hash, git_hash, versions, date,
                                    baseline (combo label), simulated, seeds (see report.py)
     perflogs/**/*.log[.hN]         ReFrame perflogs in the format of t2hx.post.perflog
-    runs/**/t2hx-run.json          one directory per run: its parameters (RUN_META_KEYS); every
+    runs/**/t2hx-run.json          one directory per run: its parameters (t2hx/wire.py); every
                                    other regular file in that directory is a raw output of
                                    the run, parsed by the family of ``benchmark``
     analysis/*.csv, analysis/*.json  fabric-engine routing analysis (t2hx.post.routing)
@@ -38,11 +38,7 @@ from t2hx.post.parsers import mpigraph
 from t2hx.post.perflog import read_perflog
 from t2hx.post.records import better_for
 from t2hx.post.store import canonical
-
-RUN_META = "t2hx-run.json"
-RUN_META_KEYS = ("benchmark", "campaign", "system", "partition", "topology", "routing",
-                 "placement", "combo", "nodes", "repetition", "msg_size", "timestamp",
-                 "git_hash", "simulated")
+from t2hx.wire import RUN_META, RUN_META_KEYS, parse_run_meta
 PROVENANCE = "provenance.json"
 
 STR_COLS = ["campaign", "system", "partition", "topology", "routing", "placement", "combo",
@@ -242,12 +238,7 @@ def _run(logdir: Path, meta_path: Path, campaign: str,
     run_dir = meta_path.parent
     rel_dir = run_dir.relative_to(logdir).as_posix()
     try:
-        meta = json.loads(meta_path.read_text())
-        if not isinstance(meta, dict) or not meta.get("benchmark"):
-            raise ValueError("no 'benchmark' key")
-        nested = [k for k in RUN_META_KEYS if isinstance(meta.get(k), (list, dict))]
-        if nested:          # every key is one table cell
-            raise ValueError(f"'{nested[0]}' is not a single value")
+        meta = parse_run_meta(meta_path.read_text())
     except (OSError, ValueError) as err:
         summary.skip("run", rel_dir, f"bad {RUN_META}: {err}")
         return [], []

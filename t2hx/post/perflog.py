@@ -1,11 +1,10 @@
-"""The ReFrame perflog format of t2hx, and its reader.
+"""The reader of t2hx's ReFrame perflogs.
 
-Every test parameter is its own ``|``-separated field, so a perflog line is a complete,
-self-describing measurement (docs/formats.md#perflogs). The ReFrame
-configuration generator (issue 7) imports :data:`PERFLOG_FORMAT` and
-:func:`reframe_handler` instead of writing its own format string, and must set
-``perflog_multiline: True`` (:data:`LOGGING_OPTIONS`) so ReFrame writes one line per
-performance variable (our reader relies on that: one line = one value).
+The format is a wire format (t2hx/wire.py: :data:`~t2hx.wire.PERFLOG_FIELDS`, written by
+ReFrame with :data:`~t2hx.wire.PERFLOG_FORMAT` through the handler of
+t2hx/reframe_site.py): every test parameter is its own ``|``-separated field, so a perflog
+line is a complete, self-describing measurement (docs/formats.md#perflogs), one line per
+performance variable (``perflog_multiline``; the reader relies on it: one line = one value).
 
 Check attributes the fields read (``%(check_<name>)s``); a check that lacks one logs ``null``:
 
@@ -36,35 +35,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:        # pandas costs 0.6 s: the ReFrame site config imports this module
+from t2hx.wire import PERFLOG_DELIM as DELIM
+from t2hx.wire import PERFLOG_FIELDS
+from t2hx.wire import PERFLOG_NULLS as NULLS
+
+if TYPE_CHECKING:        # pandas costs 0.6 s: the checks import the parsers next to this
     import pandas as pd
 
-# Order = column order in the file. Names are ReFrame's header names.
-PERFLOG_FIELDS: tuple[str, ...] = (
-    "job_completion_time", "version", "info", "system", "partition", "environ",
-    "campaign", "combo", "topology", "routing", "placement", "benchmark", "num_nodes",
-    "repetition", "msg_size", "git_hash", "simulated",
-    "perf_var", "perf_value", "perf_unit", "perf_ref", "perf_lower_thres", "perf_upper_thres",
-    "result",
-)
-DELIM = "|"
-# ReFrame's own (non-check) format specifiers; everything else is %(check_<name>)s.
-_PLAIN = {"version"}
-PERFLOG_FORMAT: str = DELIM.join(f"%({f})s" if f in _PLAIN else f"%(check_{f})s"
-                                 for f in PERFLOG_FIELDS)
-HEADER: str = DELIM.join(PERFLOG_FIELDS)
-LOGGING_OPTIONS = {"perflog_multiline": True}
-NULLS = {"", "null", "None", "none", "nan"}
 REQUIRED = ("benchmark", "perf_var", "perf_value")
-
-
-def reframe_handler(basedir: str) -> dict:
-    """The ``logging.handlers_perflog`` entry for ReFrame's config (files under basedir)."""
-    # basedir, not an absolute prefix: ReFrame's --perflogdir (RFM_PERFLOG_DIR) replaces it,
-    # which is how a dry run keeps its (valueless) records out of the campaign.
-    return {"type": "filelog", "basedir": f"{basedir}/perflogs",
-            "prefix": "%(check_system)s/%(check_partition)s", "level": "info",
-            "format": PERFLOG_FORMAT, "append": True}
 
 
 @dataclass

@@ -1,37 +1,24 @@
-"""The shape of a parsed measurement, and the two lines every parser must understand.
+"""The shape of a parsed measurement.
 
 A *record* is a flat dict: ``benchmark, metric, unit, better, value`` plus whatever parameters
 the output itself carries (``msg_size``, ``ranks``, ``N``/``NB``/``P``/``Q``, ``scale`` …) and
 ``simulated``. Flat dicts turn into a tidy DataFrame without any reshaping.
 
-Agreed project-wide lines:
-
-* **Solver walltime** (printed by our proxy-app patches, ``patches/``, around the solver):
-  exactly ``T2HX solver walltime: <seconds> s``, e.g. ``T2HX solver walltime: 12.345678 s``.
-  :data:`WALLTIME_RE` is the only definition; patches print it with :data:`WALLTIME_FORMAT`.
-* **Simulated output header**: the flow model prints the upstream format unchanged but with a
-  FIRST line ``# t2hx-simulated: key=value key=value …`` (fabric=…, routing=…, hostfile=…).
-  Parsers strip it (:func:`split_simulated`) and mark records ``simulated=True``; the pairs are
-  kept as ``sim_<key>`` fields.
+The two lines every parser must understand are wire formats (t2hx/wire.py): the solver
+walltime line our proxy-app patches print, and the ``# t2hx-simulated:`` first line of a
+simulated output, which :func:`t2hx.post.parsers.parse_text` strips (the pairs are kept as
+``sim_<key>`` fields of the records).
 """
 
 from __future__ import annotations
 
 import math
-import re
-import shlex
 from typing import Any
 
+from t2hx import wire
 from t2hx.errors import T2hxError
 
 Record = dict[str, Any]
-
-WALLTIME_FORMAT = "T2HX solver walltime: {seconds:.6f} s"
-# Anchored per line; tolerate a trailing CR from Windows-edited logs, nothing else.
-WALLTIME_RE = re.compile(r"^T2HX solver walltime: ([0-9]+(?:\.[0-9]*)?(?:[eE][+-]?[0-9]+)?) s\r?$",
-                         re.MULTILINE)
-
-SIM_PREFIX = "# t2hx-simulated:"
 
 # Direction of "better" from the unit. Units not listed here give better=None, which the
 # statistics keep but never turn into a gain (a wrong sign would be worse than a gap).
@@ -81,23 +68,7 @@ def record(benchmark: str, metric: str, unit: str, value: float, **params: Any) 
     return rec
 
 
-def split_simulated(text: str) -> tuple[str, dict[str, str] | None]:
-    """Strip the ``# t2hx-simulated:`` first line; return (rest, its key=value pairs or None)."""
-    first, sep, rest = text.partition("\n")
-    if not first.startswith(SIM_PREFIX):
-        return text, None
-    meta: dict[str, str] = {}
-    for token in shlex.split(first[len(SIM_PREFIX):]):
-        key, eq, value = token.partition("=")
-        if eq:
-            meta[key.strip()] = value.strip()
-    return (rest if sep else ""), meta
-
-
 def walltime_records(text: str, benchmark: str) -> list[Record]:
     """Records for every agreed walltime line (several when the solver ran several times)."""
-    recs = []
-    for i, match in enumerate(WALLTIME_RE.finditer(text)):
-        recs.append(record(benchmark, "solver_walltime", "s", to_float(match.group(1)),
-                           call=i))
-    return recs
+    return [record(benchmark, "solver_walltime", "s", to_float(seconds), call=i)
+            for i, seconds in enumerate(wire.walltimes(text))]

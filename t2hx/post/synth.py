@@ -9,7 +9,8 @@ from pathlib import Path
 
 import numpy as np
 
-from t2hx.post.perflog import DELIM, HEADER, PERFLOG_FIELDS
+from t2hx.wire import PERFLOG_HEADER as HEADER
+from t2hx.wire import perflog_line
 
 # The five combos (docs/modelling.md#the-study); (1) is the baseline.
 COMBOS = [("ft-ftree-linear", "fattree", "ftree", "linear"),
@@ -19,11 +20,6 @@ COMBOS = [("ft-ftree-linear", "fattree", "ftree", "linear"),
           ("hx-parx-clustered", "hyperx", "parx", "clustered")]
 COLLECTIVES = ["barrier", "bcast", "gather", "scatter", "reduce", "allreduce", "alltoall"]
 APPS = ["amg", "comd", "minife", "swfft", "milc"]
-
-
-def perflog_line(**kw: object) -> str:
-    """One perflog line; unspecified fields are 'null' like ReFrame writes them."""
-    return DELIM.join(str(kw.get(f, "null")) for f in PERFLOG_FIELDS)
 
 
 def _cases(nodes: list[int], sizes: list[int]):

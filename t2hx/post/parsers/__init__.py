@@ -1,28 +1,35 @@
 """One parser module per benchmark family; names map to them through the benchmark
-registry (t2hx/benchmarks.py: an entry's ``parser`` field names the module here).
+registry (t2hx/benchmarks/: a benchmark module's ``parser`` binding names the parser).
 
-Every module exposes ``parse(text) -> list[Record]`` and raises
+A binding is a module here (``imb``: ``t2hx.post.parsers.imb.parse``) or, for a site's
+benchmark, any importable module with its function (``sitebench.osu:parse``; ``parse``
+when no function is named). Every parser is ``parse(text) -> list[Record]`` and raises
 :class:`t2hx.post.records.ParseError` when the text holds no result. :func:`parse_text` adds
-what all parsers share: the ``# t2hx-simulated:`` first line is stripped and recorded.
+what all parsers share: the ``# t2hx-simulated:`` first line (t2hx/wire.py) is stripped
+and recorded.
 """
 
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 
 from t2hx import benchmarks
-from t2hx.post.records import ParseError, Record, split_simulated
+from t2hx.post.records import ParseError, Record
+from t2hx.wire import split_simulated
 
-# The registry's parser modules, plus ``walltime``: only the agreed solver line of any app.
+# The registry's parser bindings, plus ``walltime``: only the agreed solver line of any app.
 FAMILIES = tuple(dict.fromkeys([b.parser for b in benchmarks.REGISTRY] + ["walltime"]))
 
 
 def family(name: str) -> str | None:
-    """The parser module for a family or benchmark name (``IMB-Allreduce`` → ``imb``), or
-    None. Names the registry does not know fall back to their first ``-`` part, so a run of
-    a benchmark variant not in the registry (``imb-pingpong``) still parses."""
+    """The parser binding for a binding, family or benchmark name (``IMB-Allreduce`` →
+    ``imb``), or None. Names the registry does not know fall back to their first ``-`` part,
+    so a run of a benchmark variant not in the registry (``imb-pingpong``) still parses."""
+    if name in FAMILIES:          # a binding as the registry spells it (module paths: case)
+        return name
     key = name.strip().lower()
     if key in FAMILIES:
         return key
@@ -36,11 +43,25 @@ def family(name: str) -> str | None:
 
 
 def module(name: str) -> ModuleType:
+    """The module of the parser of a binding, family or benchmark name."""
+    return importlib.import_module(_binding(name)[0])
+
+
+def parser(name: str) -> Callable[[str], list[Record]]:
+    """The parse function of a binding, family or benchmark name."""
+    where, function = _binding(name)
+    return getattr(importlib.import_module(where), function)
+
+
+def _binding(name: str) -> tuple[str, str]:
     fam = family(name)
     if fam is None:
         raise ParseError(f"unknown benchmark {name!r}", field="benchmark",
                          fix="one of: " + ", ".join(FAMILIES))
-    return importlib.import_module(f"t2hx.post.parsers.{fam}")
+    where, _, function = fam.partition(":")
+    if "." not in where:
+        where = f"{__name__}.{where}"
+    return where, function or "parse"
 
 
 def parse_text(name: str, text: str) -> list[Record]:
@@ -48,7 +69,7 @@ def parse_text(name: str, text: str) -> list[Record]:
     body, sim = split_simulated(text)
     if not body.strip():
         raise ParseError("empty output")
-    recs = module(name).parse(body)
+    recs = parser(name)(body)
     for rec in recs:
         rec["simulated"] = sim is not None
         for key, value in (sim or {}).items():

@@ -1,0 +1,63 @@
+"""The network engines a simulation request chooses from (``SimRequest.engine``).
+
+An engine opens the network of a request: the plane routed as the request says, with one
+rank per line of its hostfile. The workloads (t2hx/benchmarks/, t2hx/flowsim/patterns.py,
+apps.py) see only :class:`SimNetwork`: its ranks and hosts, its LogGP constants and
+:meth:`SimNetwork.run`, the times of a list of communication phases. The flow model (max-min
+fair rates per phase, t2hx/flowsim/bulk.py) is ``flow``; a packet-level engine is one more
+row of :data:`ENGINES` whose network answers the same calls, so no workload changes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Protocol
+
+from t2hx.errors import WorkloadError
+from t2hx.flowsim.bulk import Phase, Result
+from t2hx.flowsim.network import LogGP, Network, open_network
+from t2hx.paths import work_root
+from t2hx.simrequest import FLOW_ENGINE, SimRequest
+
+
+class SimNetwork(Protocol):
+    """What a workload may ask of an opened network."""
+    hosts: list[str]          # rank -> hostname
+    hostfile: str
+    engine: str               # the OpenSM routing engine it was routed with
+    loggp: LogGP
+
+    @property
+    def ranks(self) -> int: ...
+
+    @property
+    def label(self) -> str: ...         # <system>/<plane>
+
+    def run(self, phases: list[Phase], keep_rates: bool = False) -> Result: ...
+
+
+@dataclass(frozen=True)
+class Engine:
+    model: str                                  # the output header's ``model=``
+    open: Callable[[SimRequest], SimNetwork]
+
+
+def open_flow(request: SimRequest) -> Network:
+    """The flow model's network: real OpenSM routing of the plane (cached), or the
+    request's dumps."""
+    opts = request.network
+    extra = {} if opts.parx_threshold is None else {"parx_threshold": opts.parx_threshold}
+    return open_network(request.system, request.plane, request.routing, request.hostfile,
+                        work=opts.work or str(work_root()), lmc=opts.lmc,
+                        routing=opts.routing_dir, quiet=opts.quiet, demand=opts.demand,
+                        jobs=opts.jobs, **extra)
+
+
+ENGINES: dict[str, Engine] = {FLOW_ENGINE: Engine("maxmin", open_flow)}
+
+
+def engine(name: str) -> Engine:
+    if name not in ENGINES:
+        raise WorkloadError(f"unknown network engine '{name}'", field="engine",
+                            fix="use one of: " + ", ".join(ENGINES))
+    return ENGINES[name]

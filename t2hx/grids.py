@@ -1,0 +1,48 @@
+"""The process grids the MPI codes lay their ranks out on.
+
+The benchmark modules (t2hx/benchmarks/) turn them into the real binaries' arguments and the
+flow model (t2hx/flowsim/apps.py, appmodel.py) into the same codes' communication, so a
+simulated and a real run of a case agree on the layout. Pure arithmetic, no imports.
+"""
+
+from __future__ import annotations
+
+import math
+
+
+def grid3(ranks: int) -> tuple[int, int, int]:
+    """A near-cubic px*py*pz = ranks decomposition, largest factor first (MPI_Dims_create)."""
+    best = (ranks, 1, 1)
+    for px in range(1, ranks + 1):
+        if ranks % px:
+            continue
+        for py in range(1, ranks // px + 1):
+            if (ranks // px) % py:
+                continue
+            cand = tuple(sorted((px, py, ranks // px // py), reverse=True))
+            if max(cand) - min(cand) < max(best) - min(best):
+                best = cand
+    return best
+
+
+def hpl_grid(ranks: int) -> tuple[int, int]:
+    """The most square P x Q = ranks with P <= Q (HPL's preferred shape)."""
+    p = math.isqrt(ranks)
+    while ranks % p:
+        p -= 1
+    return p, ranks // p
+
+
+def grid4(ranks: int) -> tuple[int, int, int, int]:
+    """MILC's hyper_prime layout of a lattice that is ``ranks`` copies of one rank's cube:
+    prime factors, largest first, each to the axis (x, y, z, t) split least so far."""
+    dims = [1, 1, 1, 1]
+    rest, factors = ranks, []
+    for p in range(2, ranks + 1):
+        while rest % p == 0:
+            factors.append(p)
+            rest //= p
+    for p in sorted(factors, reverse=True):
+        axis = dims.index(min(dims))
+        dims[axis] *= p
+    return tuple(dims)

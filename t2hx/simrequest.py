@@ -1,0 +1,73 @@
+"""A typed simulation request: what one simulated run of a benchmark is.
+
+``t2hx simulate`` builds it from its command line (t2hx/commands/simulate.py); the simulator
+(t2hx/simulation.py) opens the network of the engine it names (t2hx/flowsim/engines.py) and
+hands it to the benchmark's workload (t2hx/benchmarks/), which reads its options from here.
+The run cache key and the noise draw are functions of the request (:meth:`key_options`), so
+two requests that simulate the same thing share their cache entry and noise.
+
+This module imports nothing heavy: the benchmark modules and the CLI read it.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+#: baidu-allreduce's sizes (float elements) when the request names none.
+DEFAULT_ELEMENTS = "0,32,256,1024,4096,16384,65536,262144,1048576,8388608,67108864"
+#: The flow model's network engine; another engine is another row of its ENGINES table.
+FLOW_ENGINE = "flow"
+
+
+@dataclass(frozen=True)
+class NetworkOptions:
+    """How the plane is routed and read; ``None`` = the conf's or the engine's default."""
+    lmc: int | None = None
+    routing_dir: str | None = None       # OpenSM dumps to use instead of routing
+    demand: str | None = None            # parx: route with this demand file
+    jobs: str | None = None              # sar: route with this job file
+    parx_threshold: int | None = None    # parx: Table 1a below this many bytes, 1b from it
+    work: str | None = None              # routing cache root (default: t2hx.paths.work_root)
+    quiet: bool = True
+
+
+@dataclass(frozen=True)
+class BenchmarkOptions:
+    """The benchmark's own parameters, as its binary's command line would give them."""
+    msglog: str = "0:22"                 # IMB -msglog LO:HI
+    size: int = 1 << 20                  # message bytes (mpiGraph, eBB)
+    times: int = 10                      # mpiGraph iterations
+    window: int = 10                     # mpiGraph window
+    rounds: int = 100                    # eBB random bisections
+    reps: int = 20                       # eBB repetitions per round
+    elements: str = DEFAULT_ELEMENTS     # ring allreduce sizes, comma separated
+    collectives: str = ""                # IMB collectives of `imb` ('' = every variant)
+    compute_scale: float = 1.0           # apps: compute this many times faster, 0: none
+    iterations: int | None = None        # apps: solver iterations (default: the model's)
+
+
+@dataclass(frozen=True)
+class SimRequest:
+    """One simulated run: the benchmark (a registry key and variant) on a routed plane of a
+    conf system, with the ranks of a hostfile."""
+    system: str                          # conf/systems/<sys>.yaml or its name
+    plane: str
+    routing: str                         # OpenSM engine
+    hostfile: str                        # rank i on line i's host
+    benchmark: str                       # registry key (t2hx/benchmarks/)
+    variant: str | None = None           # e.g. an IMB collective
+    input: dict[str, Any] | None = None  # the study input (apps, x500); None: the study's
+    seed: int = 1                        # the workload's own random draws (eBB bisections)
+    repetition: int = 0                  # which repetition of the case (noise draw)
+    network: NetworkOptions = field(default_factory=NetworkOptions)
+    options: BenchmarkOptions = field(default_factory=BenchmarkOptions)
+    engine: str = FLOW_ENGINE            # network engine (t2hx/flowsim/engines.py)
+
+    def key_options(self) -> dict[str, Any]:
+        """The options a simulated output depends on besides the case's files: the
+        benchmark's options, its input (canonical JSON) and the PARX threshold."""
+        text = None if self.input is None else json.dumps(self.input, sort_keys=True)
+        return {**asdict(self.options), "input": text,
+                "parx_threshold": self.network.parx_threshold}
