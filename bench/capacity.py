@@ -31,14 +31,14 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from t2hx.atomic import atomic_write  # noqa: E402
-from t2hx.commands.campaign import REPEATS  # noqa: E402
+from t2hx.jobmix import REPEATS  # noqa: E402
 from t2hx.conf import load_system  # noqa: E402
 from t2hx.flowsim.fluid import run_jobs  # noqa: E402
 from t2hx.flowsim.fluid_fast import run_jobs_fast  # noqa: E402
 from t2hx.flowsim.network import open_network  # noqa: E402
 from t2hx.placement.hostfiles import Options, place  # noqa: E402
 from t2hx.reframe_site import usable_nodes  # noqa: E402
-from t2hx.simulation import capacity_jobs  # noqa: E402
+from t2hx.jobmix import capacity_jobs  # noqa: E402
 from t2hx.study import load_study  # noqa: E402
 from t2hx.flowsim import appmodel  # noqa: E402
 

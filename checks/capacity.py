@@ -25,11 +25,9 @@ view; the flow model runs the fluid job its benchmark module declares (t2hx/benc
 """
 
 import json
-import os
 import re
 import shutil
 import sys
-import tempfile
 from pathlib import Path
 
 # Appended, never inserted: ReFrame loads this file with its folder appended to sys.path
@@ -50,6 +48,7 @@ from lib.base import (ROUTING_DIR, SLURM_SCHEDULERS, STUDY, Launch,  # noqa: E40
                       T2hxCheck, check_class, route_checks, routing_step, sim_lmc,
                       write_inputs)
 from lib import resume                                             # noqa: E402
+from t2hx.atomic import staged_dir  # noqa: E402
 from t2hx import benchmarks, wire                                  # noqa: E402
 from t2hx.launcher import launch_command, shell_line               # noqa: E402
 from t2hx.paths import cli, log_root, work_root                    # noqa: E402
@@ -240,16 +239,12 @@ class Capacity(T2hxCheck):
         case = f"capacity_{self.combo}_r{self.repetition}"
         final = log_root() / self.campaign / "capacity" / self.current_system.name / \
             self.current_partition.name / case
-        final.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=".tmp-", dir=final.parent))
         stage = Path(self.stagedir)
-        for name in [str(self.stdout), "capacity.json", "capacity.hosts", WINDOW_FILE,
-                     "capacity.sh", f"{ROUTING_DIR}/{ROUTE_RECORD}"]:
-            if (stage / name).is_file():
-                shutil.copyfile(stage / name, tmp / Path(name).name)
-        if final.exists():
-            shutil.rmtree(final)
-        os.replace(tmp, final)
+        with staged_dir(final) as tmp:         # whole, or the old record stays
+            for name in [str(self.stdout), "capacity.json", "capacity.hosts", WINDOW_FILE,
+                         "capacity.sh", f"{ROUTING_DIR}/{ROUTE_RECORD}"]:
+                if (stage / name).is_file():
+                    shutil.copyfile(stage / name, tmp / Path(name).name)
 
     @run_before("performance")
     def set_perf_variables(self):

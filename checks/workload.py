@@ -9,10 +9,8 @@ The perf variables are each job's mean step time, in the workload (``j<k>-<app>`
 ``log/<campaign>/workloads/`` for the figures (t2hx/post/configs.py).
 """
 
-import os
 import shutil
 import sys
-import tempfile
 from pathlib import Path
 
 # Appended, never inserted: ReFrame loads this file with its folder appended to sys.path
@@ -26,6 +24,7 @@ from reframe.core.builtins import (parameter, run_after, run_before,  # noqa: E4
 
 from lib.base import STUDY, T2hxCheck                              # noqa: E402
 from lib import resume                                             # noqa: E402
+from t2hx.atomic import staged_dir  # noqa: E402
 from t2hx import wire                                              # noqa: E402
 from t2hx.paths import cli, log_root, work_root                    # noqa: E402
 from t2hx.study import seconds                                     # noqa: E402
@@ -91,12 +90,8 @@ class Workload(T2hxCheck):
         case = f"workload_{self.combo}_w{self.repetition}"
         final = log_root() / self.campaign / "workloads" / self.current_system.name / \
             self.current_partition.name / case
-        final.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=".tmp-", dir=final.parent))
-        shutil.copyfile(Path(self.stagedir) / str(self.stdout), tmp / "workload.out")
-        if final.exists():
-            shutil.rmtree(final)
-        os.replace(tmp, final)
+        with staged_dir(final) as tmp:         # whole, or the old record stays
+            shutil.copyfile(Path(self.stagedir) / str(self.stdout), tmp / "workload.out")
 
     @run_before("performance")
     def set_perf_variables(self):

@@ -13,7 +13,6 @@ import string
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from t2hx import ROOT
 from t2hx.errors import ConfError
 from t2hx.fabric.fattree import kary_shape
 from t2hx.launcher import launcher_of

@@ -170,16 +170,13 @@ def print_routing(rows: list[dict]) -> None:
 
 # -- 2. campaign ---------------------------------------------------------------------------------
 def run_campaign(opts: Options) -> int:
-    import argparse
-
-    from t2hx.commands.campaign import cmd_campaign
+    from t2hx.campaign import CampaignRequest, run
 
     # The campaign reads its roots from the environment (ReFrame runs in another process).
     os.environ.update(T2HX_LOG_ROOT=str(opts.logs), T2HX_WORK_ROOT=str(opts.work))
-    args = argparse.Namespace(verb="run", system=f"sim:{opts.system.name}", campaign=opts.campaign,
-                              profile=opts.profile, reframe_args=list(opts.reframe_args),
-                              quiet=opts.quiet, study=opts.study)
-    return cmd_campaign(args)
+    return run(CampaignRequest("run", system=f"sim:{opts.system.name}", campaign=opts.campaign,
+                               profile=opts.profile, study=opts.study,
+                               reframe_args=list(opts.reframe_args), quiet=opts.quiet))
 
 
 # -- 3. figures ----------------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""The simulator's entry points: one simulated run of a request, and the capacity mix's jobs.
+"""The simulator's entry point: one simulated run of a request.
 
 A run (:func:`simulate`): the request's benchmark (t2hx/benchmarks/) runs on the network of
 the engine the request names (t2hx/flowsim/engines.py) and returns typed numbers; a
@@ -13,7 +13,6 @@ The flow model is imported only when a run simulates, so the CLI stays fast.
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -24,13 +23,8 @@ from t2hx.benchmarks.results import decode, encode
 from t2hx.simrequest import SimRequest
 
 if TYPE_CHECKING:
-    import numpy as np
-
-    from t2hx.flowsim.fluid import Job
-    from t2hx.flowsim.network import Network
     from t2hx.flowsim.noise import Noise
     from t2hx.flowsim.runcache import RunCache
-    from t2hx.study import Study
 
 
 @dataclass(frozen=True)
@@ -125,26 +119,3 @@ def run_marks(repetition: int, noise: Noise, factor: float, cached: bool,
 
 
 # --- the capacity mix -------------------------------------------------------------------------
-
-def capacity_jobs(net: Network, spans: dict[str, np.ndarray], study: Study, node: dict,
-                  repeat: int) -> list[Job]:
-    """The capacity mix's fluid jobs: each app's benchmark on its ranks with the study's
-    input at its node count (calibrated models; docs/modelling.md#capacity-mode) on the
-    conf's node."""
-    out = []
-    for app, ranks in spans.items():
-        name = study.capacity_benchmark(app)
-        build = fluid_job_of(benchmarks.get(name, field=f"capacity.apps.{app}"))
-        inp = study.input(name, len(ranks)) if name in study.catalog else None
-        out.append(build(net, ranks, repeat, inp, node))
-    return out
-
-
-def fluid_job_of(bench: Benchmark) -> Callable[..., Job]:
-    from t2hx.errors import WorkloadError
-
-    if bench.workload.fluid_job is None:
-        raise WorkloadError(f"'{bench.key}' has no fluid job, so it cannot be a capacity app",
-                            field=f"capacity.apps.{bench.key}",
-                            fix="use a proxy app, an x500 code, mupp or emdl")
-    return bench.workload.fluid_job

@@ -28,7 +28,6 @@ import os
 import shlex
 import shutil
 import subprocess
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -37,6 +36,7 @@ import reframe.utility.sanity as sn
 from reframe.core.builtins import (parameter, run_after, run_before, sanity_function,
                                    variable)
 
+from t2hx.atomic import staged_dir
 from t2hx import ROOT, benchmarks, wire
 from t2hx.post import parsers
 from t2hx.post.records import better_for
@@ -340,25 +340,19 @@ class T2hxCheck(rfm.RunOnlyRegressionTest):
         case = f"{self.benchmark}_{self.combo}_{self.num_nodes}n_r{self.repetition}"
         rel = Path(self.current_system.name) / self.current_partition.name / case
         final = log_root() / self.campaign / "runs" / rel
-        final.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=".tmp-", dir=final.parent))
-        shutil.copyfile(self.output_path(), tmp / self.output_path().name)
         meta = {"benchmark": self.benchmark, "campaign": self.campaign,
                 "system": self.current_system.name, "partition": self.current_partition.name,
                 "topology": self.topology, "routing": self.routing,
                 "placement": self.placement, "combo": self.combo, "nodes": self.num_nodes,
                 "repetition": self.repetition, "msg_size": None, "git_hash": self.git_hash,
-                "timestamp": wire.run_timestamp(), "simulated": self.simulated, "hostfile": None if self.mode == "local"
-                else self.hostfile, "input": self.input,
+                "timestamp": wire.run_timestamp(), "simulated": self.simulated,
+                "hostfile": None if self.mode == "local" else self.hostfile, "input": self.input,
                 **(sim_marks(self.output_path()) if self.mode == "sim" else {})}
         if routed_for_real(self):      # what the SM host confirmed before the run
             meta["route"] = route_record(Path(self.stagedir) / ROUTING_DIR)
-        (tmp / wire.RUN_META).write_text(wire.run_meta_text(meta))
-        old = final.with_name(final.name + ".old")
-        if final.exists():
-            os.replace(final, old)
-        os.replace(tmp, final)
-        shutil.rmtree(old, ignore_errors=True)
+        with staged_dir(final) as tmp:
+            shutil.copyfile(self.output_path(), tmp / self.output_path().name)
+            (tmp / wire.RUN_META).write_text(wire.run_meta_text(meta))
 
 
 def view_binary(name: str) -> Path:

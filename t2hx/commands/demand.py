@@ -10,7 +10,6 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from t2hx import ROOT
 from t2hx.paths import profiles_root, work_root
 from t2hx.routing import demand as dm
 from t2hx.errors import T2hxError

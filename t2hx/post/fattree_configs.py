@@ -23,21 +23,18 @@ the best of N of a case, like every gain in t2hx (docs/modelling.md#relative-gai
 
 from __future__ import annotations
 
-import math
 import re
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
 from t2hx.errors import T2hxError
 from t2hx.post import plots
 from t2hx.post.figures import Figure, primary_metric
+from t2hx import wire
 from t2hx.post.gain import gain
 from t2hx.post.store import write_text
 
-WORKLOAD_RE = re.compile(r"^T2HX workload job=(\d+) app=(\S+) nodes=(\d+) steps=(\d+) "
-                         r"step_s=(\S+) alone_steps=(\d+) alone_step_s=(\S+)$", re.M)
 SKIP = ("imb", "ebb", "mpigraph", "workload")   # not apps: no compute to scale
 
 
@@ -170,11 +167,10 @@ def workload_jobs(logdir: Path, combos: pd.DataFrame) -> pd.DataFrame:
         m = pattern.match(path.parent.name)
         if not m:
             continue
-        for job, app, nodes, steps, step_s, a_steps, a_step_s in WORKLOAD_RE.findall(
-                path.read_text(errors="replace")):
-            rows.append({"combo": m.group(1), "workload": int(m.group(2)), "job": int(job),
-                         "app": app, "nodes": int(nodes), "steps": int(steps),
-                         "step_s": float(step_s), "alone_s": float(a_step_s)})
+        for job in wire.workload_jobs(path.read_text(errors="replace")):
+            rows.append({"combo": m.group(1), "workload": int(m.group(2)), "job": job.job,
+                         "app": job.app, "nodes": job.nodes, "steps": job.steps,
+                         "step_s": job.step_s, "alone_s": job.alone_step_s})
     if not rows:
         return pd.DataFrame(columns=["combo", "workload", "job", "app", "step_s", "alone_s",
                                      "config"])

@@ -4,7 +4,6 @@ are checked first."""
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Any, Callable
 
@@ -15,10 +14,7 @@ from t2hx.post.scorecard.selection import (BASE_SPEC, CELL, NotRun, Ours, agg, b
                                            cell_gains, label, matches, select,
                                            workload_jobs)
 from t2hx.post.scorecard.text import where
-from t2hx.post.records import SIM_PREFIX
-
-WINDOW_RE = re.compile(rf"^{re.escape(SIM_PREFIX)} capacity .*\bwindow=([0-9.]+)")
-
+from t2hx.wire import parse_sim_header
 
 def capacity_windows(logdir: Path | None) -> set[float]:
     """Capacity windows [s] a campaign's raw capacity outputs declare (simulated header)."""
@@ -28,11 +24,11 @@ def capacity_windows(logdir: Path | None) -> set[float]:
     for path in sorted(Path(logdir).glob("capacity/**/rfm_job.out")):
         try:
             with open(path, errors="replace") as fh:
-                m = WINDOW_RE.match(fh.readline())
+                head = parse_sim_header(fh.readline())
         except OSError:
             continue
-        if m:
-            found.add(float(m.group(1)))
+        if head is not None and head.kind == "capacity" and "window" in head.pairs:
+            found.add(float(head.pairs["window"]))
     return found
 
 

@@ -1,0 +1,116 @@
+"""A campaign: the study through ReFrame as one named log (``log/<campaign>/``).
+
+``run`` wraps ``reframe -C conf/reframe.py -c checks -r --system SYS`` with the campaign and
+study profile in the environment and records provenance (command, git hash, system, the conf
+systems it ran on, profile) in ``log/<campaign>/provenance.json``. Rerunning the same
+campaign resumes it: cases with a passing perflog record are skipped
+(checks/lib/resume.py). ``status`` counts recorded cases against what the campaign's study
+and profile imply on the systems it ran on. One module per concern: ``selection`` (which
+systems ``--system`` means), ``provenance``, ``status``; this module runs ReFrame.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from t2hx import ROOT
+from t2hx.campaign.provenance import provenance, write_provenance
+from t2hx.campaign.selection import (SIM, check_selection, say_left_out, select_study,
+                                     selection)
+from t2hx.campaign.status import status
+from t2hx.conf import System
+from t2hx.errors import T2hxError
+from t2hx.paths import log_root, work_root
+from t2hx.reframe_site import CAMPAIGN_ENV, NAME_RE, SIM_SYSTEMS_ENV
+from t2hx.study import PROFILE_ENV, load_study
+
+VERBS = ("run", "dry-run", "status")
+
+
+@dataclass(frozen=True)
+class CampaignRequest:
+    """One ``t2hx campaign run|dry-run|status`` (the CLI's, ``t2hx reproduce``'s)."""
+    verb: str
+    system: str = SIM
+    campaign: str = "default"
+    profile: str | None = None          # None: full (status: the campaign's own)
+    study: str | None = None            # None: $T2HX_STUDY or the default study
+    reframe_args: list[str] = field(default_factory=list)
+    quiet: bool = False
+    report: bool = False                # run: replay the log into log/<campaign>/paper/
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """A request checked against the study and the conf systems, ready for ReFrame."""
+    req: CampaignRequest
+    env: dict[str, str]
+    rf_system: str = ""
+    conf_systems: tuple[System, ...] = ()
+
+
+def prepare(req: CampaignRequest) -> Prepared:
+    if not NAME_RE.match(req.campaign):
+        raise T2hxError(f"campaign name {req.campaign!r}", field="--campaign",
+                        fix="use letters, digits, '-' and '_' only")
+    prov = provenance(req.campaign)
+    if req.profile is None:        # status: the campaign's own profile
+        req = replace(req, profile=prov.get("profile", "full") if req.verb == "status"
+                      else "full")
+    select_study(req.study, req.verb, req.campaign, req.profile, prov)
+    study = load_study(profile=req.profile)  # fail early, with the study's one-line error
+    env = dict(os.environ, **{CAMPAIGN_ENV: req.campaign, PROFILE_ENV: req.profile})
+    if req.verb == "status":
+        return Prepared(req, env)
+    rf_system, systems = selection(req.system, study)
+    check_selection(req.verb, req.campaign, rf_system, systems, study, prov)
+    env.pop(SIM_SYSTEMS_ENV, None)
+    if rf_system == SIM:
+        env[SIM_SYSTEMS_ENV] = ",".join(s.name for s in systems)
+    say_left_out(study, systems)
+    return Prepared(req, env, rf_system, tuple(systems))
+
+
+def run(req: CampaignRequest) -> int:
+    """Run, dry-run or report the status of a campaign; ReFrame's exit status."""
+    if req.verb not in VERBS:
+        raise T2hxError(f"unknown verb {req.verb!r}", field="verb", fix=", ".join(VERBS))
+    ready = prepare(req)
+    req = ready.req
+    if req.verb == "status":
+        print(status(req.campaign, req.system, req.profile))
+        return 0
+    cmd = reframe_command(ready, "--dry-run" if req.verb == "dry-run" else "-r")
+    if req.verb == "run":
+        write_provenance(req.campaign, req.system, req.profile, ready.rf_system,
+                         list(ready.conf_systems), cmd)
+    out = subprocess.run(cmd, env=ready.env, cwd=ROOT,
+                         stdout=subprocess.DEVNULL if req.quiet else None)
+    if req.verb == "run" and out.returncode == 0 and req.report:
+        from t2hx.post.replay import replay
+
+        # The figures and report of the study that produced the log (its figure set).
+        done = replay(log_root() / req.campaign, quiet=req.quiet or None)
+        print(f"campaign {req.campaign}: figures and report in {done.out}")
+    return out.returncode
+
+
+def dry_run_dir(campaign: str) -> Path:
+    """Where a dry run's job scripts' perflog records go (never log/<campaign>/)."""
+    return work_root() / "reframe" / campaign / "dry-run" / "perflogs"
+
+
+def reframe_command(ready: Prepared, action: str) -> list[str]:
+    req = ready.req
+    extra = [a for a in req.reframe_args if a != "--"]
+    if action == "-r":      # the session report belongs to the campaign's records
+        report = log_root() / req.campaign / "reframe" / "report-{sessionid}.json"
+        extra.insert(0, f"--report-file={report}")
+    else:                   # ReFrame logs a valueless record per dry-run case: not ours
+        extra.insert(0, f"--perflogdir={dry_run_dir(req.campaign)}")
+    return [str(Path(sys.executable).parent / "reframe"), "-C", str(ROOT / "conf" / "reframe.py"),
+            "-c", str(ROOT / "checks"), "--system", ready.rf_system, action, *extra]

@@ -1,0 +1,61 @@
+"""A campaign's provenance (``log/<campaign>/provenance.json``): every run's command, git
+hash, system, conf systems and profile, the study, and the combos each system cannot run."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import subprocess
+
+from t2hx import ROOT
+from t2hx.atomic import atomic_write
+from t2hx.campaign.selection import SIM
+from t2hx.conf import System
+from t2hx.paths import log_root
+from t2hx.study import load_study
+
+LOCAL_BINARIES = "the Spack view of spack-env (T2HX_SPACK_VIEW)"
+
+
+def provenance(campaign: str) -> dict:
+    path = log_root() / campaign / "provenance.json"
+    return json.loads(path.read_text()) if path.is_file() else {}
+
+
+def git_hash() -> str:
+    out = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True,
+                         text=True)
+    return out.stdout.strip() or "unknown"
+
+
+def portable(arg: str) -> str:
+    """A command argument relative to the checkout: provenance travels with the log, and
+    this machine's paths mean nothing elsewhere."""
+    return arg.replace(f"{ROOT}/", "")
+
+
+def write_provenance(campaign: str, system: str, profile: str, rf_system: str,
+                     systems: list[System], cmd: list[str]) -> None:
+    study = load_study(profile=profile)
+    logdir = log_root() / campaign
+    path = logdir / "provenance.json"
+    prov = json.loads(path.read_text()) if path.is_file() else {}
+    runs = prov.get("runs", [])
+    names = [s.name for s in systems]
+    run = {"date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+           "command": [portable(a) for a in cmd], "git_hash": git_hash(),
+           "system": system, "conf_systems": names, "profile": profile}
+    if rf_system.split(":")[0] == "local":
+        run["binaries"] = LOCAL_BINARIES
+    runs.append(run)
+    # The conf systems of every run: the report names them, status counts their cases.
+    known = list(dict.fromkeys([*prov.get("systems", []), *names]))
+    # ... and the study's combos each cannot run (the report lists them beside the system).
+    left_out = {**prov.get("left_out", {}), **{s.name: study.left_out(s) for s in systems}}
+    prov.update(campaign=campaign, baseline=study.baseline, study=study.name,
+                study_file=portable(str(study.path.resolve())),
+                profile=profile, git_hash=runs[-1]["git_hash"],
+                simulated=rf_system == SIM, systems=known,
+                left_out={k: v for k, v in left_out.items() if v}, runs=runs)
+    logdir.mkdir(parents=True, exist_ok=True)
+    atomic_write(path, json.dumps(prov, indent=2) + "\n")

@@ -1,0 +1,126 @@
+"""Several jobs at once on one simulated plane: seed 000's capacity mix (every app on its own
+nodes, rerun back to back until the window closes) and seed 003's multi-job workloads.
+Each job is its benchmark module's fluid job (t2hx/benchmarks/), run by one of the fluid
+engines (t2hx/flowsim/fluid.py, the exact reference, or fluid_fast.py, its compiled twin);
+the output is the records checks/capacity.py and checks/workload.py read (t2hx/wire.py).
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from t2hx import benchmarks, wire
+from t2hx.benchmarks.base import Benchmark
+from t2hx.errors import WorkloadError
+
+if TYPE_CHECKING:
+    from t2hx.flowsim.fluid import Job
+    from t2hx.flowsim.network import Network
+    from t2hx.study import Study
+
+REPEATS = 100000            # "thousands of runs": more than any window can finish
+
+#: Fluid engines of the capacity model (docs/modelling.md, capacity runs).
+FLUID_ENGINES = {"fast": ("t2hx.flowsim.fluid_fast", "run_jobs_fast"),
+                 "exact": ("t2hx.flowsim.fluid", "run_jobs")}
+
+
+def fluid_engine(name: str) -> Callable:
+    module, func = FLUID_ENGINES[name]
+    return getattr(importlib.import_module(module), func)
+
+
+def capacity_jobs(net: Network, spans: dict[str, np.ndarray], study: Study, node: dict,
+                  repeat: int) -> list[Job]:
+    """The capacity mix's fluid jobs: each app's benchmark on its ranks with the study's
+    input at its node count (calibrated models; docs/modelling.md#capacity-mode) on the
+    conf's node."""
+    out = []
+    for app, ranks in spans.items():
+        name = study.capacity_benchmark(app)
+        build = fluid_job_of(benchmarks.get(name, field=f"capacity.apps.{app}"))
+        inp = study.input(name, len(ranks)) if name in study.catalog else None
+        out.append(build(net, ranks, repeat, inp, node))
+    return out
+
+
+def fluid_job_of(bench: Benchmark) -> Callable[..., Job]:
+    if bench.workload.fluid_job is None:
+        raise WorkloadError(f"'{bench.key}' has no fluid job, so it cannot be a capacity app",
+                            field=f"capacity.apps.{bench.key}",
+                            fix="use a proxy app, an x500 code, mupp or emdl")
+    return bench.workload.fluid_job
+
+
+def capacity_text(system: str, plane: str, routing: str, capacity: Path, window: float,
+                  work: str, routing_dir: str | None, lmc: int | None, engine: str) -> str:
+    """All capacity apps at once on their node sets (``capacity.json`` of
+    checks/capacity.py) until the simulated window closes: one record per finished run,
+    then the window's end. Each app's fluid job comes from its benchmark module, so a new
+    capacity app needs no change here."""
+    from t2hx.flowsim.appmodel import system_node
+    from t2hx.flowsim.network import open_network
+    from t2hx.study import load_study
+
+    jobs_in = json.loads(Path(capacity).read_text())
+    for app, job in jobs_in.items():          # an unknown app: one line naming the file
+        benchmarks.get(job.get("benchmark", app), field=f"{capacity}: {app}")
+    hosts: list[str] = []
+    spans = {}
+    for app, job in jobs_in.items():
+        mine = Path(job["hostfile"]).read_text().split()
+        spans[app] = np.arange(len(hosts), len(hosts) + len(mine))
+        hosts += mine
+    net = open_network(system, plane, routing, hosts=hosts, work=work, routing=routing_dir,
+                       lmc=lmc)
+    jobs = capacity_jobs(net, spans, load_study(), system_node(system), REPEATS)
+    fluid_engine(engine)(net, jobs, until=window)
+    out = [wire.sim_header({"system": system, "plane": plane, "routing": routing,
+                            "window": f"{window:g}", "engine": engine}, kind="capacity")]
+    for app, job in zip(spans, jobs):
+        start = 0.0
+        for run, end in enumerate(e for e in job.ends if e <= window):
+            out.append(wire.capacity_line("finished", app=app, run=run, start=f"{start:.3f}",
+                                          end=f"{end:.3f}") + "\n")
+            start = end
+    return "".join(out) + wire.CAPACITY_CLOSED + "\n"
+
+
+def workload_text(system_name: str, plane: str, routing: str, workload: int,
+                  window: float | None, work: str, engine: str) -> str:
+    """One multi-job workload of the study (seed 003 §6): its jobs drawn from (seed, k) alone,
+    so the same on every configuration; one record per job, then the window's end."""
+    from t2hx.conf import load_system, system_path
+    from t2hx.flowsim import multijob
+    from t2hx.flowsim.appmodel import system_node
+    from t2hx.flowsim.network import open_network
+    from t2hx.placement.jobs import draw
+    from t2hx.study import load_study, seconds
+
+    study = load_study()
+    system = load_system(system_path(system_name))
+    apps, sets = draw(study, system, workload)
+    spec = study.workloads
+    window = window if window is not None else seconds(spec["window"])
+    hosts = [h for s in sets for h in s]
+    net = open_network(system, plane, routing, hosts=hosts, work=work)
+    spans, at = [], 0
+    for s in sets:
+        spans.append(np.arange(at, at + len(s)))
+        at += len(s)
+    inputs = [study.input(app, len(s)) for app, s in zip(apps, sets)]
+    codes = [benchmarks.app(app, field="workloads.apps") for app in apps]
+    results = multijob.run_workload(net, codes, spans, inputs, float(spec["compute_scale"]),
+                                    system_node(system_name), window, fluid_engine(engine))
+    head = wire.sim_header({
+        "system": system.name, "plane": plane, "routing": routing, "workload": workload,
+        "window": f"{window:g}", "compute_scale": f"{spec['compute_scale']:g}",
+        "engine": engine}, kind="workload")
+    return head + "".join(wire.workload_line(r) + "\n" for r in results) + \
+        wire.WORKLOAD_CLOSED + "\n"
