@@ -52,7 +52,7 @@ def stale() -> list[str]:
     """One line per marked figure that differs from its results file."""
     lines = []
     for doc in documents():
-        for file, path, fmt, shown, now in quoted(doc.read_text()):
+        for file, path, _fmt, shown, now in quoted(doc.read_text()):
             if shown != now:
                 lines.append(f"{doc.relative_to(ROOT)}: {file} {path} is {now}, quoted {shown}")
     return lines

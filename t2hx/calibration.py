@@ -153,7 +153,7 @@ def provenance(bench: benchmarks.Benchmark) -> dict:
         "open_mpi": (mpi.splitlines() or ["?"])[0],
         "cpu": _cpu_model(), "cores": os.cpu_count(), "machine": platform.machine(),
         "loadavg_1m_before": os.getloadavg()[0],
-        "date": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "monitoring": MONITORING,
         "command": f"t2hx calibrate {bench.key}"}
 

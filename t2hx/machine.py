@@ -58,7 +58,7 @@ def write(path: Path, cpu: str) -> dict:
                       "a = b + 3c over 160 MB arrays counting 40 B per element, best of 5",
             "provenance": {"cpu": cpu, "cores": os.cpu_count(), "numpy": np.__version__,
                            "loadavg_1m_before": os.getloadavg()[0],
-                           "date": dt.datetime.now(dt.timezone.utc).strftime(
+                           "date": dt.datetime.now(dt.UTC).strftime(
                                "%Y-%m-%dT%H:%M:%SZ"),
                            "command": "t2hx calibrate --machine"}}
     atomic_write(path, json.dumps(data, indent=1) + "\n")

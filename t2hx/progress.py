@@ -17,7 +17,7 @@ class Progress:
         self.quiet = bool(os.environ.get("T2HX_QUIET")) if quiet is None else quiet
         self.start = time.monotonic()
 
-    def __enter__(self) -> "Progress":
+    def __enter__(self) -> Progress:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 from t2hx.errors import ConfError
 
@@ -20,9 +21,9 @@ class F:
     choices: tuple | None = None
     min: float | None = None
     max: float | None = None
-    items: "F | dict | None" = None          # for lists: schema of each item
+    items: F | dict | None = None          # for lists: schema of each item
     fields: dict | None = None               # for dicts with fixed keys
-    values: "F | dict | None" = None         # for dicts with free keys: schema of each value
+    values: F | dict | None = None         # for dicts with free keys: schema of each value
     doc: str = ""
     check: Callable[[Any], str | None] | None = field(default=None, repr=False)
 
@@ -119,7 +120,7 @@ def _check_keys(value: dict, source: object, where: str) -> None:
                             fix="use a word as the key (quote it if needed)")
 
 
-def _check_item(value: Any, item: "F | dict", source: object, where: str) -> Any:
+def _check_item(value: Any, item: F | dict, source: object, where: str) -> Any:
     if isinstance(item, dict):
         return validate(value, item, source, where)
     return check_value(value, item, source, where)

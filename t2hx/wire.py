@@ -186,7 +186,7 @@ RUN_META_KEYS = ("benchmark", "campaign", "system", "partition", "topology", "ro
 
 def run_timestamp() -> str:
     """When a run was kept: UTC, ISO 8601 to the second."""
-    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+    return dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
 
 
 def run_meta_text(meta: Mapping[str, Any]) -> str:

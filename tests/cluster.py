@@ -100,7 +100,7 @@ class TestCluster:
         return f"t2hx{self.tag}-{name}"
 
     # --- start -------------------------------------------------------------------------------
-    def start(self) -> "TestCluster":
+    def start(self) -> TestCluster:
         sweep_stale()
         try:
             self._network()
@@ -208,7 +208,7 @@ class TestCluster:
             self._sshd(binds)
         for plane in self.system.planes:
             log = Path(self.system.plane(plane).opensm["sm"]["log_file"])
-            self._wait(lambda: "SUBNET UP" in _text(log), f"OpenSM of plane {plane}",
+            self._wait(lambda log=log: "SUBNET UP" in _text(log), f"OpenSM of plane {plane}",
                        timeout=120)
 
     def start_agent(self, name: str = "agent", port: int = AGENT_PORT,

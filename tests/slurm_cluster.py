@@ -72,7 +72,7 @@ class SlurmCluster:
     def node(self) -> str:
         return node_name(self.system)
 
-    def start(self) -> "SlurmCluster":
+    def start(self) -> SlurmCluster:
         root = self.layout.root
         for sub in ("state", "spool", "munge"):
             (root / sub).mkdir(parents=True, exist_ok=True)

@@ -6,9 +6,7 @@ draws the seed 003 figure set; the scorecard's workload kinds read the records."
 
 from __future__ import annotations
 
-import json
 import subprocess
-from pathlib import Path
 
 import numpy as np
 import pandas as pd

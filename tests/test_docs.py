@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 import subprocess
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -60,7 +60,7 @@ def slug(heading: str) -> str:
     return text.replace(" ", "-")
 
 
-@lru_cache(maxsize=None)
+@cache
 def anchors(page: Path) -> frozenset[str]:
     seen: dict[str, int] = {}
     out = set()

@@ -9,21 +9,21 @@ from t2hx.flowsim.maxmin import maxmin_rates
 
 def reference_maxmin(paths: np.ndarray, cap: np.ndarray) -> np.ndarray:
     """Textbook progressive filling: freeze the flows of the single tightest link."""
-    flows = [set(int(l) for l in row if l >= 0) for row in paths]
+    flows = [set(int(k) for k in row if k >= 0) for row in paths]
     rate = np.zeros(len(flows))
     left = cap.astype(float).copy()
     todo = set(range(len(flows)))
     while todo:
         best, link = np.inf, None
-        for l in range(len(cap)):
-            users = [f for f in todo if l in flows[f]]
-            if users and left[l] / len(users) < best:
-                best, link = left[l] / len(users), l
+        for k in range(len(cap)):
+            users = [f for f in todo if k in flows[f]]
+            if users and left[k] / len(users) < best:
+                best, link = left[k] / len(users), k
         for f in [f for f in todo if link in flows[f]]:
             rate[f] = best
             todo.discard(f)
-            for l in flows[f]:
-                left[l] -= best
+            for k in flows[f]:
+                left[k] -= best
     return rate
 
 
@@ -49,8 +49,8 @@ def test_rates_respect_capacities_and_saturate_a_link_per_flow() -> None:
     assert (load <= cap * (1 + 1e-9)).all()
     # max-min: every flow crosses a saturated link where it has the largest rate
     for f in range(0, 300, 17):
-        sat = [l for l in paths[f] if load[l] >= cap[l] * (1 - 1e-9)
-               and rate[f] >= rate[np.any(paths == l, axis=1)].max() * (1 - 1e-9)]
+        sat = [k for k in paths[f] if load[k] >= cap[k] * (1 - 1e-9)
+               and rate[f] >= rate[np.any(paths == k, axis=1)].max() * (1 - 1e-9)]
         assert sat
 
 

@@ -16,7 +16,7 @@ import subprocess
 import tarfile
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
+from collections.abc import Iterator
 
 import pytest
 

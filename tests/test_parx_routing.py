@@ -145,7 +145,7 @@ def report(record_property, name: str, values: dict[str, dict]) -> None:
         for metric, by in values.items())
     print(text)
     record_property(name, values)
-    warnings.warn(text, Measurement)
+    warnings.warn(text, Measurement, stacklevel=2)
 
 
 _T2HX: dict[tuple, tuple] = {}

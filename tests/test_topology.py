@@ -111,8 +111,9 @@ def test_netfile_round_trip(tmp_path: Path) -> None:
     path = write_netfile(f, tmp_path / "hx.net")
     g = read_netfile(path, "copy", hosts(32))
     assert [n.name for n in g.nodes if n.kind == "hca"] == hosts(32)
-    key = lambda fab: sorted(tuple(sorted([(fab.nodes[c.a].name, c.pa), (fab.nodes[c.b].name, c.pb)]))
-                             for c in fab.cables)
+    def key(fab):
+        return sorted(tuple(sorted([(fab.nodes[c.a].name, c.pa), (fab.nodes[c.b].name, c.pb)]))
+                      for c in fab.cables)
     assert key(f) == key(g)
     assert {n.name: n.guid for n in f.nodes} == {n.name: n.guid for n in g.nodes}
     assert render(g).count("\n") > 0

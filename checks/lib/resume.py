@@ -10,13 +10,13 @@ the cases without a complete record. Set T2HX_RESUME=0 to rerun everything.
 from __future__ import annotations
 
 import os
-from functools import lru_cache
+from functools import cache
 
 from t2hx.post.perflog import recorded_cases
 from t2hx.paths import log_root
 
 
-@lru_cache(maxsize=None)
+@cache
 def recorded(campaign: str, system: str, partition: str) -> frozenset:
     """Keys of the cases with a passing record (read once per ReFrame session)."""
     return recorded_cases(log_root() / campaign / "perflogs" / system / partition)

@@ -16,7 +16,8 @@ hundreds of times; workloads import the model inside their functions.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from collections.abc import Callable
 
 if TYPE_CHECKING:
     import numpy as np

@@ -12,7 +12,8 @@ then one call of :func:`proxy_app`; its metric is the agreed solver walltime lin
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
+from collections.abc import Callable
 
 from t2hx import wire
 from t2hx.benchmarks.base import Benchmark, Workload

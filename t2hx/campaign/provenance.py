@@ -42,7 +42,7 @@ def write_provenance(campaign: str, system: str, profile: str, rf_system: str,
     prov = json.loads(path.read_text()) if path.is_file() else {}
     runs = prov.get("runs", [])
     names = [s.name for s in systems]
-    run = {"date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+    run = {"date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
            "command": [portable(a) for a in cmd], "git_hash": git_hash(),
            "system": system, "conf_systems": names, "profile": profile}
     if rf_system.split(":")[0] == "local":

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Literal
+from typing import Literal
+from collections.abc import Callable, Iterable
 
 import numpy as np
 

@@ -59,8 +59,8 @@ def write_netfile(fabric: Fabric, path: str | Path, lids: dict[int, int] | None 
 
 
 def read_netfile(path: str | Path, name: str, hosts: list[str] | None = None,
-                 gbps: float = 32.0, options: DumpOptions = DumpOptions()) -> Fabric:
+                 gbps: float = 32.0, options: DumpOptions | None = None) -> Fabric:
     """Read an ibsim netfile or a site's ibnetdiscover output back into a Fabric (HCAs are
     named by the first word of their NodeDescription, the hostname on a real cluster);
     ``options`` are the dump rules of :mod:`t2hx.fabric.sitefabric`."""
-    return read_dump(path, name, options, hosts, gbps)
+    return read_dump(path, name, options or DumpOptions(), hosts, gbps)

@@ -31,7 +31,7 @@ class Phase:
     name: str = ""
 
     @classmethod
-    def of(cls, src, dst, size, compute: float = 0.0, name: str = "") -> "Phase":
+    def of(cls, src, dst, size, compute: float = 0.0, name: str = "") -> Phase:
         src, dst = np.broadcast_arrays(np.asarray(src, dtype=np.int64),
                                        np.asarray(dst, dtype=np.int64))
         src, dst = src.ravel().copy(), dst.ravel().copy()

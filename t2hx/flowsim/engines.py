@@ -11,7 +11,8 @@ row of :data:`ENGINES` whose network answers the same calls, so no workload chan
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Protocol
+from typing import Protocol
+from collections.abc import Callable
 
 from t2hx.errors import WorkloadError
 from t2hx.flowsim.bulk import Phase, Result

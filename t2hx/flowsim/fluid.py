@@ -213,7 +213,7 @@ class State:
         """Max-min rates of the flows in flight (re-solved from scratch here)."""
         return maxmin_rates(self.paths, self.net.capacity)
 
-    def _plan(self, step: Comm) -> "Plan":
+    def _plan(self, step: Comm) -> Plan:
         """The routed messages of a Comm step, computed once: a job repeats its steps
         thousands of times in a capacity window."""
         plan = self.plans.get(id(step))

@@ -12,7 +12,7 @@ ratio, Fig 10 sums each job's normalised step rate (docs/fattree-configs.md#the-
 from __future__ import annotations
 
 import math
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 

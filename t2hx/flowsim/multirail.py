@@ -37,7 +37,7 @@ class MultiRail:
 
     @classmethod
     def from_conf(cls, model: dict | None, path: object = None,
-                  planes: tuple = ()) -> "MultiRail":
+                  planes: tuple = ()) -> MultiRail:
         spec = (model or {}).get("multirail") or {}
         lanes = tuple(_lane(text, planes, path) for text in spec.get("lanes", []))
         rails = spec.get("rails", len(lanes) or 1)

@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 
@@ -50,7 +50,7 @@ class LogGP:
     reduce_rate: float = 32.0 * GBIT
 
     @classmethod
-    def from_conf(cls, model: dict) -> "LogGP":
+    def from_conf(cls, model: dict) -> LogGP:
         return cls(hop=model["switch_latency_ns"] * 1e-9, overhead=model["overhead_us"] * 1e-6,
                    gap=model["gap_us"] * 1e-6, reduce_rate=model["reduce_gbps"] * GBIT)
 

@@ -11,7 +11,8 @@ The key is a sha256 over everything the result depends on: the benchmark and its
 the system conf, plane, routing engine, LMC, the hostfile, routing dumps / demand / job
 files by content, our OpenSM plugin library for its engines, the network engine, and the
 model's code version (the sources of t2hx.fabric, t2hx.routing, t2hx.flowsim, the benchmark
-modules and the simulator; a site's benchmark module by its own content). Any change gives a new key, so a stale result is never reused.
+modules and the simulator; a site's benchmark module by its own content). Any change gives a
+new key, so a stale result is never reused.
 The request's seed is part of the key only for the benchmarks that draw from it (their
 workload is ``seeded``); for the others it does not change the result.
 
@@ -26,7 +27,8 @@ import fcntl
 import hashlib
 import json
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 from t2hx import ROOT
 from t2hx.atomic import atomic_write

@@ -75,8 +75,8 @@ def _child(inp: Path, out: Path) -> None:
     zone = sg.NetZone.create_full_zone("fabric")
     hosts = {int(h): zone.create_host(f"h{int(h)}", 1e9).seal()
              for h in np.unique(np.concatenate([src, dst]))}
-    links = {int(l): zone.create_link(f"l{int(l)}", float(cap[l])).set_latency(0).seal()
-             for l in np.unique(paths[paths >= 0])}
+    links = {int(k): zone.create_link(f"l{int(k)}", float(cap[k])).set_latency(0).seal()
+             for k in np.unique(paths[paths >= 0])}
     seen: set[tuple[int, int]] = set()
     for s, t, p in zip(src, dst, paths):
         key = (int(s), int(t))
@@ -84,7 +84,7 @@ def _child(inp: Path, out: Path) -> None:
             continue
         seen.add(key)
         zone.add_route(hosts[key[0]].netpoint, hosts[key[1]].netpoint, None, None,
-                       [sg.LinkInRoute(links[int(l)]) for l in p if l >= 0], False)
+                       [sg.LinkInRoute(links[int(k)]) for k in p if k >= 0], False)
     zone.seal()
     result = np.zeros(len(src))
     order = [np.flatnonzero(group == g) for g in np.unique(group)]

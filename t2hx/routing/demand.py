@@ -24,7 +24,7 @@ import re
 import shutil
 import subprocess
 from pathlib import Path
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 
@@ -69,7 +69,7 @@ def read_monitoring(prefix: str | Path, ranks: int | None = None) -> np.ndarray:
     n = ranks or len(files)          # pml_monitoring writes one file per rank
     matrix = np.zeros((n, n), dtype=np.int64)
     for f in files:
-        for kind, src, dst, nbytes in PROF.findall(f.read_text(errors="replace")):
+        for _kind, src, dst, nbytes in PROF.findall(f.read_text(errors="replace")):
             s, d, b = _count(src, f), _count(dst, f), _count(nbytes, f)
             if s >= n or d >= n:
                 raise DemandError(f"rank {max(s, d)} outside a {n}-rank job", file=f,
@@ -267,7 +267,7 @@ def record_profile(command: list[str], ranks: int, dest: Path, prefix: str,
         for f in profile_files(out / prefix):
             shutil.copyfile(f, staged / f.name)
     return {"command": cmd, "ranks": ranks, "prefix": prefix, "mpi": mpirun_version(),
-            "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+            "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
             "bytes_total": int(matrix.sum()), **extra}
 
 

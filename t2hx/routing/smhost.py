@@ -195,7 +195,7 @@ class Paths:
     cache: Path
 
     @classmethod
-    def of(cls, sm: dict, options: dict[str, str], dump_dir: str) -> "Paths":
+    def of(cls, sm: dict, options: dict[str, str], dump_dir: str) -> Paths:
         return cls(Path(sm["conf_file"]), Path(options.get("log_file") or sm["log_file"]),
                    Path(options.get("dump_files_dir") or dump_dir), Path(sm["cache_dir"]))
 
