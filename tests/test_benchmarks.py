@@ -9,6 +9,7 @@ import dataclasses
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -286,3 +287,45 @@ def test_capacity_jobs_use_the_checks_commands_with_ranks_per_node(tmp_path) -> 
     assert got["mupp"][1][got["mupp"][1].index("-npmin") + 1] == "112"
     p = got["amg"][1][got["amg"][1].index("-P") + 1:]
     assert int(p[0]) * int(p[1]) * int(p[2]) == 112
+
+
+PARSE_ONCE_PROBE = """
+import json, shutil, sys
+from pathlib import Path
+sys.path.insert(0, "checks")
+import reframe.core.config as config, reframe.core.runtime as rt
+import reframe.utility.sanity as sn
+cfg = config.load_config("conf/reframe.py"); cfg.select_subconfig("sim"); rt.init_runtime(cfg)
+import imb
+from lib import base
+calls = []
+real = base.parsers.parse_text
+base.parsers.parse_text = lambda *a: calls.append(a[0]) or real(*a)
+cls = imb.IMBCollective
+check = cls(variant_num=[i for i in range(cls.num_variants)
+             if cls.get_variant_info(i)["params"]["collective"] == "Bcast"][0])
+out = Path(sys.argv[1])
+check.output_path = lambda: out
+check.sized = True
+ok = sn.evaluate(base._has_metric(check))
+value = sn.evaluate(base._metric_value(check))
+first = len(calls)
+out.write_text(out.read_text() + "\\n")                 # a new output is parsed anew
+sn.evaluate(base._has_metric(check))
+print(json.dumps({"ok": ok, "value": value, "first": first, "after": len(calls),
+                  "size": check.msg_size}))
+"""
+
+
+def test_a_check_parses_its_output_once(tmp_path) -> None:
+    """Sanity and performance read one parse of the output; a changed file is parsed again."""
+    out = tmp_path / "imb.out"
+    shutil.copyfile(ROOT / "tests/data/post/fixtures/imb/imb-mpi1-np4-collectives-msglog0-16.out", out)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("T2HX_")}
+    env.update(T2HX_LOG_ROOT=str(tmp_path / "log"), T2HX_WORK_ROOT=str(tmp_path / "work"))
+    run = subprocess.run([sys.executable, "-c", PARSE_ONCE_PROBE, str(out)], cwd=ROOT, env=env,
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr[-3000:]
+    found = json.loads(run.stdout.splitlines()[-1])
+    assert found["ok"] and found["value"] > 0 and found["size"] == 65536
+    assert (found["first"], found["after"]) == (1, 2)

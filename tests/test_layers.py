@@ -1,15 +1,14 @@
 """The import graph of t2hx/ and checks/ follows the layers of docs/architecture.md: no module
 imports a higher layer, and no modules import each other in a cycle. Imports are read with
 ``ast`` wherever they stand (module level, inside functions, under ``TYPE_CHECKING``), so a
-late import cannot hide a dependency."""
+late import cannot hide a dependency (t2hx/imports.py)."""
 
 from __future__ import annotations
 
-import ast
 import re
-from pathlib import Path
 
 from t2hx import ROOT
+from t2hx.imports import graph, imports, modules
 
 LAYERS_HEADING = "## Layers"
 ROW = re.compile(r"^\|\s*(\d+)\s*\|\s*([^|]+?)\s*\|(.*)\|\s*$")
@@ -28,73 +27,9 @@ def layers() -> dict[str, int]:
     return out
 
 
-def module_name(path: Path) -> str:
-    parts = list(path.relative_to(ROOT).with_suffix("").parts)
-    if parts[-1] == "__init__":
-        parts = parts[:-1]
-    return ".".join(parts)
-
-
-def modules() -> dict[str, Path]:
-    files = [*(ROOT / "t2hx").rglob("*.py"), *(ROOT / "checks").rglob("*.py")]
-    return {module_name(p): p for p in files}
-
-
-def type_only(tree: ast.Module) -> set[int]:
-    """ids of the import nodes under ``if TYPE_CHECKING:`` (annotations, never executed)."""
-    out: set[int] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
-            out.update(id(n) for stmt in node.body for n in ast.walk(stmt))
-    return out
-
-
-def imports(name: str, path: Path, known: dict[str, Path], types: bool = True) -> set[str]:
-    """The known modules ``name`` imports (an imported name counts as its module);
-    ``types=False`` leaves out imports made for annotations only."""
-    is_package = path.name == "__init__.py"
-    targets: set[str] = set()
-    tree = ast.parse(path.read_text())
-    skip = set() if types else type_only(tree)
-    for node in ast.walk(tree):
-        if id(node) in skip:
-            continue
-        if isinstance(node, ast.Import):
-            targets.update(a.name for a in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = name.split(".")[:len(name.split(".")) - node.level + is_package]
-                module = ".".join(base + ([node.module] if node.module else []))
-            else:
-                module = node.module or ""
-            # ``from pkg import mod`` depends on mod; on pkg only for names that are not
-            # modules of it.
-            subs = {f"{module}.{a.name}" for a in node.names}
-            targets.update(subs & set(known) or {module})
-            targets.update(subs - set(known))
-    out = set()
-    for target in targets:
-        if name.startswith("checks.") and target.split(".")[0] in CHECK_SIBLINGS:
-            target = f"checks.{target}"          # checks/ puts itself on sys.path
-        parts = target.split(".")
-        while parts and ".".join(parts) not in known:
-            parts.pop()
-        if parts and ".".join(parts) != name:
-            out.add(".".join(parts))
-    return out
-
-
-CHECK_SIBLINGS = {p.stem for p in (ROOT / "checks").glob("*.py")} | {"lib"}
-
-
 def layer_of(module: str, table: dict[str, int]) -> int | None:
     hits = [p for p in table if module == p or module.startswith(p + ".")]
     return table[max(hits, key=len)] if hits else None
-
-
-def graph(types: bool = True) -> dict[str, set[str]]:
-    known = modules()
-    return {name: imports(name, path, known, types) for name, path in known.items()}
 
 
 def cycles(edges: dict[str, set[str]]) -> list[list[str]]:

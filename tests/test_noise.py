@@ -212,3 +212,18 @@ def test_study_cv_is_the_measured_one() -> None:
     assert study.noise["cv"]["network"] == measured["cv_group"]["network"]
     assert study.noise["cv"]["app"] == measured["cv_group"]["app"]
     assert len(measured["raw"]["minife_solver_walltime_s"]) >= 5
+
+
+def test_the_cache_key_covers_what_the_simulator_reaches(tmp_path, monkeypatch) -> None:
+    """The model's sources are found by import from the simulator's entry and the benchmark
+    modules: a module the simulator reaches (the study file's reader, the collective
+    schedules shared with placement) counts, post-processing and the command line do not,
+    and the compiled kernel's C source does."""
+    monkeypatch.setenv("T2HX_WORK_ROOT", str(tmp_path))
+    names = {str(p.relative_to(ROOT)) for p in runcache.model_sources()}
+    assert {"t2hx/simulation.py", "t2hx/study.py", "t2hx/placement/collectives.py",
+            "t2hx/benchmarks/imb.py", "t2hx/flowsim/kernel/fluidk.c", "t2hx/__init__.py",
+            "conf/appmodels.yaml"} <= names
+    assert not {n for n in names if n.startswith(("t2hx/post/", "t2hx/commands/", "checks/"))}
+    assert runcache.model_sources() == sorted(ROOT / n for n in names)   # from the cache now
+    assert list((tmp_path / "imports").glob("imports-*.json"))

@@ -44,6 +44,7 @@ import numpy as np
 
 from t2hx.errors import WorkloadError
 from t2hx.flowsim.bulk import Phase
+from t2hx.placement.collectives import Doubling, doubling
 
 COLLECTIVES = ("Barrier", "Bcast", "Gather", "Scatter", "Reduce", "Allreduce", "Alltoall")
 KNOMIAL_RADIX = 4
@@ -283,25 +284,25 @@ def _gather(alg: str, n: int, m: int, root: int) -> list[Phase]:
 
 
 def _recursive_doubling(n: int, m: float, gamma: float, grow: bool = False) -> list[Phase]:
-    """Pairwise exchanges with partner r xor 2^k; non-powers of two fold the extra ranks
-    in first and out last (as Open MPI does). ``grow``: allgather, the block doubles."""
-    p2 = 1 << (n.bit_length() - 1)
-    extra = n - p2
-    out: list[Phase] = []
-    r = np.arange(p2)
-    if extra:
-        out.append(Phase.of(p2 + np.arange(extra), np.arange(extra), m, gamma, "fold"))
-    k, block = 1, m
-    while k < p2:
-        partner = r ^ k
-        out.append(Phase.of(r, partner, block, gamma))
-        k <<= 1
+    """Pairwise exchanges with newrank XOR 2^k; non-powers of two fold the extra ranks in
+    first and out last, as Open MPI does (t2hx/placement/collectives.py). ``grow``:
+    allgather, the block doubles."""
+    d = doubling(n)
+    out = _fold(d, m, gamma)
+    block = m
+    for dist in d.distances():
+        out.append(Phase.of(*d.exchange(dist), block, gamma))
         if grow:
             block *= 2
-    if extra:
-        out.append(Phase.of(np.arange(extra), p2 + np.arange(extra), m * (n if grow else 1),
-                            0.0, "unfold"))
-    return out
+    return out + _unfold(d, m * (n if grow else 1))
+
+
+def _fold(d: Doubling, m: float, gamma: float) -> list[Phase]:
+    return [Phase.of(*d.fold, m, gamma, "fold")] if d.extra else []
+
+
+def _unfold(d: Doubling, m: float) -> list[Phase]:
+    return [Phase.of(*d.unfold, m, 0.0, "unfold")] if d.extra else []
 
 
 def _allreduce(alg: str, n: int, m: int, gamma: float, rate: float) -> list[Phase]:
@@ -316,23 +317,16 @@ def _allreduce(alg: str, n: int, m: int, gamma: float, rate: float) -> list[Phas
     if alg == "reduce_bcast":
         return (_reverse(_bcast("binomial", n, m, 0), gamma) + _bcast("binomial", n, m, 0))
     # Rabenseifner: reduce-scatter by recursive halving, allgather by recursive doubling.
-    p2 = 1 << (n.bit_length() - 1)
-    extra = n - p2
-    out: list[Phase] = []
-    rp = np.arange(p2)
-    if extra:
-        out.append(Phase.of(p2 + np.arange(extra), np.arange(extra), m, gamma, "fold"))
+    d = doubling(n)
+    out = _fold(d, m, gamma)
     halves = []
-    k, block = p2 >> 1, m / 2
-    while k >= 1:
-        halves.append(Phase.of(rp, rp ^ k, math.ceil(block), block / rate))
-        k >>= 1
+    block = m / 2
+    for dist in reversed(d.distances()):
+        halves.append(Phase.of(*d.exchange(dist), math.ceil(block), block / rate))
         block /= 2
     out.extend(halves)
     out.extend(Phase(p.src, p.dst, p.size, 0.0, "allgather") for p in reversed(halves))
-    if extra:
-        out.append(Phase.of(np.arange(extra), p2 + np.arange(extra), m, 0.0, "unfold"))
-    return out
+    return out + _unfold(d, m)
 
 
 def _alltoall(alg: str, n: int, m: int) -> list[Phase]:

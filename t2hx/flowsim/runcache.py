@@ -32,10 +32,15 @@ from collections.abc import Callable
 
 from t2hx import ROOT
 from t2hx.atomic import atomic_write
+from t2hx.imports import closure, modules
+from t2hx.paths import work_root
 
-CODE_DIRS = ("t2hx/fabric", "t2hx/routing", "t2hx/flowsim", "t2hx/benchmarks")
-CODE_FILES = ("t2hx/conf.py", "t2hx/grids.py", "t2hx/simrequest.py", "t2hx/simulation.py",
-              "t2hx/wire.py", "conf/appmodels.yaml")
+# The simulator's entry point and the benchmark modules (loaded by name, t2hx/benchmarks/):
+# every module they reach by import is model code. The compiled kernels are C, and the app
+# models and calibrations are data, so they are listed besides.
+ENTRY = "t2hx.simulation"
+BENCHMARKS = "t2hx.benchmarks."
+CODE_GLOBS = ("t2hx/flowsim/kernel/*.c", "conf/appmodels.yaml")
 MODEL_DATA = "conf/calibration"     # the app models' calibrations (*.json) are model too
 PLUGIN_ENGINES = ("parx", "sar")
 PLUGIN = ROOT / "parx" / "libparx.so"
@@ -49,12 +54,19 @@ def file_digest(path: str | Path | None) -> str | None:
     return hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else "missing"
 
 
+def model_sources() -> list[Path]:
+    """Every file a simulated result depends on as model code or model data."""
+    roots = [ENTRY] + [m for m in modules() if m.startswith(BENCHMARKS)]
+    files = set(closure(roots, work_root() / "imports"))
+    files |= {p for g in CODE_GLOBS for p in ROOT.glob(g)}
+    files |= set((ROOT / MODEL_DATA).glob("*.json"))
+    return sorted(files)
+
+
 def code_version() -> str:
     """sha256 over the model's sources: a code change invalidates every entry."""
     h = hashlib.sha256()
-    files = [p for d in CODE_DIRS for p in sorted((ROOT / d).rglob("*.py"))]
-    files += sorted((ROOT / MODEL_DATA).glob("*.json"))
-    for path in files + [ROOT / f for f in CODE_FILES]:
+    for path in model_sources():
         h.update(str(path.relative_to(ROOT)).encode())
         h.update(path.read_bytes())
     return h.hexdigest()

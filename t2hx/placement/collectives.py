@@ -70,26 +70,50 @@ def _bcast(n: int) -> tuple:
     return parent, r, _ceil_log2(n) - 1 - trailing
 
 
-def _allreduce(n: int) -> tuple:
+@dataclass(frozen=True)
+class Doubling:
+    """Open MPI's recursive-doubling schedule (``coll/base``) on ``n`` ranks, the one source
+    of it for the placement objective and the simulator's allreduce, Rabenseifner and
+    allgather: ``fold`` (the even ranks below ``2·extra`` hand their data to ``rank+1``),
+    exchanges among ``survivors`` (list position = Open MPI's newrank), ``unfold``."""
+    ranks: int
+    pof2: int
+    fold: tuple[np.ndarray, np.ndarray]
+    survivors: np.ndarray
+    unfold: tuple[np.ndarray, np.ndarray]
+
+    @property
+    def extra(self) -> int:
+        return self.ranks - self.pof2
+
+    def exchange(self, distance: int) -> tuple[np.ndarray, np.ndarray]:
+        """The step at ``distance``: newrank ``i`` with newrank ``i XOR distance``."""
+        return self.survivors, self.survivors[np.arange(self.pof2) ^ distance]
+
+    def distances(self) -> list[int]:
+        return [1 << k for k in range(self.pof2.bit_length() - 1)]
+
+
+def doubling(n: int) -> Doubling:
     pof2 = 1 << (n.bit_length() - 1)
     extra = n - pof2
-    src: list[int] = []
-    dst: list[int] = []
-    step: list[int] = []
-    pre = 1 if extra else 0
-    for r in range(0, 2 * extra, 2):           # fold the extra ranks in
-        src.append(r), dst.append(r + 1), step.append(0)
-    # Survivors in rank order: list position = Open MPI's newrank (r >> 1 below 2·extra,
-    # r − extra above).
-    old_of = [r for r in range(n) if not (r < 2 * extra and r % 2 == 0)]
-    k, distance = 0, 1
-    while distance < pof2:
-        for nr in range(pof2):
-            src.append(old_of[nr]), dst.append(old_of[nr ^ distance]), step.append(pre + k)
-        distance <<= 1
-        k += 1
-    for r in range(1, 2 * extra, 2):           # hand the result back
-        src.append(r), dst.append(r - 1), step.append(pre + k)
+    odd = np.arange(1, 2 * extra, 2, dtype=np.int64)
+    survivors = np.concatenate([odd, np.arange(2 * extra, n, dtype=np.int64)])
+    return Doubling(n, pof2, (odd - 1, odd), survivors, (odd, odd - 1))
+
+
+def _allreduce(n: int) -> tuple:
+    d = doubling(n)
+    pre = 1 if d.extra else 0
+    steps = [(*d.fold, 0)] if d.extra else []
+    steps += [(*d.exchange(dist), pre + k) for k, dist in enumerate(d.distances())]
+    if d.extra:
+        steps.append((*d.unfold, pre + len(d.distances())))
+    if not steps:
+        return [], [], []
+    src = np.concatenate([s for s, _, _ in steps])
+    dst = np.concatenate([t for _, t, _ in steps])
+    step = np.concatenate([np.full(len(s), k) for s, _, k in steps])
     return src, dst, step
 
 
