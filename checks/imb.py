@@ -4,9 +4,7 @@ IMB Multi-PingPong (MuPP) and EmDL (our SleepyAllreduce: Allreduce + 0.1 s uslee
 import sys
 from pathlib import Path
 
-# Appended, never inserted: ReFrame loads this file with its folder appended to sys.path
-# and then pops that position, which an insert at 0 would shift onto another entry.
-sys.path.append(str(Path(__file__).resolve().parent))
+sys.path.append(str(Path(__file__).resolve().parent))   # lib/: checks/lib/__init__.py
 
 import reframe as rfm                                              # noqa: E402
 from reframe.core.builtins import parameter                       # noqa: E402

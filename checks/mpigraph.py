@@ -3,9 +3,7 @@
 import sys
 from pathlib import Path
 
-# Appended, never inserted: ReFrame loads this file with its folder appended to sys.path
-# and then pops that position, which an insert at 0 would shift onto another entry.
-sys.path.append(str(Path(__file__).resolve().parent))
+sys.path.append(str(Path(__file__).resolve().parent))   # lib/: checks/lib/__init__.py
 
 import reframe as rfm                                              # noqa: E402
 

@@ -9,9 +9,7 @@ or a test cluster without the Spack build still measures one benchmark for real:
 import sys
 from pathlib import Path
 
-# Appended, never inserted: ReFrame loads this file with its folder appended to sys.path
-# and then pops that position, which an insert at 0 would shift onto another entry.
-sys.path.append(str(Path(__file__).resolve().parent))
+sys.path.append(str(Path(__file__).resolve().parent))   # lib/: checks/lib/__init__.py
 
 import reframe as rfm                                              # noqa: E402
 from reframe.core.builtins import run_after                       # noqa: E402
