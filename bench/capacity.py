@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Speed of the capacity model (seed 000 §4.4.2, issue #15) and agreement of the fast fluid
-engine with the exact one. Writes bench/results/capacity.json.
+"""Speed of the capacity model (seed 000 §4.4.2; goal in docs/modelling.md#capacity-mode) and
+agreement of the fast fluid engine with the exact one. Writes bench/results/capacity.json.
 
 For every combo of conf/studies/<study>.yaml: the study's capacity mix (Study.capacity_apps on the
 t2hx system's usable nodes) on the combo's plane, routing and placement (real OpenSM

@@ -11,7 +11,7 @@ Per configuration (default sc17-sr-edr; --configs for more) and its first plane:
 * peak_rss_mib: peak resident memory of the Python process that runs the configuration
   (one process per configuration; OpenSM and ibsim are reported apart as
   route_child_rss_mib).
-Goal (issue #17): all of it in < 10 min on 2 cores and < 8 GiB.
+Goal: all of it in < 10 min on 2 cores and < 8 GiB.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Capacity runs (issue #15): IMB invocations as runs, the fast fluid engine against the
+"""Capacity runs: IMB invocations as runs, the fast fluid engine against the
 exact one, and the mix scaled to a smaller system."""
 
 import json

@@ -1,6 +1,6 @@
 """The fast fluid engine (compiled event loop, t2hx/flowsim/kernel/fluidk.c) against the
 exact engine (t2hx/flowsim/fluid.py, the reference) on real OpenSM routes: finished runs
-within ±1 per job and completion times within 2 % (issue #15's agreement rule)."""
+within ±1 per job and completion times within 2 % (the agreement rule of docs/modelling.md#capacity-mode)."""
 
 import numpy as np
 

@@ -183,7 +183,7 @@ BAD = [
      "disconnected"),
     ("planes", setp("planes", {}), "no planes"),
     ("planes.hyperx", setp("planes.hyperx.fabric", "x"), "unknown key"),
-    # Issue 12: these ended in tracebacks (KeyError, TypeError, ValueError) or ran for hours.
+    # These once ended in tracebacks (KeyError, TypeError, ValueError) or ran for hours.
     ("nodes.hostname", setp("nodes.hostname", "rv-{rak}-{slot}"), "unknown placeholder {rak}"),
     ("nodes.hostname", setp("nodes.hostname", "n{index:>999999}"), "format spec"),
     ("nodes.hostname", setp("nodes.hostname", "n{rack!x}"), "bad pattern"),
@@ -232,7 +232,7 @@ def test_invalid_yaml_and_missing_file(tmp_path: Path) -> None:
     (MINI.read_text().replace("name: mini", "name: 2019-13-45").encode(), "not valid YAML"),
 ])
 def test_unreadable_text_is_one_line(tmp_path: Path, data: bytes, message: str) -> None:
-    """Bytes that are not UTF-8 and keys PyYAML would silently overwrite (issue 12)."""
+    """Bytes that are not UTF-8 and keys PyYAML would silently overwrite."""
     path = tmp_path / "conf.yaml"
     path.write_bytes(data)
     with pytest.raises(ConfError, match=message) as exc:

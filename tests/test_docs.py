@@ -104,6 +104,19 @@ def test_no_citation_outside_the_repository() -> None:
     assert not bad, "\n".join(bad)
 
 
+# The project's issue tracker is not part of what users get: code and docs say what a rule
+# is and where it is documented, not which issue asked for it.
+ISSUE_CITATION = re.compile(r"\b[Ii]ssues? #?\d+")
+
+
+def test_no_citation_of_issue_numbers() -> None:
+    bad = [f"{path.relative_to(ROOT)}:{no}: {line.strip()[:80]}"
+           for path in tracked_files()
+           for no, line in enumerate(path.read_text(encoding="utf-8", errors="replace")
+                                     .splitlines(), 1) if ISSUE_CITATION.search(line)]
+    assert not bad, "say what the rule is, or cite docs/:\n" + "\n".join(bad)
+
+
 def test_every_docs_citation_resolves() -> None:
     bad = []
     for path in tracked_files():

@@ -1,4 +1,4 @@
-"""Property-based fuzzing of every input a user hands over (issue 12, item 7).
+"""Property-based fuzzing of every input a user hands over.
 
 Valid files of the repository (system confs, an ibnetdiscover fabric file, the study, a
 hostfile, a demand file, a job file, pml_monitoring profiles, perflogs, run directories,
@@ -427,7 +427,7 @@ def test_routing_analysis(work: Path, csv: bytes, js: bytes) -> None:
 
 
 def test_enough_examples() -> None:
-    """Issue 12 asks for >= 1,000 mutated inputs per run (routing-file runs per kind)."""
+    """At least 1,000 mutated inputs per run (routing-file runs per kind)."""
     assert sum(EXAMPLES.values()) + EXAMPLES["routing-file"] * (len(ROUTING_FILES) - 1) >= 1000
 
 

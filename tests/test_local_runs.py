@@ -1,4 +1,4 @@
-"""The `local` system on the Spack view (issue #13 item 4): the site config takes the view from
+"""The `local` system on the Spack view: the site config takes the view from
 T2HX_SPACK_VIEW, ReFrame selects exactly the benchmarks whose binaries the view holds (the
 others left out with a reason), the committed log/local-reference replays into a report of
 measured values, and routing takes its opensm and PARX plugin from T2HX_OPENSM/T2HX_PARX_LIB."""

@@ -1,4 +1,4 @@
-"""Run-to-run noise and the run cache of ``t2hx simulate`` (issue 14 item 4): seeded noise
+"""Run-to-run noise and the run cache of ``t2hx simulate``: seeded noise
 that differs across repetitions and scales what the parsers read; without noise a case is
 simulated once and its repetitions say so; the cache key follows every input."""
 

@@ -1,4 +1,4 @@
-"""Ports with nothing but a conf file (issue 24 item 5): `--system sim` simulates only what
+"""Ports with nothing but a conf file: `--system sim` simulates only what
 was asked, combos a plane cannot route are left out (said once), capacity fits any size,
 status counts the campaign's own cases, and a port's report names it and scores only the
 portable claims. End to end on a small port through the real `t2hx campaign` and ReFrame."""

@@ -86,7 +86,7 @@ def test_quick_profile_is_a_subset():
 
 
 def test_quick_profile_covers_every_benchmark_and_collective():
-    """Issue 14 item 6: every registry benchmark the study runs, every IMB collective, each
+    """Every registry benchmark the study runs, every IMB collective, each
     at one scale at least on the reference system, all combos (lists from the registry)."""
     from t2hx import benchmarks
 
