@@ -78,27 +78,37 @@ def _allreduce(n: int) -> tuple:
     step: list[int] = []
     pre = 1 if extra else 0
     for r in range(0, 2 * extra, 2):           # fold the extra ranks in
-        src.append(r), dst.append(r + 1), step.append(0)
+        src.append(r)
+        dst.append(r + 1)
+        step.append(0)
     # Survivors in rank order: list position = Open MPI's newrank (r >> 1 below 2·extra,
     # r − extra above).
     old_of = [r for r in range(n) if not (r < 2 * extra and r % 2 == 0)]
     k, distance = 0, 1
     while distance < pof2:
         for nr in range(pof2):
-            src.append(old_of[nr]), dst.append(old_of[nr ^ distance]), step.append(pre + k)
+            src.append(old_of[nr])
+            dst.append(old_of[nr ^ distance])
+            step.append(pre + k)
         distance <<= 1
         k += 1
     for r in range(1, 2 * extra, 2):           # hand the result back
-        src.append(r), dst.append(r - 1), step.append(pre + k)
+        src.append(r)
+        dst.append(r - 1)
+        step.append(pre + k)
     return src, dst, step
 
 
 def _alltoall(n: int) -> tuple:
-    src, dst, step = [], [], []
+    src: list[np.ndarray] = []
+    dst: list[np.ndarray] = []
+    step: list[np.ndarray] = []
     r = np.arange(n, dtype=np.int64)
     k, distance = 0, 1
     while distance < n:
-        src.append(r), dst.append((r + distance) % n), step.append(np.full(n, k))
+        src.append(r)
+        dst.append((r + distance) % n)
+        step.append(np.full(n, k))
         distance <<= 1
         k += 1
     if not src:
