@@ -38,7 +38,7 @@ from t2hx.conf import load_system  # noqa: E402
 from t2hx.flowsim import bulk, patterns  # noqa: E402
 from t2hx.flowsim.maxmin import maxmin_rates  # noqa: E402
 from t2hx.flowsim.network import open_network  # noqa: E402
-from t2hx.flowsim.validate_simgrid import run_simgrid  # noqa: E402
+from t2hx.flowsim.validate_simgrid import last_split, run_simgrid  # noqa: E402
 
 GIB = 1024.0
 
@@ -61,7 +61,7 @@ def versus_simgrid(net, phases) -> dict:
     src, dst = bulk.endpoints(phases)
     theirs, sg_s = run_simgrid("rates", net.rank_hca[src], net.rank_hca[dst], paths,
                                net.capacity, size, group)
-    split = run_simgrid.last
+    split = last_split
     return {"flows": int(len(src)), "phases": len(phases), "ours_s": round(ours_s, 4),
             "ours_path_lookup_s": round(setup_s, 4),
             "simgrid_s": round(sg_s, 3), "simgrid_build_s": round(split["build_s"], 3),

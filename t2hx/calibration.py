@@ -62,7 +62,7 @@ def read_traffic(stage: Path, ranks: int) -> Traffic:
     """The ``<prefix>.<rank>.prof`` files of one run in ``stage``."""
     out = {k: {"p2p": np.zeros(ranks, np.int64), "coll": np.zeros(ranks, np.int64)}
            for k in ("bytes", "msgs")}
-    peers = {"p2p": [set() for _ in range(ranks)], "coll": [set() for _ in range(ranks)]}
+    peers: dict[str, list[set[int]]] = {"p2p": [set() for _ in range(ranks)], "coll": [set() for _ in range(ranks)]}
     files = sorted(stage.rglob(f"{PROFILE_PREFIX}.*.prof"))   # mVMC: rank 0 chdirs
     if len(files) != ranks:
         raise CalibrationError(f"{len(files)} pml_monitoring files for {ranks} ranks",

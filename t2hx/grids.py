@@ -19,7 +19,8 @@ def grid3(ranks: int) -> tuple[int, int, int]:
         for py in range(1, ranks // px + 1):
             if (ranks // px) % py:
                 continue
-            cand = tuple(sorted((px, py, ranks // px // py), reverse=True))
+            a, b, c = sorted((px, py, ranks // px // py), reverse=True)
+            cand = (a, b, c)
             if max(cand) - min(cand) < max(best) - min(best):
                 best = cand
     return best
@@ -45,4 +46,5 @@ def grid4(ranks: int) -> tuple[int, int, int, int]:
     for p in sorted(factors, reverse=True):
         axis = dims.index(min(dims))
         dims[axis] *= p
-    return tuple(dims)
+    x, y, z, t = dims
+    return x, y, z, t

@@ -107,6 +107,7 @@ def workload_text(system_name: str, plane: str, routing: str, workload: int,
     system = load_system(system_path(system_name))
     apps, sets = draw(study, system, workload)
     spec = study.workloads
+    assert spec is not None, "draw() raises for a study without workloads"
     window = window if window is not None else seconds(spec["window"])
     hosts = [h for s in sets for h in s]
     net = open_network(system, plane, routing, hosts=hosts, work=work)

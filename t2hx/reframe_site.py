@@ -33,6 +33,7 @@ import copy
 import os
 import re
 from pathlib import Path
+from typing import Any
 
 from t2hx import ROOT
 from t2hx.conf import System, load_system
@@ -228,16 +229,16 @@ def local_system() -> dict:
     (``T2HX_SPACK_VIEW``, default spack-env/view): a case runs only when the view holds its
     benchmark's ``local_binary`` (checks/lib/base.py says which were left out and why)."""
     view = spack_view()
-    system = {"name": "local", "descr": "this machine: real Open MPI, the Spack view's binaries",
-              "hostnames": [".*"], "modules_system": "nomod",
-              "partitions": [{
-                  "name": "default", "scheduler": "local", "launcher": WALLTIME_LAUNCHER,
-                  "environs": ["openmpi"], "max_jobs": 1, "features": ["local"],
-                  "env_vars": view_env(view),
-                  "extras": {"mode": "local", "conf_system": "local", "plane": "local",
-                             "hca": None, "nodes": local_ranks(), "cores": 1, "routings": [],
-                             "root": str(ROOT), "spack_view": str(view),
-                             "launcher_options": list(LOCAL_MPIRUN_OPTIONS)}}]}
+    system: dict[str, Any] = {"name": "local", "descr": "this machine: real Open MPI, the Spack view's binaries",
+                                "hostnames": [".*"], "modules_system": "nomod",
+                                "partitions": [{
+                                    "name": "default", "scheduler": "local", "launcher": WALLTIME_LAUNCHER,
+                                    "environs": ["openmpi"], "max_jobs": 1, "features": ["local"],
+                                    "env_vars": view_env(view),
+                                    "extras": {"mode": "local", "conf_system": "local", "plane": "local",
+                                               "hca": None, "nodes": local_ranks(), "cores": 1, "routings": [],
+                                               "root": str(ROOT), "spack_view": str(view),
+                                               "launcher_options": list(LOCAL_MPIRUN_OPTIONS)}}]}
     system["partitions"] += local_slurm_partition(system["partitions"][0])
     return system
 

@@ -30,6 +30,7 @@ import shutil
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal, TypedDict
 
 import numpy as np
 
@@ -46,9 +47,24 @@ from t2hx.progress import Progress
 COMPLETE = "complete.json"        # written last: the campaign ran through
 # Seed 000 Fig 1: the same 28 nodes of one rack (linear placement: rack r01 on t2hx) under
 # each fabric/routing, mpiGraph's average send bandwidth at its 1 MiB input, best of N.
-FIG1 = {"benchmark": "mpigraph", "metric": "send_avg", "nodes": 28, "msg_size": 1048576,
-        "placement": "linear", "ft": ("fattree", "ftree"), "dfsssp": ("hyperx", "dfsssp"),
-        "parx": ("hyperx", "parx")}
+Fig1Combo = Literal["ft", "dfsssp", "parx"]
+
+
+class Fig1(TypedDict):
+    benchmark: str
+    metric: str
+    nodes: int
+    msg_size: int
+    placement: str
+    ft: tuple[str, str]               # (topology, routing) of each combo
+    dfsssp: tuple[str, str]
+    parx: tuple[str, str]
+
+
+FIG1: Fig1 = {"benchmark": "mpigraph", "metric": "send_avg", "nodes": 28, "msg_size": 1048576,
+              "placement": "linear", "ft": ("fattree", "ftree"), "dfsssp": ("hyperx", "dfsssp"),
+              "parx": ("hyperx", "parx")}
+FIG1_COMBOS: tuple[Fig1Combo, ...] = ("ft", "dfsssp", "parx")
 SCORECARD = ROOT / "bench" / "results" / "scorecard.json"
 
 
@@ -191,7 +207,7 @@ def render(opts: Options):
 
 
 # -- 4. outcome checks ---------------------------------------------------------------------------
-def _fig1_best(results) -> tuple[dict[str, float], str]:
+def _fig1_best(results) -> tuple[dict[Fig1Combo, float], str]:
     """Best of N per Fig 1 combo on the same nodes (NaN where the campaign has none)."""
     from t2hx.post.scorecard import best, select
 
@@ -199,14 +215,14 @@ def _fig1_best(results) -> tuple[dict[str, float], str]:
                            "nodes": [FIG1["nodes"]], "msg_size": [FIG1["msg_size"]]})
     unit = str(sel["unit"].iloc[0]) if len(sel) else ""
     out = {}
-    for k in ("ft", "dfsssp", "parx"):
+    for k in FIG1_COMBOS:
         spec = dict(zip(("topology", "routing"), FIG1[k]), placement=FIG1["placement"])
         b = best(sel, spec)
         out[k] = float(b["value"].max()) if len(b) else float("nan")
     return out, unit
 
 
-def _fig1_name(k: str) -> str:
+def _fig1_name(k: Fig1Combo) -> str:
     return "/".join(FIG1[k] + (FIG1["placement"],))
 
 
@@ -216,8 +232,9 @@ def fig1_verdicts(results) -> list[str]:
     campaign has no like-for-like PARX case (the study's Fig 1 case)."""
     m, unit = _fig1_best(results)
     out = []
-    for better, worse, paper in (("ft", "dfsssp", "paper: HX/DFSSSP 0.37x of FT"),
-                                 ("parx", "dfsssp", "paper: PARX +66 %")):
+    relations: tuple[tuple[Fig1Combo, Fig1Combo, str], ...] = (
+        ("ft", "dfsssp", "paper: HX/DFSSSP 0.37x of FT"), ("parx", "dfsssp", "paper: PARX +66 %"))
+    for better, worse, paper in relations:
         missing = [k for k in (better, worse) if np.isnan(m[k])]
         if missing:
             tag = "not run" if missing == ["parx"] else "FAIL"

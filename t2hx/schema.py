@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 from collections.abc import Callable
 
 from t2hx.errors import ConfError
@@ -90,10 +90,11 @@ def check_value(value: Any, spec: F, source: object, where: str) -> Any:
     if spec.choices is not None and value not in spec.choices:
         raise ConfError(f"'{value}' is not allowed", file=source, field=where,
                         fix=f"use one of: {', '.join(map(str, spec.choices))}")
-    if spec.min is not None and value < spec.min:
+    # min and max bound only number fields, whose type the isinstance check above confirmed
+    if spec.min is not None and cast(float, value) < spec.min:
         raise ConfError(f"{value} is below the minimum {spec.min}", file=source, field=where,
                         fix=spec.doc or f"use a value >= {spec.min}")
-    if spec.max is not None and value > spec.max:
+    if spec.max is not None and cast(float, value) > spec.max:
         raise ConfError(f"{value} is above the maximum {spec.max}", file=source, field=where,
                         fix=spec.doc or f"use a value <= {spec.max}")
     if isinstance(value, list) and spec.items is not None:

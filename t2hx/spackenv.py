@@ -154,7 +154,7 @@ def parse_recipe(path: Path, develop: set[str], report: EnvReport) -> Recipe | N
     rel = path
     source = path.read_text(encoding="utf-8")
     try:
-        tree = ast.parse(compile(source, str(path), "exec", ast.PyCF_ONLY_AST))
+        tree = ast.parse(source, str(path))
     except SyntaxError as err:
         report.add(rel, f"line {err.lineno}", f"recipe is not valid Python ({err.msg})",
                    "fix the syntax error")
@@ -176,20 +176,23 @@ def parse_recipe(path: Path, develop: set[str], report: EnvReport) -> Recipe | N
         report.add(rel, f"class {cls.name}", "does not derive from a Spack build system",
                    "derive from e.g. MakefilePackage/AutotoolsPackage or the builtin recipe")
     has_source = inherits_builtin
-    for node in cls.body:
-        if isinstance(node, ast.Assign):
-            targets = {t.id for t in node.targets if isinstance(t, ast.Name)}
+    for stmt in cls.body:
+        if isinstance(stmt, ast.Assign):
+            targets = {t.id for t in stmt.targets if isinstance(t, ast.Name)}
             has_source |= bool(targets & {"url", "git"})
     for node in ast.walk(cls):
+        if not isinstance(node, ast.Call):
+            continue
         call = _call_name(node)
         if call == "version":
-            _check_version(node, recipe, name in develop, rel, report)  # type: ignore[arg-type]
-        elif call == "depends_on" and node.args:  # type: ignore[union-attr]
-            dep = _string(node.args[0], consts)  # type: ignore[union-attr]
-            if dep and spec_name(dep):
-                recipe.depends.add(spec_name(dep))  # type: ignore[arg-type]
-        elif call == "patch" and node.args:  # type: ignore[union-attr]
-            _check_patch(node, consts, recipe, rel, report)  # type: ignore[arg-type]
+            _check_version(node, recipe, name in develop, rel, report)
+        elif call == "depends_on" and node.args:
+            dep = _string(node.args[0], consts)
+            dep_name = spec_name(dep) if dep else None
+            if dep_name:
+                recipe.depends.add(dep_name)
+        elif call == "patch" and node.args:
+            _check_patch(node, consts, recipe, rel, report)
     if not has_source and name not in develop:
         report.add(rel, f"class {cls.name}", "no source: neither url nor git",
                    "add url = ... (with sha256 versions) or git = ... (with commit versions)")

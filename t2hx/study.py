@@ -43,7 +43,9 @@ def _capacity_app(value: int | dict) -> str | None:
 
 
 def seconds(duration: str) -> float:
-    number, unit = DURATION_RE.match(duration).groups()
+    match = DURATION_RE.match(duration)
+    assert match is not None, f"{duration!r} passed the schema's duration check"
+    number, unit = match.groups()
     return float(number) * {"s": 1, "m": 60, "h": 3600, "d": 86400}[unit]
 
 

@@ -38,6 +38,7 @@ class HpcgOutput:
 def output(result: AppResult, ranks: int) -> HpcgOutput:
     """The rating: the flops of the run (one timed CG set) over its simulated time."""
     if result.calibrated:
+        assert result.input is not None, "run_app calibrates only a run whose input it has"
         flops = hpcg_flops(result.input) * ranks
     else:
         flops = 192 ** 3 * 27 * 2 * ranks * SKELETON.iterations

@@ -17,13 +17,15 @@ T = TypeVar("T")
 
 
 def encode(result: Any) -> dict[str, Any]:
-    if not dataclasses.is_dataclass(result):
+    if not dataclasses.is_dataclass(result) or isinstance(result, type):
         raise TypeError(f"a workload result must be a dataclass, not {type(result).__name__}")
     return dataclasses.asdict(result)
 
 
 def decode(cls: type[T], data: dict[str, Any]) -> T:
     """``cls`` from :func:`encode`'s dict; its field annotations say how."""
+    if not dataclasses.is_dataclass(cls):
+        raise TypeError(f"a workload result must be a dataclass, not {cls.__name__}")
     hints = typing.get_type_hints(cls)
     return cls(**{f.name: _value(hints[f.name], data[f.name])
                   for f in dataclasses.fields(cls) if f.init})
@@ -33,7 +35,7 @@ def _value(kind: Any, value: Any) -> Any:
     if value is None:
         return None
     origin, args = typing.get_origin(kind), typing.get_args(kind)
-    if dataclasses.is_dataclass(kind):
+    if isinstance(kind, type) and dataclasses.is_dataclass(kind):
         return decode(kind, value)
     if origin in (typing.Union, types.UnionType):
         return _value(next(a for a in args if a is not type(None)), value)

@@ -58,12 +58,13 @@ def prepare(req: CampaignRequest) -> Prepared:
         raise T2hxError(f"campaign name {req.campaign!r}", field="--campaign",
                         fix="use letters, digits, '-' and '_' only")
     prov = provenance(req.campaign)
-    if req.profile is None:        # status: the campaign's own profile
-        req = replace(req, profile=prov.get("profile", "full") if req.verb == "status"
-                      else "full")
-    select_study(req.study, req.verb, req.campaign, req.profile, prov)
-    study = load_study(profile=req.profile)  # fail early, with the study's one-line error
-    env = dict(os.environ, **{CAMPAIGN_ENV: req.campaign, PROFILE_ENV: req.profile})
+    profile = req.profile
+    if profile is None:            # status: the campaign's own profile
+        profile = prov.get("profile", "full") if req.verb == "status" else "full"
+        req = replace(req, profile=profile)
+    select_study(req.study, req.verb, req.campaign, profile, prov)
+    study = load_study(profile=profile)  # fail early, with the study's one-line error
+    env = dict(os.environ, **{CAMPAIGN_ENV: req.campaign, PROFILE_ENV: profile})
     if req.verb == "status":
         return Prepared(req, env)
     rf_system, systems = selection(req.system, study)
@@ -81,6 +82,7 @@ def run(req: CampaignRequest) -> int:
         raise T2hxError(f"unknown verb {req.verb!r}", field="verb", fix=", ".join(VERBS))
     ready = prepare(req)
     req = ready.req
+    assert req.profile is not None, "prepare() fills in the profile"
     if req.verb == "status":
         print(status(req.campaign, req.system, req.profile))
         return 0

@@ -138,7 +138,8 @@ COLLECTIVE = {"allreduce_small": "Allreduce", "allreduce_large": "Allreduce",
 
 class ModelRules(Protocol):
     """What a code's input means to its model (its benchmark module says)."""
-    key: str
+    @property
+    def key(self) -> str: ...
 
     def measure(self, name: str, inp: dict, ranks: int) -> float:
         """A measure of the input that traffic scales with (conf/appmodels.yaml names it)."""

@@ -32,19 +32,26 @@ from t2hx.flowsim.fluid import Job, phase_steps
 from t2hx.grids import grid3, grid4, hpl_grid
 
 
+# Read-only members (properties): the benchmark modules' skeletons and apps are frozen dataclasses.
 class Skeleton(Protocol):
-    compute_s: float              # per iteration on the reference node
-    iterations: int
-    comm: tuple                   # (kind, bytes) steps per iteration
+    @property
+    def compute_s(self) -> float: ...     # per iteration on the reference node
+
+    @property
+    def iterations(self) -> int: ...
+
+    @property
+    def comm(self) -> tuple: ...          # (kind, bytes) steps per iteration
 
 
 class App(ModelRules, Protocol):
     """A code the model runs: its calibrated model's input rules and its skeleton."""
-    skeleton: Skeleton
+    @property
+    def skeleton(self) -> Skeleton: ...
 
 
 
-def halo(n: int, size: int) -> Phase:
+def halo(n: int, size: float) -> Phase:
     """Non-periodic 3-D face exchange: every rank with each existing ±x, ±y, ±z neighbour."""
     dims = grid3(n)
     r = np.arange(n)
@@ -80,9 +87,10 @@ def iteration_phases(app: App, n: int, scale: float, reduce_rate: float,
                      inp: dict | None = None, node: dict | None = None) -> list[Phase]:
     """One iteration: the calibrated model's (t2hx/flowsim/appmodel.py) when the code has
     one and the run's input is known, else the skeleton's."""
-    model = appmodel.model(app) if inp is not None else None
-    if model is not None:
-        return model_phases(model, n, scale, reduce_rate, inp, node or appmodel.default_node())
+    if inp is not None:
+        model = appmodel.model(app)
+        if model is not None:
+            return model_phases(model, n, scale, reduce_rate, inp, node or appmodel.default_node())
     return skeleton_phases(app.skeleton, n, scale, reduce_rate)
 
 

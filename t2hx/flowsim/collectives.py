@@ -310,9 +310,9 @@ def _allreduce(alg: str, n: int, m: int, gamma: float, rate: float) -> list[Phas
     if alg == "recursive_doubling":
         return _recursive_doubling(n, m, gamma)
     if alg == "ring":
-        block = math.ceil(m / n)
-        step = Phase.of(r, (r + 1) % n, block, block / rate)
-        plain = Phase.of(r, (r + 1) % n, block)
+        chunk = math.ceil(m / n)
+        step = Phase.of(r, (r + 1) % n, chunk, chunk / rate)
+        plain = Phase.of(r, (r + 1) % n, chunk)
         return [step] * (n - 1) + [plain] * (n - 1)
     if alg == "reduce_bcast":
         return (_reverse(_bcast("binomial", n, m, 0), gamma) + _bcast("binomial", n, m, 0))

@@ -18,6 +18,7 @@ from t2hx.errors import WorkloadError
 from t2hx.flowsim.bulk import Phase, Result
 from t2hx.flowsim.network import LogGP, Network, open_network
 from t2hx.paths import work_root
+from t2hx.routing import parx
 from t2hx.simrequest import FLOW_ENGINE, SimRequest
 
 
@@ -47,11 +48,11 @@ def open_flow(request: SimRequest) -> Network:
     """The flow model's network: real OpenSM routing of the plane (cached), or the
     request's dumps."""
     opts = request.network
-    extra = {} if opts.parx_threshold is None else {"parx_threshold": opts.parx_threshold}
+    threshold = parx.DEFAULT_THRESHOLD if opts.parx_threshold is None else opts.parx_threshold
     return open_network(request.system, request.plane, request.routing, request.hostfile,
                         work=opts.work or str(work_root()), lmc=opts.lmc,
                         routing=opts.routing_dir, quiet=opts.quiet, demand=opts.demand,
-                        jobs=opts.jobs, **extra)
+                        jobs=opts.jobs, parx_threshold=threshold)
 
 
 ENGINES: dict[str, Engine] = {FLOW_ENGINE: Engine("maxmin", open_flow)}

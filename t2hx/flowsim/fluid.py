@@ -73,7 +73,7 @@ class Comm:
     rates do not depend on sizes); it gives up only the idle gaps between repetitions."""
     src: np.ndarray
     dst: np.ndarray
-    size: np.ndarray
+    size: int | np.ndarray          # one for all messages, or one per message
     count: int = 1
 
 

@@ -119,6 +119,7 @@ class _Flat:
     def __init__(self, probe: State, steps: list[list]) -> None:
         plans: dict[int, int] = {}
         blocks: list[Plan] = []
+        paths: list[np.ndarray] = []
         step_plan, step_sec, step_off = [], [], [0]
         self.inflight = 0
         for job_steps in steps:
@@ -127,8 +128,10 @@ class _Flat:
                 if isinstance(step, Comm):
                     plan = probe._plan(step)
                     if id(step) not in plans:
+                        assert plan.paths is not None, "_fused left only steps with fluid messages"
                         plans[id(step)] = len(blocks)
                         blocks.append(plan)
+                        paths.append(plan.paths)
                     step_plan.append(plans[id(step)])
                     step_sec.append(0.0)
                     biggest = max(biggest, len(plan.size))
@@ -137,11 +140,11 @@ class _Flat:
                     step_sec.append(float(step.seconds))
             step_off.append(len(step_plan))
             self.inflight += biggest
-        self.width = max([b.paths.shape[1] for b in blocks] + [1])
+        self.width = max([p.shape[1] for p in paths] + [1])
         self.paths = np.full((sum(len(b.size) for b in blocks), self.width), -1, np.int32)
         at = 0
-        for b in blocks:
-            self.paths[at:at + len(b.size), :b.paths.shape[1]] = b.paths
+        for b, p in zip(blocks, paths):
+            self.paths[at:at + len(b.size), :p.shape[1]] = p
             at += len(b.size)
         self.size = np.concatenate([b.size for b in blocks] + [np.zeros(0)])
         self.lat = np.concatenate([b.latency for b in blocks] + [np.zeros(0)])

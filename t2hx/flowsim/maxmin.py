@@ -46,7 +46,7 @@ def maxmin_rates(paths: np.ndarray, capacity: np.ndarray,
     sentinel = total                      # padding points at a link of infinite capacity
     # int32 link ids whenever they fit: p and its fancy-indexed copies dominate the memory
     # of a 4,608-node alltoall (21 M flows in one phase).
-    dtype = np.int32 if total < np.iinfo(np.int32).max else np.int64
+    dtype: type[np.signedinteger] = np.int32 if total < np.iinfo(np.int32).max else np.int64
     ids = np.asarray(paths).astype(dtype, copy=False)
     if group is not None and copies > 1:
         ids = ids + (group * links).astype(dtype)[:, None]

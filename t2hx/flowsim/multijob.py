@@ -12,7 +12,7 @@ ratio, Fig 10 sums each job's normalised step rate (docs/fattree-configs.md#the-
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -39,7 +39,7 @@ def mean_step(job: Job, window: float) -> tuple[int, float]:
     return len(ends), (ends[-1] / len(ends) if ends else math.nan)
 
 
-def run_workload(net: Network, apps_of: list[apps.App], spans: list[np.ndarray],
+def run_workload(net: Network, apps_of: Sequence[apps.App], spans: list[np.ndarray],
                  inputs: list[dict], scale: float, node: dict, window: float,
                  engine: Engine) -> list[WorkloadJob]:
     """All jobs together for ``window`` simulated seconds, then each alone: per job the

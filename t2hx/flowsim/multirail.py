@@ -65,7 +65,7 @@ def _lane(text: object, planes: tuple, path: object) -> tuple[str, int]:
     return plane, int(port)
 
 
-def shares(rail: MultiRail, src: np.ndarray, dst: np.ndarray, size: np.ndarray
+def shares(rail: MultiRail, src: np.ndarray, dst: np.ndarray, size: int | np.ndarray
            ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(message index, rail, bytes) of every part; the bytes of a message's parts sum to its
     size, so the policy moves traffic between rails and never creates or loses any."""

@@ -343,7 +343,7 @@ def _hosts(system: System, fabric: Fabric, plane: str, hostfile: str | Path | No
             raise WorkloadError(f"'{bad[0]}' is not a node of system '{system.name}'",
                                 field="hosts", fix=f"use hostnames of {system.path}")
     if not all(h in fabric._index for h in hosts):
-        bad = next(h for h in hosts if h not in fabric._index)
-        raise ConfError(f"host '{bad}' is not attached to plane '{plane}'", file=system.path,
+        stray = next(h for h in hosts if h not in fabric._index)
+        raise ConfError(f"host '{stray}' is not attached to plane '{plane}'", file=system.path,
                         field=f"planes.{plane}", fix="use hosts of that plane")
     return hosts

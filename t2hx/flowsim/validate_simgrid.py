@@ -36,6 +36,8 @@ SIMGRID_CFG = ["--cfg=network/model:CM02", "--cfg=network/crosstraffic:0",
                "--cfg=network/TCP-gamma:0", "--log=root.thresh:critical",
                "--cfg=contexts/factory:thread"]
 EPS_S = 1e-9
+#: The last :func:`run_simgrid`'s seconds of platform build and ``engine.run``.
+last_split: dict[str, float] = {}
 
 
 def run_simgrid(mode: str, src: np.ndarray, dst: np.ndarray, paths: np.ndarray,
@@ -43,7 +45,7 @@ def run_simgrid(mode: str, src: np.ndarray, dst: np.ndarray, paths: np.ndarray,
                 start: np.ndarray | None = None, timeout: float = 3600.0
                 ) -> tuple[np.ndarray, float]:
     """(result array, SimGrid wall seconds inside the child) for one flow set; the split
-    into platform build and ``engine.run`` is left in ``run_simgrid.last``."""
+    into platform build and ``engine.run`` is left in ``last_split``."""
     n = len(src)
     group = np.zeros(n, dtype=np.int64) if group is None else np.asarray(group)
     start = np.zeros(n) if start is None else np.asarray(start, dtype=np.float64)
@@ -59,7 +61,7 @@ def run_simgrid(mode: str, src: np.ndarray, dst: np.ndarray, paths: np.ndarray,
             raise T2hxError(f"SimGrid run failed ({tail})", field="simgrid",
                             fix="check that python3-simgrid is importable (run/setup)")
         data = np.load(out)
-        run_simgrid.last = {"build_s": float(data["build"]), "run_s": float(data["run"])}
+        last_split.update(build_s=float(data["build"]), run_s=float(data["run"]))
         return data["result"], float(data["seconds"])
 
 

@@ -118,11 +118,15 @@ def _allreduce(n: int) -> tuple:
 
 
 def _alltoall(n: int) -> tuple:
-    src, dst, step = [], [], []
+    src: list[np.ndarray] = []
+    dst: list[np.ndarray] = []
+    step: list[np.ndarray] = []
     r = np.arange(n, dtype=np.int64)
     k, distance = 0, 1
     while distance < n:
-        src.append(r), dst.append((r + distance) % n), step.append(np.full(n, k))
+        src.append(r)
+        dst.append((r + distance) % n)
+        step.append(np.full(n, k))
         distance <<= 1
         k += 1
     if not src:

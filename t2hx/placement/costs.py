@@ -42,7 +42,7 @@ def switch_graph(fabric: Fabric) -> tuple[list[int], dict[int, int], np.ndarray]
 
 def host_switches(fabric: Fabric, pos: dict[int, int]) -> np.ndarray:
     """Position (in ``switches()``) of the switch each host is cabled to."""
-    peer = {}
+    peer: dict[int, int] = {}
     for c in fabric.cables:
         peer.setdefault(c.a, c.b)
         peer.setdefault(c.b, c.a)
@@ -78,8 +78,8 @@ def minimal_paths(fabric: Fabric) -> np.ndarray:
     sw, pos, dist = switch_graph(fabric)
     s = len(sw)
     link_uv = np.full((s, s), -1, dtype=np.int64)
-    inject = {}
-    eject = {}
+    inject: dict[int, int] = {}
+    eject: dict[int, int] = {}
     swset = set(sw)
     for c, cable in enumerate(fabric.cables):
         if cable.a in swset and cable.b in swset:

@@ -206,6 +206,7 @@ def _two_opt(system: System, n: int, nodes: list[str], opts: Options) -> list[st
     idx = _host_index(fabric, chosen)
     msgs = messages(opts.collective, n)
     labels: tuple = ("two-opt", opts.collective, n)
+    objective: HopObjective | ContentionObjective
     if opts.objective == "hops":
         objective = HopObjective(routed(system, opts)["hops"][np.ix_(idx, idx)], msgs)
     else:

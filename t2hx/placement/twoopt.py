@@ -149,6 +149,7 @@ class ContentionObjective(_Objective):
         return int(((y * (y - 1) - x * (x - 1)) // 2).sum())
 
     def accept(self) -> None:
+        assert self._pending is not None, "accept() follows the delta() it accepts"
         keys, change = self._pending
         self.load[keys] += change
 

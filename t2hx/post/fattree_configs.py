@@ -139,7 +139,7 @@ def _scale_label(scale: float) -> str:
 
 def scaling(times: pd.DataFrame, configs: list[str], outdir: Path) -> list[Figure]:
     """Fig 8: t(fewest nodes) / t(most nodes) per app and configuration, at 2x and 10x."""
-    figs = []
+    figs: list[Figure] = []
     counts = sorted(times["nodes"].unique()) if len(times) else []
     if len(counts) < 2:
         return figs

@@ -16,6 +16,7 @@ import json
 import os
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 from collections.abc import Callable
@@ -194,20 +195,20 @@ def _figures(results: pd.DataFrame, matrices: pd.DataFrame, g: pd.DataFrame, com
     for bench in sorted(g["benchmark"].dropna().unique()) if comparative else ():
         sub = g[g["benchmark"] == bench]
         metric = F.primary_metric(bench, sorted(sub["metric"].dropna().unique()))
+        if metric is None:          # no metric recorded: the figures would be titled "None" and empty
+            continue
         rows = sub[sub["metric"] == metric]
         sizes = rows["msg_size"].dropna().unique()
         if len(sizes) > 1:
-            attempt(f"gain-grid-{bench}",
-                    lambda b=bench, m=metric: F.gain_grid(g, b, m, combos, base, fig_dir))
+            attempt(f"gain-grid-{bench}", partial(F.gain_grid, g, bench, metric, combos, base, fig_dir))
         else:
-            attempt(f"whisker-{bench}",
-                    lambda b=bench, m=metric: F.whisker(g, b, m, combos, base, fig_dir))
+            attempt(f"whisker-{bench}", partial(F.whisker, g, bench, metric, combos, base, fig_dir))
         if bench == "ring-allreduce":
             for nodes in sorted(rows["nodes"].dropna().unique()):
-                attempt(f"ring-allreduce-{nodes}", lambda n=nodes, m=metric: F.lines(
-                    g, "ring-allreduce", m, "msg_size", combos, fig_dir,
-                    f"ring-allreduce-{int(n)}", f"Ring allreduce t_avg, {int(n)} nodes",
-                    where=g["nodes"] == n))
+                attempt(f"ring-allreduce-{nodes}", partial(
+                    F.lines, g, "ring-allreduce", metric, "msg_size", combos, fig_dir,
+                    f"ring-allreduce-{int(nodes)}", f"Ring allreduce t_avg, {int(nodes)} nodes",
+                    where=g["nodes"] == nodes))
     if comparative:
         attempt("ebb-lines", lambda: F.lines(g, "ebb", "bandwidth", "nodes", combos, fig_dir,
                                              "ebb-bandwidth", "Effective bisection bandwidth"))

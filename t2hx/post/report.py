@@ -178,7 +178,7 @@ def measured_values(results: pd.DataFrame) -> pd.DataFrame:
         subset=["benchmark"])
     for (bench, nodes), cell in known.groupby(["benchmark", "nodes"], sort=True):
         metrics = sorted(cell["metric"].dropna().unique())
-        metric = benchmarks.get(bench).metric          # the registry's Table-2 metric
+        metric: str | None = benchmarks.get(bench).metric   # the registry's Table-2 metric
         metric = metric if metric in metrics else primary_metric(bench, metrics)
         cell = cell[cell["metric"] == metric]
         size = cell["msg_size"].max()

@@ -89,7 +89,7 @@ def dark_fiber_bars(dark: dict[str, float], outdir: Path) -> Figure | None:
     rows = [[k, 100.0 * v, f"{100.0 * v:.1f}%"] for k, v in dark.items()]
     data = stem.with_suffix(".dat")
     write_text(data, plots.table_text(None, rows, f"{title}\nrouting\tpercent\tlabel"))
-    ymax = max(10.0, 1.2 * max(r[1] for r in rows))
+    ymax = max(10.0, 1.2 * max(100.0 * v for v in dark.values()))
     files = plots.render("bars", data, stem, {"title": title, "ylabel_text": "dark fiber [%]",
                                               "ymax": round(ymax, 2), "figw": 4.5})
     table = pd.DataFrame([{"routing": k, "dark_fiber_percent": 100.0 * v} for k, v in dark.items()])

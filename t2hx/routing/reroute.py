@@ -129,8 +129,8 @@ def reroute_for_jobs(system: System, plane: str, routing: str, jobs: list[JobSpe
         if not any(out.iterdir()):
             out.rmdir()
         return None
-    key = "jobs" if routing == "sar" else "demand"
-    return reroute(system, plane, routing, out=out, quiet=quiet, **{key: str(path)})
+    demand, job_file = (None, str(path)) if routing == "sar" else (str(path), None)
+    return reroute(system, plane, routing, demand=demand, jobs=job_file, out=out, quiet=quiet)
 
 
 def route_real(system: System, plane: str, routing: str, jobs: list[JobSpec], *, out: Path,

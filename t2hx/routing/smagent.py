@@ -160,8 +160,10 @@ class Agent:
 
 
 class _Handler(socketserver.StreamRequestHandler):
+    server: _Server
+
     def handle(self) -> None:
-        agent: Agent = self.server.agent        # type: ignore[attr-defined]
+        agent = self.server.agent
         try:
             line = self.rfile.readline(MAX_LINE).decode(errors="replace").strip()
             result = agent.handle(line, self.rfile.read)
@@ -181,13 +183,14 @@ class _Handler(socketserver.StreamRequestHandler):
 class _Server(socketserver.ThreadingTCPServer):
     allow_reuse_address = True
     daemon_threads = True
+    agent: Agent
 
 
 def serve(system: System, bind: str, port: int, allow: set[int] | None = None,
           quiet: bool | None = None) -> int:
     """Serve until SIGTERM or SIGINT."""
     server = _Server((bind, port), _Handler)
-    server.agent = Agent(system, allow, quiet)      # type: ignore[attr-defined]
+    server.agent = Agent(system, allow, quiet)
 
     def stop(_signum: int, _frame: object) -> None:
         threading.Thread(target=server.shutdown, daemon=True).start()

@@ -88,12 +88,12 @@ def score(results: pd.DataFrame, claims: list[dict[str, Any]] | None = None,
     ctx.setdefault("capacity_windows", capacity_windows(logdir))
     out = []
     for c in claims:
-        settings = {**defaults, **{k: c[k] for k in ("dead_band", "tolerance",
-                                                     "value_tolerance", "par_band") if k in c}}
+        settings: dict[str, Any] = {**defaults, **{k: c[k] for k in ("dead_band", "tolerance", "value_tolerance",
+                                                                     "par_band") if k in c}}
         pub = c["published"]
         try:
             ours = compute(results, c, ctx)
-            if ours.value is None or not math.isfinite(ours.value):
+            if not math.isfinite(ours.value):
                 raise NotRun("no finite value")
             note = check_requires(c["compute"], ctx)
             out.append(Verdict(c["id"], c["source"], c["statement"],

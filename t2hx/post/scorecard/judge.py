@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy as np
 
+from t2hx.errors import T2hxError
 from t2hx.post.scorecard.selection import Ours
 
 def _dir(x: float, dead: float) -> int:
@@ -21,6 +22,9 @@ def judge(pub: dict[str, Any], ours: Ours, settings: dict[str, Any]) -> str:
 
     o = ours.value
     if "rank" in pub:
+        if ours.rank is None or ours.of is None:
+            raise T2hxError("a published rank is judged against a computed one",
+                            field="compute.kind", fix="compute a rank claim with kind: rank")
         want = pub["rank"] if pub["rank"] > 0 else ours.of + 1 + pub["rank"]
         return "agrees" if ours.rank == want else "contradicts"
     if "value" in pub:

@@ -24,7 +24,7 @@ class NotRun(Exception):
 @dataclass
 class Ours:
     """Our number for a claim, and what it was computed over."""
-    value: float | None = None          # gain, value, trend, spread difference
+    value: float                        # gain, value, trend, spread difference
     cells: list[float] | None = None    # range claims: every cell's gain
     rank: int | None = None
     of: int | None = None

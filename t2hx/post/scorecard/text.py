@@ -81,7 +81,8 @@ def _want(w: Any, fmt=str) -> str:
 
 
 def published_text(pub: dict[str, Any], comp: dict[str, Any] | None = None) -> str:
-    kind = (comp or {}).get("kind")
+    comp = comp or {}
+    kind = comp.get("kind")
     if kind == "trend":
         return (f"gain {'rises' if pub.get('sign', 1) > 0 else 'falls'} with "
                 f"{comp.get('along', 'msg_size')}")
