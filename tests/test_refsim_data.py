@@ -107,3 +107,27 @@ def test_reference_routing_is_todays_opensm_routing(fab: str, tmp_path: Path) ->
     assert [int(net.tables.base_lid[h, 1]) for h in net.rank_hca] == routing["rank_lid"]
     summary = json.loads((net.dumps / "opensm-run.json").read_text())
     assert summary["vls"] == routing["vls_needed"]
+
+
+def test_the_reference_against_itself_and_a_shifted_copy() -> None:
+    case = data.case("fattree", "incast")
+    exact = {(r.src, r.dst): r.end_s for r in case.results}
+    assert data.errors(case, exact).within(1e-9, 1e-9)       # CSV rounding only
+    slower = {k: v * 1.2 for k, v in exact.items()}       # 20 % longer everywhere
+    e = data.errors(case, slower)
+    assert e.completion_median == pytest.approx(0.2) and e.throughput_worst == pytest.approx(1 / 6)
+    assert not e.within() and e.within(0.2 + 1e-9, 0.25)
+
+
+@pytest.mark.parametrize("fab", sorted(FABRICS))
+def test_exported_forwarding_tables_route_like_t2hx(fab: str, tmp_path: Path) -> None:
+    """The exporter writes the model's tables from the committed dumps and walks every pair
+    through them and the exported cabling: each path is t2hx's path (all-to-all: every
+    ordered pair)."""
+    export = _load("export")
+    info = export.write_case(fab, "alltoall", tmp_path)
+    assert info["flows"] == len(data.hosts(fab)) * (len(data.hosts(fab)) - 1)
+    ned = (tmp_path / "refnet.ned").read_text()
+    assert ned.count("IB4XQDRWire <-->") == len(build_plane(
+        load_system(DATA / fab / "system.yaml"), FABRICS[fab][0]).cables)
+    assert "refTotalFlows = 992" in ned

@@ -73,6 +73,40 @@ class Case:
         return {(r.src, r.dst): r for r in self.results}
 
 
+@dataclass(frozen=True)
+class Errors:
+    """Relative errors of a prediction against a case, over its flows."""
+    throughput_median: float
+    throughput_worst: float
+    completion_median: float
+    completion_worst: float
+
+    def within(self, median: float = 0.10, worst: float = 0.25) -> bool:
+        """Issue 26's acceptance: median within 10 %, worst within 25 %, both metrics."""
+        return max(self.throughput_median, self.completion_median) <= median and \
+            max(self.throughput_worst, self.completion_worst) <= worst
+
+
+def _median(values: list[float]) -> float:
+    v = sorted(values)
+    n = len(v)
+    return v[n // 2] if n % 2 else 0.5 * (v[n // 2 - 1] + v[n // 2])
+
+
+def errors(case: Case, end_s: dict[tuple[int, int], float]) -> Errors:
+    """Compare predicted end times (``(src, dst) -> end_s``, flows starting at their
+    ``start_s``) with the reference: |x - ref| / ref per flow, for throughput and completion
+    time."""
+    tp, ct = [], []
+    for f in case.flows:
+        ref = case.result_of(f)
+        done = end_s[(f.src, f.dst)] - f.start_s
+        ct.append(abs(done - ref.completion_s) / ref.completion_s)
+        tput = f.bytes / done
+        tp.append(abs(tput - ref.throughput_Bps) / ref.throughput_Bps)
+    return Errors(_median(tp), max(tp), _median(ct), max(ct))
+
+
 def fabrics(data: Path = DATA) -> list[str]:
     return sorted(p.name for p in data.iterdir() if (p / "meta.json").exists())
 

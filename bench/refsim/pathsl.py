@@ -26,12 +26,19 @@ from pathlib import Path
 from t2hx.fabric.graph import Fabric
 from t2hx.fabric.netfile import write_netfile
 from t2hx.routing.lft import load_tables
-from t2hx.routing.opensm import (opensm_binary, opensm_conf, plugin_setup, spawn, start_ibsim,
-                                 stop, umad2sim)
+from t2hx.routing.opensm import (
+    opensm_binary,
+    opensm_conf,
+    plugin_setup,
+    spawn,
+    start_ibsim,
+    stop,
+    umad2sim,
+)
 
-SL_LINE = re.compile(r"^\s*sl\.+0x([0-9a-fA-F]+)\s*$", re.M)
-SLID_LINE = re.compile(r"^\s*slid\.+(\d+)\s*$", re.M)
-DLID_LINE = re.compile(r"^\s*dlid\.+(\d+)\s*$", re.M)
+SL_LINE = re.compile(r"^\s*sl\.+0x([0-9a-fA-F]+)\s*$", re.MULTILINE)
+SLID_LINE = re.compile(r"^\s*slid\.+(\d+)\s*$", re.MULTILINE)
+DLID_LINE = re.compile(r"^\s*dlid\.+(\d+)\s*$", re.MULTILINE)
 
 
 def query_path_sls(fabric: Fabric, engine: str, lmc: int, extra_conf: dict, out: Path,
@@ -71,7 +78,8 @@ def query_path_sls(fabric: Fabric, engine: str, lmc: int, extra_conf: dict, out:
         sls: dict[tuple[int, int], int] = {}
         for slid, dlid in pairs:
             r = subprocess.run(["saquery", "-p", "--src-to-dst", f"{slid}:{dlid}"], env=qenv,
-                               cwd=out, capture_output=True, text=True, timeout=30)
+                               cwd=out, capture_output=True, text=True, timeout=30,
+                               check=False)
             got = (SL_LINE.findall(r.stdout), SLID_LINE.findall(r.stdout),
                    DLID_LINE.findall(r.stdout))
             if r.returncode != 0 or len(got[0]) != 1 or \
