@@ -16,13 +16,14 @@ The fabric the kernel sees: every directed cable at the plane's rate and the con
 propagation delay, with input buffers per VL behind it (switch or HCA sizes), forwarding
 after the switch latency (``switch_latency_ns``, the flow model's L) or the HCA's; and per
 host two more links for its host interface (t2hx/flowsim/hostif.py). A message travels
-on the VL its SL maps to (t2hx/routing/slvl.py): the SL of its path from the routing
-dumps if they give one, else SL 0; ``sl_of`` overrides both (tests).
+on the VL its SL maps to (t2hx/routing/slvl.py): the SL OpenSM gives its path
+(t2hx/routing/pathsl.py: DFSSSP's layers), else SL 0; ``sl_of`` overrides both (tests).
 docs/modelling.md#packet-engine lists the parameters and their sources.
 """
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -32,9 +33,11 @@ from t2hx.errors import WorkloadError
 from t2hx.flowsim import hostif, packetk
 from t2hx.flowsim.bulk import Phase, Result, _rank_end, _sorted_by_size
 from t2hx.flowsim.network import LogGP, Network
-from t2hx.routing import slvl
+from t2hx.routing import pathsl, slvl
 
 CREDIT = 64
+#: Seed of the draws that stand in for OpenSM's rand() in DFSSSP's path SLs.
+SL_SEED = 26
 #: sl_of(src ranks, dst ranks, LID indices) -> SL per message.
 SlChooser = Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]
 
@@ -44,7 +47,7 @@ class PacketNetwork:
     net: Network
     sl_of: SlChooser | None = None
     params: dict = field(default_factory=dict)       # conf model.packet (validated)
-    stats: dict = field(default_factory=dict)        # kernel counters summed over runs
+    stats: dict = field(default_factory=dict)   # kernel counters and seconds, summed
     _phases: dict = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
@@ -55,7 +58,11 @@ class PacketNetwork:
                                 fix="use engine flow for multirail confs")
         p = self.params
         self.sl2vl = self._sl2vl()
-        self.path_sl = slvl.read_path_sl(self.net.dumps) if self.net.dumps else None
+        self.path_sl = (pathsl.path_sl(self.net.fabric, self.net.dumps, self.net.engine,
+                                       self.net.tables.lmc) if self.net.dumps else None)
+        # one SL per rank pair among those OpenSM's answer may draw (a connection asks once)
+        self._draw = np.random.default_rng(SL_SEED).integers(
+            0, 1 << 30, (self.net.ranks, self.net.ranks))
         self.arb = packetk.Arbitration(p["mtu"], p["header_bytes"],
                                        slvl.parse_table(p["vlarb_high"]),
                                        slvl.parse_table(p["vlarb_low"]), p["high_limit"])
@@ -159,7 +166,11 @@ class PacketNetwork:
         if len(ph.src) == 0:
             return np.zeros(0), np.zeros(0)
         msgs, data, start = self.messages(ph)
+        clock, cpu = time.perf_counter(), time.process_time()
         first, end, counters = packetk.simulate(self.links, msgs, self.arb)
+        counters["kernel_s"] = time.perf_counter() - clock
+        counters["kernel_cpu_s"] = time.process_time() - cpu
+        counters["phases"] = 1
         for name, value in counters.items():
             self.stats[name] = self.stats.get(name, 0) + value
         t = end[data] + self.loggp.overhead
@@ -196,13 +207,11 @@ class PacketNetwork:
         net = self.net
         if self.sl_of is not None:
             sl = np.asarray(self.sl_of(src, dst, lid), np.int64)
-        elif self.path_sl:
+        elif self.path_sl is not None:
             t = net.tables
-            first_switch = t.link_dst[t.link_of[net.rank_hca[src], 1]]
-            guids = np.array([net.fabric.nodes[s].guid for s in first_switch])
+            slid = t.base_lid[net.rank_hca[src], 1]
             dlid = t.base_lid[net.rank_hca[dst], 1] + lid
-            sl = np.array([self.path_sl.get((int(g), int(d)), 0) for g, d in zip(guids, dlid)],
-                          np.int64)
+            sl = self.path_sl.sl(slid, dlid, self._draw[src, dst])
         else:
             sl = np.zeros(len(src), np.int64)
         return self.sl2vl[sl]

@@ -43,7 +43,7 @@ typedef struct {
 } ev_t;
 
 typedef struct {
-    int32_t msg, hop, payload, next;   /* next: free list */
+    int32_t msg, hop, payload, next;   /* next: in its FIFO, or in the free list */
 } pkt_t;
 
 typedef struct {
@@ -65,7 +65,7 @@ typedef struct {
     int32_t *hi_idx, *lo_idx; int64_t *hi_left, *lo_left, *hi_sent;
     /* state per (link, vl): credits, pending credit returns, input FIFO, requesters */
     int64_t *cred; int64_t *ring_off; int32_t *ring_cap;
-    int32_t *q_head, *q_len, *q_pkt;               /* FIFO of ready packets */
+    int32_t *q_head, *q_tail, *q_len;              /* FIFO of ready packets (via next) */
     int32_t *r_head, *r_len; double *r_t; int32_t *r_n;  /* credits coming back */
     int32_t *l_first, *l_last;                     /* requesters waiting for the output */
     int32_t *rnext;                                /* per requester: next in its list */
@@ -73,7 +73,7 @@ typedef struct {
     int32_t *sent, *done, *npk, *child, *sibling;
     double *first, *end;
     /* packets */
-    pkt_t *pool; int32_t free_pkt, pool_cap, pool_used, pool_peak;
+    pkt_t *pool; int32_t free_pkt, fresh, pool_cap, pool_used, pool_peak;
     /* heap */
     ev_t *heap; int64_t hn, hcap; uint64_t seq;
     /* counters */
@@ -150,7 +150,7 @@ static void request(st_t *s, int32_t l, int v, int32_t r) {
 /* Payload of the packet requester r would send next. */
 static int32_t head_payload(const st_t *s, int32_t r) {
     int64_t nq = (int64_t)s->nlinks * s->nvl;
-    if (r < nq) return s->pool[s->q_pkt[s->ring_off[r] + s->q_head[r]]].payload;
+    if (r < nq) return s->pool[s->q_head[r]].payload;
     int64_t m = r - nq;
     int64_t left = s->bytes[m] - (int64_t)s->sent[m] * s->mtu;
     return (int32_t)(left < s->mtu ? (left > 0 ? left : 0) : s->mtu);
@@ -248,15 +248,21 @@ static void transmit(st_t *s, int32_t l, int v, double now) {
     if (s->l_first[lv] < 0) s->l_last[lv] = -1;
     int32_t p;
     if (r < nq) {                         /* a switch/HCA input FIFO: its head packet */
-        int64_t k = s->ring_off[r] + s->q_head[r];
-        p = s->q_pkt[k];
-        s->q_head[r] = (s->q_head[r] + 1) % s->ring_cap[r];
+        p = s->q_head[r];
+        s->q_head[r] = s->pool[p].next;
+        if (s->q_head[r] < 0) s->q_tail[r] = -1;
         s->q_len[r]--;
     } else {                              /* a message at its host: its next packet */
         int64_t m = r - nq;
-        p = s->free_pkt;
-        if (p < 0) { s->overflow = 2; return; }
-        s->free_pkt = s->pool[p].next;
+        if (s->free_pkt >= 0) {
+            p = s->free_pkt;
+            s->free_pkt = s->pool[p].next;
+        } else if (s->fresh < s->pool_cap) {
+            p = s->fresh++;
+        } else {
+            s->overflow = 2;
+            return;
+        }
         if (++s->pool_used > s->pool_peak) s->pool_peak = s->pool_used;
         s->pool[p].msg = (int32_t)m;
         s->pool[p].hop = -1;
@@ -302,7 +308,7 @@ static void transmit(st_t *s, int32_t l, int v, double now) {
             if (s->l_first[r] >= 0) wake(s, in, s->r_t[k]);
         }
         if (s->q_len[r] > 0) {            /* the next packet of that FIFO is now its head */
-            pkt_t *nx = &s->pool[s->q_pkt[s->ring_off[r] + s->q_head[r]]];
+            pkt_t *nx = &s->pool[s->q_head[r]];
             follow = s->route[s->route_off[nx->msg] + nx->hop + 1];
             request(s, follow, v, r);
         }
@@ -316,6 +322,12 @@ static void transmit(st_t *s, int32_t l, int v, double now) {
 
 static void *zalloc(size_t n, size_t size, int *bad) {
     void *p = calloc(n ? n : 1, size);
+    if (!p) *bad = 1;
+    return p;
+}
+
+static void *xalloc(size_t n, size_t size, int *bad) {
+    void *p = malloc((n ? n : 1) * size);
     if (!p) *bad = 1;
     return p;
 }
@@ -354,6 +366,7 @@ int t2hx_packet_run(int nlinks, int nvl, const double *rate, const double *lat,
     s.ring_off = zalloc((size_t)nq + 1, sizeof(int64_t), &bad);
     s.ring_cap = zalloc((size_t)nq, sizeof(int32_t), &bad);
     s.q_head = zalloc((size_t)nq, sizeof(int32_t), &bad);
+    s.q_tail = zalloc((size_t)nq, sizeof(int32_t), &bad);
     s.q_len = zalloc((size_t)nq, sizeof(int32_t), &bad);
     s.r_head = zalloc((size_t)nq, sizeof(int32_t), &bad);
     s.r_len = zalloc((size_t)nq, sizeof(int32_t), &bad);
@@ -379,7 +392,7 @@ int t2hx_packet_run(int nlinks, int nvl, const double *rate, const double *lat,
             s.ring_off[lv] = slots;
             slots += s.ring_cap[lv];
             s.cred[lv] = cap[l] > 0 ? cap[l] : 0;
-            s.l_first[lv] = s.l_last[lv] = -1;
+            s.l_first[lv] = s.l_last[lv] = s.q_head[lv] = s.q_tail[lv] = -1;
             if (cap[l] > 0) finite += cap[l];
         }
         s.wake_at[l] = INFINITY;
@@ -397,18 +410,18 @@ int t2hx_packet_run(int nlinks, int nvl, const double *rate, const double *lat,
     for (int64_t m = nmsg - 1; m >= 0; m--)
         if (dep[m] >= 0) { s.sibling[m] = s.child[dep[m]]; s.child[dep[m]] = (int32_t)m; }
     rc = 1;
-    s.q_pkt = zalloc((size_t)slots, sizeof(int32_t), &bad);
-    s.r_t = zalloc((size_t)slots, sizeof(double), &bad);
-    s.r_n = zalloc((size_t)slots, sizeof(int32_t), &bad);
+    /* large and mostly untouched: malloc, so only the pages in use are ever mapped */
+    s.r_t = xalloc((size_t)slots, sizeof(double), &bad);
+    s.r_n = xalloc((size_t)slots, sizeof(int32_t), &bad);
     /* packets alive: each holds credits of some buffer, or is on its way into host memory
      * (one per link into host memory at a time, plus its flight) */
     s.pool_cap = (int32_t)(finite + 4 * (int64_t)nlinks + 64);
-    s.pool = zalloc((size_t)s.pool_cap, sizeof(pkt_t), &bad);
+    s.pool = xalloc((size_t)s.pool_cap, sizeof(pkt_t), &bad);
     s.hcap = 2 * (int64_t)s.pool_cap + 4 * (int64_t)nlinks + nmsg + 64;
-    s.heap = zalloc((size_t)s.hcap, sizeof(ev_t), &bad);
+    s.heap = xalloc((size_t)s.hcap, sizeof(ev_t), &bad);
     if (bad) goto out;
-    for (int32_t p = 0; p < s.pool_cap; p++) s.pool[p].next = p + 1 < s.pool_cap ? p + 1 : -1;
-    s.free_pkt = 0;
+    s.free_pkt = -1;
+    s.fresh = 0;
     for (int64_t m = 0; m < nmsg; m++)
         if (dep[m] < 0) push(&s, delay[m], EV_START, (int32_t)m);
     int64_t finished = 0;
@@ -421,8 +434,10 @@ int t2hx_packet_run(int nlinks, int nvl, const double *rate, const double *lat,
             int32_t in = s.route[s.route_off[m] + pk->hop];
             int v = s.vl[m];
             int64_t lv = (int64_t)in * nvl + v;
-            int32_t c = s.ring_cap[lv];
-            s.q_pkt[s.ring_off[lv] + (s.q_head[lv] + s.q_len[lv]) % c] = e.a;
+            pk->next = -1;
+            if (s.q_tail[lv] >= 0) s.pool[s.q_tail[lv]].next = e.a;
+            else s.q_head[lv] = e.a;
+            s.q_tail[lv] = e.a;
             if (++s.q_len[lv] == 1) {
                 int32_t out = s.route[s.route_off[m] + pk->hop + 1];
                 request(&s, out, v, (int32_t)lv);
@@ -460,9 +475,10 @@ out:
     }
     free(s.free_at); free(s.wake_at); free(s.debt); free(s.hi_idx); free(s.lo_idx);
     free(s.hi_left); free(s.lo_left); free(s.hi_sent); free(s.cred); free(s.ring_off);
-    free(s.ring_cap); free(s.q_head); free(s.q_len); free(s.r_head); free(s.r_len);
+    free(s.ring_cap); free(s.q_head); free(s.q_tail); free(s.q_len); free(s.r_head);
+    free(s.r_len);
     free(s.l_first); free(s.l_last); free(s.rnext); free(s.sent); free(s.done); free(s.npk);
-    free(s.child); free(s.sibling); free(s.q_pkt); free(s.r_t); free(s.r_n); free(s.pool);
+    free(s.child); free(s.sibling); free(s.r_t); free(s.r_n); free(s.pool);
     free(s.heap);
     return rc;
 }
