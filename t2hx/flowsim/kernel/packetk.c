@@ -36,11 +36,16 @@
 #define CREDIT_BYTES 64
 enum { EV_START = 0, EV_READY = 1, EV_WAKE = 2, EV_DELIVER = 3 };
 
+/* An event: time, then type (2 bits) and argument (30 bits); `next` links it in its
+ * bucket of the radix heap (and in the free list). 16 bytes. */
 typedef struct {
     double t;
-    uint64_t seq;          /* ties in time: first scheduled, first served */
-    int32_t type, a;
+    uint32_t v;
+    int32_t next;
 } ev_t;
+#define EV_BITS 30
+#define EV_ARG ((1u << EV_BITS) - 1)
+#define BUCKETS 65
 
 typedef struct {
     int32_t msg, hop, payload, next;   /* next: in its FIFO, or in the free list */
@@ -61,7 +66,7 @@ typedef struct {
     /* VL arbitration: entries (vl, weight) */
     int nhigh, nlow; const int32_t *high, *low; int64_t high_limit;   /* bytes, <0: none */
     /* state: links */
-    double *free_at, *wake_at, *debt;
+    double *free_at, *wake_at, *debt; uint32_t *vmask;
     int32_t *hi_idx, *lo_idx; int64_t *hi_left, *lo_left, *hi_sent;
     /* state per (link, vl): credits, pending credit returns, input FIFO, requesters */
     int64_t *cred; int64_t *ring_off; int32_t *ring_cap;
@@ -75,42 +80,70 @@ typedef struct {
     /* packets */
     pkt_t *pool; int32_t free_pkt, fresh, pool_cap, pool_used, pool_peak;
     /* heap */
-    ev_t *heap; int64_t hn, hcap; uint64_t seq;
+    /* radix heap: times never go below the last one popped (a monotone queue), so an
+     * event sits in the bucket of the highest bit where its time differs from that one;
+     * buckets are FIFO lists, so equal times leave in the order they were scheduled */
+    ev_t *heap; int64_t hn, hcap; int32_t hfree, hfresh;
+    int32_t bh[BUCKETS], bt[BUCKETS]; uint64_t last;
     /* counters */
     int64_t events, hops, created, delivered, credit_errors, heap_peak, overflow;
 } st_t;
 
-static inline int before(const ev_t *a, const ev_t *b) {
-    return a->t < b->t || (a->t == b->t && a->seq < b->seq);
+static inline uint64_t bits(double t) {
+    uint64_t u;
+    memcpy(&u, &t, sizeof u);          /* non-negative doubles order as their bits */
+    return u;
+}
+
+static inline int bucket(uint64_t k, uint64_t last) {
+    return k == last ? 0 : 64 - __builtin_clzll(k ^ last);
+}
+
+static inline void append(st_t *s, int b, int32_t n) {
+    s->heap[n].next = -1;
+    if (s->bt[b] >= 0) s->heap[s->bt[b]].next = n;
+    else s->bh[b] = n;
+    s->bt[b] = n;
 }
 
 static void push(st_t *s, double t, int type, int32_t a) {
-    if (s->hn >= s->hcap) { s->overflow = 1; return; }
-    int64_t at = s->hn++;
-    ev_t e = {t, s->seq++, type, a};
-    while (at > 0) {
-        int64_t up = (at - 1) >> 1;
-        ev_t *p = &s->heap[up];
-        if (before(p, &e)) break;
-        s->heap[at] = *p;
-        at = up;
-    }
-    s->heap[at] = e;
-    if (s->hn > s->heap_peak) s->heap_peak = s->hn;
+    int32_t n;
+    if (s->hfree >= 0) { n = s->hfree; s->hfree = s->heap[n].next; }
+    else if (s->hfresh < s->hcap) n = s->hfresh++;
+    else { s->overflow = 1; return; }
+    uint64_t k = bits(t);
+    if (k < s->last) { k = s->last; memcpy(&t, &k, sizeof t); }   /* never earlier */
+    s->heap[n].t = t;
+    s->heap[n].v = ((uint32_t)type << EV_BITS) | (uint32_t)a;
+    append(s, bucket(k, s->last), n);
+    if (++s->hn > s->heap_peak) s->heap_peak = s->hn;
 }
 
 static ev_t pop(st_t *s) {
-    ev_t top = s->heap[0], last = s->heap[--s->hn];
-    int64_t at = 0, n = s->hn;
-    for (;;) {
-        int64_t c = 2 * at + 1;
-        if (c >= n) break;
-        if (c + 1 < n && before(&s->heap[c + 1], &s->heap[c])) c++;
-        if (before(&last, &s->heap[c])) break;
-        s->heap[at] = s->heap[c];
-        at = c;
+    if (s->bh[0] < 0) {
+        int b = 1;
+        while (s->bh[b] < 0) b++;
+        uint64_t low = UINT64_MAX;
+        for (int32_t n = s->bh[b]; n >= 0; n = s->heap[n].next) {
+            uint64_t k = bits(s->heap[n].t);
+            if (k < low) low = k;
+        }
+        s->last = low;
+        int32_t n = s->bh[b];
+        s->bh[b] = s->bt[b] = -1;
+        while (n >= 0) {                  /* in order: equal times stay first come first */
+            int32_t next = s->heap[n].next;
+            append(s, bucket(bits(s->heap[n].t), low), n);
+            n = next;
+        }
     }
-    if (n > 0) s->heap[at] = last;
+    int32_t n = s->bh[0];
+    ev_t top = s->heap[n];
+    s->bh[0] = top.next;
+    if (s->bh[0] < 0) s->bt[0] = -1;
+    s->heap[n].next = s->hfree;
+    s->hfree = n;
+    s->hn--;
     return top;
 }
 
@@ -125,7 +158,7 @@ static int64_t credits_now(st_t *s, int64_t lv, double now) {
         int64_t k = s->ring_off[lv] + s->r_head[lv];
         if (s->r_t[k] > now) break;
         s->cred[lv] += s->r_n[k];
-        s->r_head[lv] = (s->r_head[lv] + 1) % cap;
+        if (++s->r_head[lv] == cap) s->r_head[lv] = 0;
         s->r_len[lv]--;
     }
     return s->cred[lv];
@@ -142,6 +175,7 @@ static void wake(st_t *s, int32_t l, double t) {
 static void request(st_t *s, int32_t l, int v, int32_t r) {
     int64_t lv = (int64_t)l * s->nvl + v;
     s->rnext[r] = -1;
+    s->vmask[l] |= 1u << v;
     if (s->l_first[lv] < 0) s->l_first[lv] = r;
     else s->rnext[s->l_last[lv]] = r;
     s->l_last[lv] = r;
@@ -202,8 +236,10 @@ static void transmit(st_t *s, int32_t l, int v, double now);
 static void arbitrate(st_t *s, int32_t l, double now) {
     if (s->free_at[l] > now) { wake(s, l, s->free_at[l]); return; }
     uint32_t mask = 0; double retry = INFINITY;
-    for (int v = 0; v < s->nvl; v++)
+    for (uint32_t w = s->vmask[l]; w; w &= w - 1) {
+        int v = __builtin_ctz(w);
         if (eligible(s, l, v, now, &retry)) mask |= 1u << v;
+    }
     if (!mask) {
         if (retry < INFINITY) wake(s, l, retry);
         return;
@@ -245,7 +281,7 @@ static void transmit(st_t *s, int32_t l, int v, double now) {
     int64_t lv = (int64_t)l * s->nvl + v, nq = (int64_t)s->nlinks * s->nvl;
     int32_t r = s->l_first[lv];
     s->l_first[lv] = s->rnext[r];
-    if (s->l_first[lv] < 0) s->l_last[lv] = -1;
+    if (s->l_first[lv] < 0) { s->l_last[lv] = -1; s->vmask[l] &= ~(1u << v); }
     int32_t p;
     if (r < nq) {                         /* a switch/HCA input FIFO: its head packet */
         p = s->q_head[r];
@@ -315,8 +351,7 @@ static void transmit(st_t *s, int32_t l, int v, double now) {
     } else if (s->sent[r - nq] < s->npk[r - nq]) {
         request(s, l, v, r);              /* round robin among the host's messages */
     }
-    for (int u = 0; u < s->nvl; u++)
-        if (s->l_first[(int64_t)l * s->nvl + u] >= 0) { wake(s, l, s->free_at[l]); break; }
+    if (s->vmask[l]) wake(s, l, s->free_at[l]);
     if (follow >= 0 && follow != l) arbitrate(s, follow, now);
 }
 
@@ -343,7 +378,9 @@ int t2hx_packet_run(int nlinks, int nvl, const double *rate, const double *lat,
                     const double *delay, int mtu, int ib_hdr,
                     int nhigh, const int32_t *high, int nlow, const int32_t *low,
                     int64_t high_limit, double *first, double *end, int64_t *counters) {
-    if (nlinks <= 0 || nvl <= 0 || nvl > 15 || mtu <= 0) return 3;
+    if (nlinks <= 0 || nlinks > (int)EV_ARG || nvl <= 0 || nvl > 15 || mtu <= 0 ||
+        nmsg > (int64_t)EV_ARG)
+        return 3;
     st_t s;
     memset(&s, 0, sizeof s);
     int bad = 0;
@@ -357,6 +394,7 @@ int t2hx_packet_run(int nlinks, int nvl, const double *rate, const double *lat,
     s.free_at = zalloc((size_t)nlinks, sizeof(double), &bad);
     s.wake_at = zalloc((size_t)nlinks, sizeof(double), &bad);
     s.debt = zalloc((size_t)nlinks, sizeof(double), &bad);
+    s.vmask = zalloc((size_t)nlinks, sizeof(uint32_t), &bad);
     s.hi_idx = zalloc((size_t)nlinks, sizeof(int32_t), &bad);
     s.lo_idx = zalloc((size_t)nlinks, sizeof(int32_t), &bad);
     s.hi_left = zalloc((size_t)nlinks, sizeof(int64_t), &bad);
@@ -415,18 +453,26 @@ int t2hx_packet_run(int nlinks, int nvl, const double *rate, const double *lat,
     s.r_n = xalloc((size_t)slots, sizeof(int32_t), &bad);
     /* packets alive: each holds credits of some buffer, or is on its way into host memory
      * (one per link into host memory at a time, plus its flight) */
-    s.pool_cap = (int32_t)(finite + 4 * (int64_t)nlinks + 64);
+    int64_t want = finite + 4 * (int64_t)nlinks + 64;
+    s.pool_cap = (int32_t)(want < (int64_t)EV_ARG ? want : (int64_t)EV_ARG);
     s.pool = xalloc((size_t)s.pool_cap, sizeof(pkt_t), &bad);
     s.hcap = 2 * (int64_t)s.pool_cap + 4 * (int64_t)nlinks + nmsg + 64;
+    if (s.hcap > INT32_MAX) s.hcap = INT32_MAX;
     s.heap = xalloc((size_t)s.hcap, sizeof(ev_t), &bad);
     if (bad) goto out;
     s.free_pkt = -1;
     s.fresh = 0;
+    s.hfree = -1;
+    s.hfresh = 0;
+    s.last = 0;
+    for (int b = 0; b < BUCKETS; b++) s.bh[b] = s.bt[b] = -1;
     for (int64_t m = 0; m < nmsg; m++)
         if (dep[m] < 0) push(&s, delay[m], EV_START, (int32_t)m);
     int64_t finished = 0;
     while (s.hn > 0 && !s.overflow) {
-        ev_t e = pop(&s);
+        ev_t ev = pop(&s);
+        struct { double t; int type; int32_t a; } e = {ev.t, (int)(ev.v >> EV_BITS),
+                                                       (int32_t)(ev.v & EV_ARG)};
         s.events++;
         if (e.type == EV_READY) {
             pkt_t *pk = &s.pool[e.a];
@@ -473,7 +519,7 @@ out:
         counters[3] = s.delivered; counters[4] = s.credit_errors; counters[5] = s.heap_peak;
         counters[6] = s.pool_peak;
     }
-    free(s.free_at); free(s.wake_at); free(s.debt); free(s.hi_idx); free(s.lo_idx);
+    free(s.free_at); free(s.wake_at); free(s.debt); free(s.vmask); free(s.hi_idx); free(s.lo_idx);
     free(s.hi_left); free(s.lo_left); free(s.hi_sent); free(s.cred); free(s.ring_off);
     free(s.ring_cap); free(s.q_head); free(s.q_tail); free(s.q_len); free(s.r_head);
     free(s.r_len);
