@@ -19,6 +19,8 @@ from t2hx.flowsim.bulk import Phase
 from t2hx.flowsim.engines import ENGINES
 from t2hx.flowsim.network import open_network
 from t2hx.flowsim.packet import open_packet
+from t2hx.flowsim import patterns
+from t2hx.routing.pathsl import parse_log
 from t2hx.routing.slvl import parse_sl2vl
 
 from tests.conftest import MINI
@@ -178,6 +180,51 @@ def test_victim_is_blocked_on_the_hot_vl_and_not_on_its_own(net, name) -> None:
     shared, own, fair = victim_rates(net, name)
     assert shared < 0.5 * fair          # stuck behind hot packets in the shared FIFO
     assert own > 0.9 * fair             # its own VL: only the link's bandwidth is shared
+
+
+# -- OpenSM's virtual layers ------------------------------------------------------------
+@pytest.fixture(scope="module")
+def parx_net(mini, tmp_path_factory):
+    """The mini HyperX routed by PARX (our plugin, LMC 2, qos) through the routing cache."""
+    return open_network(mini, "hyperx", "parx", hosts=mini.hostnames(),
+                        work=tmp_path_factory.mktemp("parxwork"))
+
+
+def all_pair_vls(pk, size: int) -> np.ndarray:
+    n = pk.ranks
+    src, dst = np.repeat(np.arange(n), n), np.tile(np.arange(n), n)
+    keep = src != dst
+    return pk._vls(src[keep], dst[keep], pk.lid_index(src[keep], dst[keep], size))
+
+
+@pytest.mark.parametrize("which", ["dfsssp", "parx"])
+def test_layered_routes_need_their_vls_and_deadlock_without(net, parx_net, which) -> None:
+    """DFSSSP's and PARX's paths are deadlock-free only on the VL layers OpenSM assigned
+    them: with those (DFSSSP: its logged table, spread over all 8 VLs by its balancing;
+    PARX: the plugin's dump, SL i on VL i) random bisections complete and keep every
+    credit; all on VL 0, the same traffic locks up in a credit cycle."""
+    base = net if which == "dfsssp" else parx_net
+    pk = open_packet(base)
+    vls = np.bincount(all_pair_vls(pk, MIB))
+    assert (vls > 0).sum() == (8 if which == "dfsssp" else 3)
+    patterns.ebb(pk, MIB, 30, 1, 1)
+    assert pk.stats["credit_errors"] == 0
+    assert pk.stats["packets_created"] == pk.stats["packets_delivered"]
+    flat = open_packet(base, sl_of=lambda a, b, lid: np.zeros(len(a), np.int64))
+    with pytest.raises(WorkloadError, match="credit deadlock"):
+        patterns.ebb(flat, MIB, 30, 1, 1)
+
+
+def test_dfsssp_table_parsing() -> None:
+    log = (b"x dfsssp_remove_deadlocks: Virtual Lanes available: 8\n"
+           b"x vltable_print:    route from src_lid=1 to dest_lid=2 on vl=0\n"
+           b"x vltable_print:    route from src_lid=2 to dest_lid=1 on vl=7\n")
+    table = parse_log(log)
+    assert table.split[0] == 7 and table.split[7] == 1
+    draws = np.arange(14)
+    assert set(table.sl(np.full(14, 1), np.full(14, 2), draws).tolist()) == set(range(7))
+    assert set(table.sl(np.full(3, 2), np.full(3, 1), draws[:3]).tolist()) == {7}
+    assert parse_log(b"no table") is None
 
 
 # -- the kernel's bookkeeping -----------------------------------------------------------

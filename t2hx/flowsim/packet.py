@@ -58,8 +58,8 @@ class PacketNetwork:
                                 fix="use engine flow for multirail confs")
         p = self.params
         self.sl2vl = self._sl2vl()
-        self.path_sl = (pathsl.path_sl(self.net.fabric, self.net.dumps, self.net.engine,
-                                       self.net.tables.lmc) if self.net.dumps else None)
+        self.path_sl = (pathsl.path_sl(self.net.tables, self.net.dumps, self.net.engine)
+                        if self.net.dumps else None)
         # one SL per rank pair among those OpenSM's answer may draw (a connection asks once)
         self._draw = np.random.default_rng(SL_SEED).integers(
             0, 1 << 30, (self.net.ranks, self.net.ranks))
