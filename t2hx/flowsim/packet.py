@@ -49,6 +49,7 @@ class PacketNetwork:
     params: dict = field(default_factory=dict)       # conf model.packet (validated)
     stats: dict = field(default_factory=dict)   # kernel counters and seconds, summed
     _phases: dict = field(default_factory=dict, repr=False)
+    _sl_table: dict = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
         if not self.params:
@@ -58,8 +59,6 @@ class PacketNetwork:
                                 fix="use engine flow for multirail confs")
         p = self.params
         self.sl2vl = self._sl2vl()
-        self.path_sl = (pathsl.path_sl(self.net.tables, self.net.dumps, self.net.engine)
-                        if self.net.dumps else None)
         # one SL per rank pair among those OpenSM's answer may draw (a connection asks once)
         self._draw = np.random.default_rng(SL_SEED).integers(
             0, 1 << 30, (self.net.ranks, self.net.ranks))
@@ -197,6 +196,14 @@ class PacketNetwork:
                                 self._vls(src, dst, lid).astype(np.int8), dep, delay)
 
     # -- VLs ---------------------------------------------------------------------------
+    def _path_sl(self) -> pathsl.PathSL | None:
+        """The routing engine's SL table (read, or asked of OpenSM, on first use)."""
+        if "table" not in self._sl_table:
+            self._sl_table["table"] = (pathsl.path_sl(self.net.tables, self.net.dumps,
+                                                      self.net.engine)
+                                       if self.net.dumps else None)
+        return self._sl_table["table"]
+
     def _sl2vl(self) -> np.ndarray:
         dumped = slvl.read_sl2vl(self.net.dumps) if self.net.dumps else None
         if dumped is not None:
@@ -207,11 +214,11 @@ class PacketNetwork:
         net = self.net
         if self.sl_of is not None:
             sl = np.asarray(self.sl_of(src, dst, lid), np.int64)
-        elif self.path_sl is not None:
+        elif self._path_sl() is not None:
             t = net.tables
             slid = t.base_lid[net.rank_hca[src], 1]
             dlid = t.base_lid[net.rank_hca[dst], 1] + lid
-            sl = self.path_sl.sl(slid, dlid, self._draw[src, dst])
+            sl = self._path_sl().sl(slid, dlid, self._draw[src, dst])
         else:
             sl = np.zeros(len(src), np.int64)
         return self.sl2vl[sl]

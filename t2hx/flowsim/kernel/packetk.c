@@ -67,6 +67,7 @@ typedef struct {
     int nhigh, nlow; const int32_t *high, *low; int64_t high_limit;   /* bytes, <0: none */
     /* state: links */
     double *free_at, *wake_at, *debt; uint32_t *vmask;
+    char *host;            /* per link: its sources are messages (a host's send queue) */
     int32_t *hi_idx, *lo_idx; int64_t *hi_left, *lo_left, *hi_sent;
     /* state per (link, vl): credits, pending credit returns, input FIFO, requesters */
     int64_t *cred; int64_t *ring_off; int32_t *ring_cap;
@@ -173,6 +174,7 @@ static void wake(st_t *s, int32_t l, double t) {
 
 /* Requester r (an input FIFO (link, vl) id, or nlinks*nvl + message) waits for output l. */
 static void request(st_t *s, int32_t l, int v, int32_t r) {
+    if (s->host[l]) v = 0;                /* a host serves its messages in one round */
     int64_t lv = (int64_t)l * s->nvl + v;
     s->rnext[r] = -1;
     s->vmask[l] |= 1u << v;
@@ -190,6 +192,21 @@ static int32_t head_payload(const st_t *s, int32_t r) {
     return (int32_t)(left < s->mtu ? (left > 0 ? left : 0) : s->mtu);
 }
 
+/* Lowers *retry to when (link, vl) will have `need` credits, if credits on their way
+ * back make that happen. */
+static void credit_time(const st_t *s, int64_t lv, int32_t need, double *retry) {
+    int64_t have = s->cred[lv];
+    int32_t k = s->r_head[lv], cap = s->ring_cap[lv];
+    for (int32_t i = 0; i < s->r_len[lv]; i++, k = (k + 1) % cap) {
+        have += s->r_n[s->ring_off[lv] + k];
+        if (have >= need) {
+            double t = s->r_t[s->ring_off[lv] + k];
+            if (t < *retry) *retry = t;
+            return;
+        }
+    }
+}
+
 static int eligible(st_t *s, int32_t l, int v, double now, double *retry) {
     int64_t lv = (int64_t)l * s->nvl + v;
     int32_t r = s->l_first[lv];
@@ -197,18 +214,7 @@ static int eligible(st_t *s, int32_t l, int v, double now, double *retry) {
     if (s->cap[l] < 0) return 1;
     int32_t need = credits_of(s, head_payload(s, r));
     if (credits_now(s, lv, now) >= need) return 1;
-    if (s->r_len[lv] > 0) {      /* blocked: retry when enough credits are back */
-        int64_t have = s->cred[lv];
-        int32_t k = s->r_head[lv], cap = s->ring_cap[lv];
-        for (int32_t i = 0; i < s->r_len[lv]; i++, k = (k + 1) % cap) {
-            have += s->r_n[s->ring_off[lv] + k];
-            if (have >= need) {
-                double t = s->r_t[s->ring_off[lv] + k];
-                if (t < *retry) *retry = t;
-                break;
-            }
-        }
-    }
+    credit_time(s, lv, need, retry);
     return 0;
 }
 
@@ -231,10 +237,38 @@ static void charge(int32_t *idx, int64_t *left, int n, int32_t credits) {
     if (*left <= 0) { *idx = (*idx + 1) % n; *left = 0; }
 }
 
-static void transmit(st_t *s, int32_t l, int v, double now);
+static void transmit(st_t *s, int32_t l, int v, int32_t r, double now);
+
+/* Takes requester r (after `prev`, -1: the head) off list lv of link l. */
+static void unlink_req(st_t *s, int32_t l, int64_t lv, int32_t r, int32_t prev) {
+    int32_t next = s->rnext[r];
+    if (prev < 0) s->l_first[lv] = next;
+    else s->rnext[prev] = next;
+    if (s->l_last[lv] == r) s->l_last[lv] = prev;
+    if (s->l_first[lv] < 0) { s->l_last[lv] = -1; s->vmask[l] &= ~(1u << (lv % s->nvl)); }
+}
+
+/* A host's link: its messages in round robin, one packet each, whatever their VL; a
+ * message whose VL has no credits at the HCA is passed over (it keeps its place). */
+static void arbitrate_host(st_t *s, int32_t l, double now) {
+    int64_t lv = (int64_t)l * s->nvl, nq = (int64_t)s->nlinks * s->nvl;
+    double retry = INFINITY;
+    for (int32_t r = s->l_first[lv], prev = -1; r >= 0; prev = r, r = s->rnext[r]) {
+        int v = s->vl[r - nq];
+        int32_t need = credits_of(s, head_payload(s, r));
+        if (s->cap[l] < 0 || credits_now(s, lv + v, now) >= need) {
+            unlink_req(s, l, lv, r, prev);
+            transmit(s, l, v, r, now);
+            return;
+        }
+        credit_time(s, lv + v, need, &retry);
+    }
+    if (retry < INFINITY) wake(s, l, retry);
+}
 
 static void arbitrate(st_t *s, int32_t l, double now) {
     if (s->free_at[l] > now) { wake(s, l, s->free_at[l]); return; }
+    if (s->host[l]) { arbitrate_host(s, l, now); return; }
     uint32_t mask = 0; double retry = INFINITY;
     for (uint32_t w = s->vmask[l]; w; w &= w - 1) {
         int v = __builtin_ctz(w);
@@ -274,14 +308,15 @@ static void arbitrate(st_t *s, int32_t l, double now) {
         }
     }
     if (v < 0) v = __builtin_ctz(mask);
-    transmit(s, l, v, now);
+    int64_t lv = (int64_t)l * s->nvl + v;
+    int32_t r = s->l_first[lv];
+    unlink_req(s, l, lv, r, -1);
+    transmit(s, l, v, r, now);
 }
 
-static void transmit(st_t *s, int32_t l, int v, double now) {
+/* Sends the next packet of requester r (off its list already) on link l, VL v. */
+static void transmit(st_t *s, int32_t l, int v, int32_t r, double now) {
     int64_t lv = (int64_t)l * s->nvl + v, nq = (int64_t)s->nlinks * s->nvl;
-    int32_t r = s->l_first[lv];
-    s->l_first[lv] = s->rnext[r];
-    if (s->l_first[lv] < 0) { s->l_last[lv] = -1; s->vmask[l] &= ~(1u << v); }
     int32_t p;
     if (r < nq) {                         /* a switch/HCA input FIFO: its head packet */
         p = s->q_head[r];
@@ -341,7 +376,8 @@ static void transmit(st_t *s, int32_t l, int v, double now) {
             s->r_t[k] = now + ser + s->lat[in];
             s->r_n[k] = need;
             s->r_len[r]++;
-            if (s->l_first[r] >= 0) wake(s, in, s->r_t[k]);
+            if (s->l_first[s->host[in] ? (int64_t)in * s->nvl : r] >= 0)
+                wake(s, in, s->r_t[k]);
         }
         if (s->q_len[r] > 0) {            /* the next packet of that FIFO is now its head */
             pkt_t *nx = &s->pool[s->q_head[r]];
@@ -395,6 +431,7 @@ int t2hx_packet_run(int nlinks, int nvl, const double *rate, const double *lat,
     s.wake_at = zalloc((size_t)nlinks, sizeof(double), &bad);
     s.debt = zalloc((size_t)nlinks, sizeof(double), &bad);
     s.vmask = zalloc((size_t)nlinks, sizeof(uint32_t), &bad);
+    s.host = zalloc((size_t)nlinks, sizeof(char), &bad);
     s.hi_idx = zalloc((size_t)nlinks, sizeof(int32_t), &bad);
     s.lo_idx = zalloc((size_t)nlinks, sizeof(int32_t), &bad);
     s.hi_left = zalloc((size_t)nlinks, sizeof(int64_t), &bad);
@@ -447,6 +484,10 @@ int t2hx_packet_run(int nlinks, int nvl, const double *rate, const double *lat,
     }
     for (int64_t m = nmsg - 1; m >= 0; m--)
         if (dep[m] >= 0) { s.sibling[m] = s.child[dep[m]]; s.child[dep[m]] = (int32_t)m; }
+    for (int64_t m = 0; m < nmsg; m++) s.host[route[route_off[m]]] = 1;
+    for (int64_t m = 0; m < nmsg; m++)      /* a host's link carries nothing else */
+        for (int64_t k = route_off[m] + 1; k < route_off[m + 1]; k++)
+            if (s.host[route[k]]) goto out;
     rc = 1;
     /* large and mostly untouched: malloc, so only the pages in use are ever mapped */
     s.r_t = xalloc((size_t)slots, sizeof(double), &bad);
@@ -519,7 +560,7 @@ out:
         counters[3] = s.delivered; counters[4] = s.credit_errors; counters[5] = s.heap_peak;
         counters[6] = s.pool_peak;
     }
-    free(s.free_at); free(s.wake_at); free(s.debt); free(s.vmask); free(s.hi_idx); free(s.lo_idx);
+    free(s.free_at); free(s.wake_at); free(s.debt); free(s.vmask); free(s.host); free(s.hi_idx); free(s.lo_idx);
     free(s.hi_left); free(s.lo_left); free(s.hi_sent); free(s.cred); free(s.ring_off);
     free(s.ring_cap); free(s.q_head); free(s.q_tail); free(s.q_len); free(s.r_head);
     free(s.r_len);
