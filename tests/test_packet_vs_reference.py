@@ -1,6 +1,7 @@
 """The packet engine against the reference packet simulator (the IB flit-level model for
-OMNeT++; tests/data/refsim/, docs/validation.md): every fabric and pattern, per flow,
-median relative error within 10 % and worst within 25 % for throughput and completion time.
+OMNeT++; tests/data/refsim/ and the validation page that comes with it): every fabric and
+pattern, per flow, median relative error within 10 % and worst within 25 % for throughput
+and completion time.
 
 The engine is configured as the reference was (meta.json), explicitly: no packet headers
 and no cable delay (the reference models payload only, no propagation), 8 KiB input
