@@ -145,6 +145,8 @@ static int max_vls_option(px_engine_t *e)
 	return v < 1 ? 1 : v > PX_MAX_LAYERS ? PX_MAX_LAYERS : (int)v;
 }
 
+static void px_dump_path_sl(const px_engine_t *e);
+
 static int px_build_fwd_tables(void *context)
 {
 	px_engine_t *e = context;
@@ -185,10 +187,44 @@ static int px_build_fwd_tables(void *context)
 	       "Lanes needed: %d (paths per VL %s; %d VLs usable) in %.3f s\n", g.ndest, g.nsw,
 	       layers.nlayers, per_layer, max_layers,
 	       (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec));
+	px_dump_path_sl(e);
 	if (layers.nlayers > 1 && !e->osm->subn.opt.qos)
 		PX_LOG(&g, OSM_LOG_INFO, "WARNING: qos is FALSE, so OpenSM will not program "
 		       "SL2VL tables; set 'qos TRUE' so SL i travels on VL i\n");
 	return 0;
+}
+
+/* The SL path_sl answers for every (source switch, destination LID), written beside the
+ * LFT dump as parx-path-sl.dump ("0xSWITCH_GUID 0xDLID SL" lines): OpenSM itself only
+ * answers SLs to SA path-record queries, and t2hx's packet engine needs them all. */
+static void px_dump_path_sl(const px_engine_t *e)
+{
+	const px_graph_t *g = &e->graph;
+	const char *dir = e->osm->subn.opt.dump_files_dir;
+	char path[4096], tmp[4112];
+	FILE *f;
+	int d, sw;
+
+	if (!dir || snprintf(path, sizeof(path), "%s/parx-path-sl.dump", dir) >= (int)sizeof(path))
+		return;
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	f = fopen(tmp, "w");
+	if (!f) {
+		PX_LOG(g, OSM_LOG_ERROR, "cannot write %s: %s\n", tmp, strerror(errno));
+		return;
+	}
+	fprintf(f, "# %s path SLs: source switch GUID, destination LID, SL\n", g->engine);
+	for (d = 0; d < g->ndest; d++)
+		for (sw = 0; sw < g->nsw; sw++) {
+			uint8_t l = e->layers.layer[(size_t)d * (size_t)e->layers.nsw + (size_t)sw];
+
+			if (l != PX_NO_LAYER)
+				fprintf(f, "0x%016llx 0x%04x %u\n",
+					(unsigned long long)g->sws[sw].guid,
+					(unsigned)g->dests[d].lid, (unsigned)l);
+		}
+	if (fclose(f) != 0 || rename(tmp, path) != 0)
+		PX_LOG(g, OSM_LOG_ERROR, "cannot write %s\n", path);
 }
 
 static uint8_t px_path_sl(void *context, uint8_t hint, const ib_net16_t slid,

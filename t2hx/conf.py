@@ -222,6 +222,73 @@ PLANE = {
     }),
 }
 
+def _vlarb(value: object) -> str | None:
+    """An OpenSM VL arbitration table: ``vl:weight`` entries, comma separated."""
+    try:
+        pairs = [tuple(int(x) for x in item.split(":")) for item in str(value).split(",")]
+    except ValueError:
+        pairs = [()]
+    if not pairs or any(len(p) != 2 or not 0 <= p[0] <= 14 or not 0 <= p[1] <= 255
+                        for p in pairs):
+        return "a table of vl:weight entries (VL 0..14, weight 0..255), e.g. '0:4,1:4'"
+    return None
+
+
+def _sl2vl(value: object) -> str | None:
+    try:
+        vls = [int(x) for x in str(value).split(",")]
+    except ValueError:
+        vls = []
+    if len(vls) != 16 or any(not 0 <= v <= 14 for v in vls):
+        return "16 comma-separated VLs (0..14), one per SL, e.g. '0,1,2,...,14,7'"
+    return None
+
+
+# The packet engine's hardware (t2hx.flowsim.packet); defaults and their sources are in
+# docs/modelling.md#packet-engine (IB specification, PCIe specification, OpenSM defaults).
+PACKET = {
+    "mtu": F(int, default=2048, choices=(256, 512, 1024, 2048, 4096),
+             doc="payload bytes per packet (IB MTU), e.g. mtu: 2048"),
+    "header_bytes": F(int, default=26, min=0, max=256,
+                      doc="wire bytes per packet besides payload: LRH 8 + BTH 12 + ICRC 4 + "
+                      "VCRC 2 = 26"),
+    "buffer_bytes": F(int, default=16384, min=64,
+                      doc="switch input buffer per port and VL, bytes (64-byte credits)"),
+    "hca_buffer_bytes": F(int, default=16384, min=64,
+                          doc="HCA buffer per port and VL, bytes (64-byte credits)"),
+    "cable_ns": F(float, default=10.0, min=0.0, doc="propagation delay per link, ns"),
+    "hca_ns": F(float, default=0.0, min=0.0,
+                doc="HCA forwarding delay, ns (its processing is in the conf's overhead_us)"),
+    "eager_bytes": F(int, default=12288, min=0,
+                     doc="larger messages do a rendezvous handshake first (Open MPI "
+                     "btl_openib_eager_limit)"),
+    "vlarb_high": F(str, default="0:4,1:0,2:0,3:0,4:0,5:0,6:0,7:0,8:0,9:0,10:0,11:0,12:0,"
+                    "13:0,14:0", check=_vlarb, doc="VL arbitration high table (OpenSM "
+                    "qos_vlarb_high)"),
+    "vlarb_low": F(str, default="0:0,1:4,2:4,3:4,4:4,5:4,6:4,7:4,8:4,9:4,10:4,11:4,12:4,"
+                   "13:4,14:4", check=_vlarb, doc="VL arbitration low table (OpenSM "
+                   "qos_vlarb_low)"),
+    "high_limit": F(int, default=0, min=0, max=255,
+                    doc="high-priority limit in 4 KiB units, 255: unlimited (OpenSM "
+                    "qos_high_limit)"),
+    "sl2vl": F(str, default="0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,7", check=_sl2vl,
+               doc="SL to VL map when the routing dumps have none (OpenSM qos_sl2vl)"),
+    "hca": F(dict, default=None, fields={
+        "interface": F(str, default="pcie", choices=("pcie", "link"),
+                       doc="pcie: the PCIe rates below; link: as fast as the HCA's link"),
+        "pcie_gen": F(int, default=2, choices=(1, 2, 3), doc="PCIe generation, e.g. 2"),
+        "lanes": F(int, default=8, choices=(1, 2, 4, 8, 16), doc="PCIe lanes, e.g. 8"),
+        "max_payload": F(int, default=256, choices=(128, 256, 512, 1024, 2048, 4096),
+                         doc="PCIe Max_Payload_Size, bytes"),
+        "max_read_request": F(int, default=512, choices=(128, 256, 512, 1024, 2048, 4096),
+                              doc="PCIe Max_Read_Request_Size, bytes"),
+        "completion_bytes": F(int, default=64, choices=(64, 128, 256, 512),
+                              doc="data bytes per read completion TLP (RCB multiple)"),
+        "tlps_per_dllp": F(float, default=4.0, min=1.0,
+                           doc="TLPs per Ack/UpdateFC DLLP of the other direction"),
+    }, doc="the HCA's host interface: hca: {pcie_gen: 2, lanes: 8}"),
+}
+
 # LogGP-style parameters of the flow model (t2hx.flowsim); defaults are QDR 4x InfiniBand
 # with a ConnectX-2 class HCA: ~100 ns per switch, ~0.6 us software overhead per side.
 MODEL = {
@@ -243,6 +310,9 @@ MODEL = {
                    doc="plane:port of each rail, e.g. lanes: [fattree:1, fattree2:1] "
                    "(default: ports 1..rails of the simulated plane)"),
     }, doc="multirail: {policy: stripe, rails: 2} (t2hx.flowsim.multirail)"),
+    "packet": F(dict, default=None, fields=PACKET,
+                doc="packet engine: packet: {mtu: 2048, buffer_bytes: 16384} "
+                "(t2hx.flowsim.packet, docs/modelling.md#packet-engine)"),
 }
 
 # Where the simulated cases of this system run (t2hx.reframe_site.sim_system): on this machine,

@@ -19,6 +19,9 @@ from typing import Any
 DEFAULT_ELEMENTS = "0,32,256,1024,4096,16384,65536,262144,1048576,8388608,67108864"
 #: The flow model's network engine; another engine is another row of its ENGINES table.
 FLOW_ENGINE = "flow"
+#: The packet engine (t2hx/flowsim/packet.py): MTU packets, credits, VLs, the host interface.
+PACKET_ENGINE = "packet"
+NETWORK_ENGINES = (FLOW_ENGINE, PACKET_ENGINE)
 
 
 @dataclass(frozen=True)

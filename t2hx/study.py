@@ -17,6 +17,7 @@ from t2hx import ROOT
 from t2hx.conf import ENGINES, System
 from t2hx.errors import ConfError
 from t2hx.schema import F, validate
+from t2hx.simrequest import FLOW_ENGINE, NETWORK_ENGINES
 from t2hx.textfile import load_yaml
 
 STUDIES = ROOT / "conf" / "studies"
@@ -75,6 +76,9 @@ BENCHMARK = {
     "exclude": F(list, default=[], items=F(int), doc="node counts of the ladder left out"),
     "combos": F(list, default=None, items=F(str),
                 doc="only these combos (default: all), e.g. combos: [sr-edr-comm, dr-hdr-comm]"),
+    "engine": F(str, default=FLOW_ENGINE, choices=NETWORK_ENGINES,
+                doc="network engine of its simulated cases: flow (max-min, the default) or "
+                "packet (docs/modelling.md#packet-engine), e.g. engine: packet"),
 }
 CAPACITY = {
     "window": F(str, default="3h", check=_duration),
@@ -257,6 +261,10 @@ class Study:
 
     def variants(self, name: str) -> list[str]:
         return list(self.benchmarks.get(name, self.catalog[name])["variants"]) or [""]
+
+    def engine(self, name: str) -> str:
+        """The network engine a benchmark's simulated cases run on (``engine:``)."""
+        return self.catalog[name]["engine"]
 
     def input(self, name: str, nodes: int) -> dict:
         """The benchmark's input at this node count (scale overrides applied in order)."""

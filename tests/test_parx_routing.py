@@ -131,6 +131,10 @@ def test_parx_serves_path_sls_and_quadrant_lids(perfect_4x4) -> None:
     # SL2VL tables programmed by OpenSM from our update_sl2vl (qos TRUE): SL i -> VL i
     sl2vl = (run.out_dir / "opensm-sl2vl.dump").read_text()
     assert sl2vl.count("0x") > 0
+    # every answer path_sl would give, for the packet engine (t2hx/routing/pathsl.py)
+    answers = (run.out_dir / "parx-path-sl.dump").read_text().splitlines()
+    assert answers[0].startswith("# parx path SLs") and len(answers) > 16 * 64
+    assert {line.split()[2] for line in answers[1:]} <= {str(v) for v in range(8)}
 
 
 class Measurement(UserWarning):

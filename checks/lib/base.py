@@ -43,6 +43,7 @@ from t2hx.post.records import better_for
 from t2hx.paths import cli, hostfiles_root, log_root, spack_view, work_root
 from t2hx.reframe_site import campaign
 from t2hx.routing.reroute import route_record
+from t2hx.simrequest import FLOW_ENGINE
 from t2hx.study import load_study
 
 from lib import resume
@@ -272,6 +273,9 @@ class T2hxCheck(rfm.RunOnlyRegressionTest):
         if model != "none":       # docs/modelling.md#run-to-run-noise
             opts += ["--noise", model, "--noise-cv", str(cv), "--noise-seed", str(seed)]
         opts += sim_lmc(self.routing)
+        engine = STUDY.engine(self.study_name)
+        if engine != FLOW_ENGINE:   # the study's engine: for this benchmark
+            opts += ["--engine", engine]
         if self.routing in STUDY.reroute_engines:
             # The tables `t2hx campaign reroute` made for this job, when it had a demand.
             opts.append('$([ -d routing ] && echo --routing-dir routing)')

@@ -24,7 +24,8 @@ from t2hx.atomic import atomic_write
 from t2hx.errors import WorkloadError
 from t2hx.paths import work_root
 from t2hx.routing.parx import DEFAULT_THRESHOLD
-from t2hx.simrequest import DEFAULT_ELEMENTS, BenchmarkOptions, NetworkOptions, SimRequest
+from t2hx.simrequest import (DEFAULT_ELEMENTS, FLOW_ENGINE, NETWORK_ENGINES, BenchmarkOptions,
+                             NetworkOptions, SimRequest)
 
 NO_CACHE_ENV = "T2HX_NO_SIM_CACHE"
 
@@ -39,6 +40,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--benchmark", required=True,
                    help="a benchmark of t2hx/benchmarks/: "
                    f"{', '.join(benchmarks.BY_KEY)}, an alias or e.g. imb-bcast")
+    p.add_argument("--engine", choices=NETWORK_ENGINES, default=FLOW_ENGINE,
+                   help="network engine: flow (max-min fluid model, the default) or packet "
+                   "(MTU packets with credit flow control, docs/modelling.md#packet-engine)")
     p.add_argument("--lmc", type=int, default=None,
                    help="LMC (default: the plane's conf; parx always routes with 2)")
     p.add_argument("--routing-dir", default=None,
@@ -115,7 +119,7 @@ def request_of(args: argparse.Namespace) -> SimRequest:
         iterations=args.iterations)
     return SimRequest(args.system, args.plane, args.routing, args.hostfile, bench.key,
                       variant, input_of(args.input), args.seed, args.repetition, network,
-                      options)
+                      options, getattr(args, "engine", FLOW_ENGINE))
 
 
 def input_of(text: str | None) -> dict | None:

@@ -4,8 +4,9 @@ An engine opens the network of a request: the plane routed as the request says, 
 rank per line of its hostfile. The workloads (t2hx/benchmarks/, t2hx/flowsim/patterns.py,
 apps.py) see only :class:`SimNetwork`: its ranks and hosts, its LogGP constants and
 :meth:`SimNetwork.run`, the times of a list of communication phases. The flow model (max-min
-fair rates per phase, t2hx/flowsim/bulk.py) is ``flow``; a packet-level engine is one more
-row of :data:`ENGINES` whose network answers the same calls, so no workload changes.
+fair rates per phase, t2hx/flowsim/bulk.py) is ``flow``, the default; ``packet``
+(t2hx/flowsim/packet.py) sends MTU-sized packets with credit-based flow control through the
+same routed fabric and answers the same calls, so no workload changes.
 """
 
 from __future__ import annotations
@@ -17,9 +18,10 @@ from collections.abc import Callable
 from t2hx.errors import WorkloadError
 from t2hx.flowsim.bulk import Phase, Result
 from t2hx.flowsim.network import LogGP, Network, open_network
+from t2hx.flowsim.packet import PacketNetwork, open_packet
 from t2hx.paths import work_root
 from t2hx.routing import parx
-from t2hx.simrequest import FLOW_ENGINE, SimRequest
+from t2hx.simrequest import FLOW_ENGINE, PACKET_ENGINE, SimRequest
 
 
 class SimNetwork(Protocol):
@@ -55,7 +57,13 @@ def open_flow(request: SimRequest) -> Network:
                         jobs=opts.jobs, parx_threshold=threshold)
 
 
-ENGINES: dict[str, Engine] = {FLOW_ENGINE: Engine("maxmin", open_flow)}
+def open_packets(request: SimRequest) -> PacketNetwork:
+    """The packet engine's network: the flow model's routing, the conf's model.packet."""
+    return open_packet(open_flow(request))
+
+
+ENGINES: dict[str, Engine] = {FLOW_ENGINE: Engine("maxmin", open_flow),
+                              PACKET_ENGINE: Engine("packet", open_packets)}
 
 
 def engine(name: str) -> Engine:

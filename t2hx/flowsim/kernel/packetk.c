@@ -1,0 +1,571 @@
+/* Event loop of the packet engine (t2hx/flowsim/packet.py, docs/modelling.md#packet-engine).
+ *
+ * Packets of at most one MTU travel along routes of directed links. A link is a serial
+ * output port (rate, propagation latency) whose downstream end holds one FIFO input buffer
+ * per VL, sized in 64-byte credits (IBA 1.2.1 vol. 1, link layer flow control); a
+ * sender transmits a packet only when the buffer behind the link has credits for all of
+ * its blocks, and gets them back when the packet's tail has left that buffer plus the
+ * link's latency (the flow-control packet's flight). A packet at the head of an input
+ * buffer requests the output its route names next; an output serves its requesters per VL
+ * in arrival order (round robin among inputs), and picks the VL by the IB VL arbitration
+ * tables (high/low priority, weights in 64-byte units, high-priority limit in 4 KiB units).
+ * Only the head of a VL's input FIFO may request: a packet behind a blocked one waits,
+ * whatever output it wants (head-of-line blocking arises on its own). Switching is virtual
+ * cut-through: a packet may leave a node `fwd` after its head arrived (crossbar/HCA
+ * latency), and never so early that its tail would overtake the incoming tail.
+ *
+ * The host interface is two more links per host (host->HCA DMA reads, HCA->host DMA
+ * writes) at the PCIe rates packet.py derives; a link may charge a paired link extra
+ * bytes per payload byte sent (read requests of the sender's DMA travel upstream, sharing
+ * the direction that carries received data). Sources are messages: a message becomes
+ * active at its start time, or `delay` after the message it depends on was delivered
+ * (rendezvous handshakes), and its host link serves the active messages of a VL in round
+ * robin, one packet each.
+ *
+ * Events: READY (a packet's head may leave the node it reached), WAKE (an output may
+ * transmit: it fell idle, or credits come back), START (a message becomes active) and
+ * DELIVER (a tail reached host memory). Credits that come back are queued per (link, VL)
+ * with their time and applied when the sender looks, so an unblocked stream costs no
+ * credit events. One binary heap, a packet pool, per-(link, VL) rings; no allocation
+ * after setup. */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CREDIT_BYTES 64
+enum { EV_START = 0, EV_READY = 1, EV_WAKE = 2, EV_DELIVER = 3 };
+
+/* An event: time, then type (2 bits) and argument (30 bits); `next` links it in its
+ * bucket of the radix heap (and in the free list). 16 bytes. */
+typedef struct {
+    double t;
+    uint32_t v;
+    int32_t next;
+} ev_t;
+#define EV_BITS 30
+#define EV_ARG ((1u << EV_BITS) - 1)
+#define BUCKETS 65
+
+typedef struct {
+    int32_t msg, hop, payload, next;   /* next: in its FIFO, or in the free list */
+} pkt_t;
+
+typedef struct {
+    /* links */
+    int nlinks, nvl;
+    const double *rate, *lat, *fwd, *debt_per_byte;
+    const int32_t *hdr, *cap, *pair;
+    /* messages */
+    int64_t nmsg;
+    const int64_t *bytes, *route_off;
+    const int32_t *route, *dep;
+    const int8_t *vl;
+    const double *delay;
+    int mtu, ib_hdr;
+    /* VL arbitration: entries (vl, weight) */
+    int nhigh, nlow; const int32_t *high, *low; int64_t high_limit;   /* bytes, <0: none */
+    /* state: links */
+    double *free_at, *wake_at, *debt; uint32_t *vmask;
+    char *host;            /* per link: its sources are messages (a host's send queue) */
+    int32_t *hi_idx, *lo_idx; int64_t *hi_left, *lo_left, *hi_sent;
+    /* state per (link, vl): credits, pending credit returns, input FIFO, requesters */
+    int64_t *cred; int64_t *ring_off; int32_t *ring_cap;
+    int32_t *q_head, *q_tail, *q_len;              /* FIFO of ready packets (via next) */
+    int32_t *r_head, *r_len; double *r_t; int32_t *r_n;  /* credits coming back */
+    int32_t *l_first, *l_last;                     /* requesters waiting for the output */
+    int32_t *rnext;                                /* per requester: next in its list */
+    /* messages */
+    int32_t *sent, *done, *npk, *child, *sibling;
+    double *first, *end;
+    /* packets */
+    pkt_t *pool; int32_t free_pkt, fresh, pool_cap, pool_used, pool_peak;
+    /* heap */
+    /* radix heap: times never go below the last one popped (a monotone queue), so an
+     * event sits in the bucket of the highest bit where its time differs from that one;
+     * buckets are FIFO lists, so equal times leave in the order they were scheduled */
+    ev_t *heap; int64_t hn, hcap; int32_t hfree, hfresh;
+    int32_t bh[BUCKETS], bt[BUCKETS]; uint64_t last;
+    /* counters */
+    int64_t events, hops, created, delivered, credit_errors, heap_peak, overflow;
+} st_t;
+
+static inline uint64_t bits(double t) {
+    uint64_t u;
+    memcpy(&u, &t, sizeof u);          /* non-negative doubles order as their bits */
+    return u;
+}
+
+static inline int bucket(uint64_t k, uint64_t last) {
+    return k == last ? 0 : 64 - __builtin_clzll(k ^ last);
+}
+
+static inline void append(st_t *s, int b, int32_t n) {
+    s->heap[n].next = -1;
+    if (s->bt[b] >= 0) s->heap[s->bt[b]].next = n;
+    else s->bh[b] = n;
+    s->bt[b] = n;
+}
+
+static void push(st_t *s, double t, int type, int32_t a) {
+    int32_t n;
+    if (s->hfree >= 0) { n = s->hfree; s->hfree = s->heap[n].next; }
+    else if (s->hfresh < s->hcap) n = s->hfresh++;
+    else { s->overflow = 1; return; }
+    uint64_t k = bits(t);
+    if (k < s->last) { k = s->last; memcpy(&t, &k, sizeof t); }   /* never earlier */
+    s->heap[n].t = t;
+    s->heap[n].v = ((uint32_t)type << EV_BITS) | (uint32_t)a;
+    append(s, bucket(k, s->last), n);
+    if (++s->hn > s->heap_peak) s->heap_peak = s->hn;
+}
+
+static ev_t pop(st_t *s) {
+    if (s->bh[0] < 0) {
+        int b = 1;
+        while (s->bh[b] < 0) b++;
+        uint64_t low = UINT64_MAX;
+        for (int32_t n = s->bh[b]; n >= 0; n = s->heap[n].next) {
+            uint64_t k = bits(s->heap[n].t);
+            if (k < low) low = k;
+        }
+        s->last = low;
+        int32_t n = s->bh[b];
+        s->bh[b] = s->bt[b] = -1;
+        while (n >= 0) {                  /* in order: equal times stay first come first */
+            int32_t next = s->heap[n].next;
+            append(s, bucket(bits(s->heap[n].t), low), n);
+            n = next;
+        }
+    }
+    int32_t n = s->bh[0];
+    ev_t top = s->heap[n];
+    s->bh[0] = top.next;
+    if (s->bh[0] < 0) s->bt[0] = -1;
+    s->heap[n].next = s->hfree;
+    s->hfree = n;
+    s->hn--;
+    return top;
+}
+
+static int32_t credits_of(const st_t *s, int32_t payload) {
+    return (payload + s->ib_hdr + CREDIT_BYTES - 1) / CREDIT_BYTES;
+}
+
+/* Credits of (link, vl) that have come back by `now`. */
+static int64_t credits_now(st_t *s, int64_t lv, double now) {
+    int32_t cap = s->ring_cap[lv];
+    while (s->r_len[lv] > 0) {
+        int64_t k = s->ring_off[lv] + s->r_head[lv];
+        if (s->r_t[k] > now) break;
+        s->cred[lv] += s->r_n[k];
+        if (++s->r_head[lv] == cap) s->r_head[lv] = 0;
+        s->r_len[lv]--;
+    }
+    return s->cred[lv];
+}
+
+static void wake(st_t *s, int32_t l, double t) {
+    if (t < s->wake_at[l]) {
+        s->wake_at[l] = t;
+        push(s, t, EV_WAKE, l);
+    }
+}
+
+/* Requester r (an input FIFO (link, vl) id, or nlinks*nvl + message) waits for output l. */
+static void request(st_t *s, int32_t l, int v, int32_t r) {
+    if (s->host[l]) v = 0;                /* a host serves its messages in one round */
+    int64_t lv = (int64_t)l * s->nvl + v;
+    s->rnext[r] = -1;
+    s->vmask[l] |= 1u << v;
+    if (s->l_first[lv] < 0) s->l_first[lv] = r;
+    else s->rnext[s->l_last[lv]] = r;
+    s->l_last[lv] = r;
+}
+
+/* Payload of the packet requester r would send next. */
+static int32_t head_payload(const st_t *s, int32_t r) {
+    int64_t nq = (int64_t)s->nlinks * s->nvl;
+    if (r < nq) return s->pool[s->q_head[r]].payload;
+    int64_t m = r - nq;
+    int64_t left = s->bytes[m] - (int64_t)s->sent[m] * s->mtu;
+    return (int32_t)(left < s->mtu ? (left > 0 ? left : 0) : s->mtu);
+}
+
+/* Lowers *retry to when (link, vl) will have `need` credits, if credits on their way
+ * back make that happen. */
+static void credit_time(const st_t *s, int64_t lv, int32_t need, double *retry) {
+    int64_t have = s->cred[lv];
+    int32_t k = s->r_head[lv], cap = s->ring_cap[lv];
+    for (int32_t i = 0; i < s->r_len[lv]; i++, k = (k + 1) % cap) {
+        have += s->r_n[s->ring_off[lv] + k];
+        if (have >= need) {
+            double t = s->r_t[s->ring_off[lv] + k];
+            if (t < *retry) *retry = t;
+            return;
+        }
+    }
+}
+
+static int eligible(st_t *s, int32_t l, int v, double now, double *retry) {
+    int64_t lv = (int64_t)l * s->nvl + v;
+    int32_t r = s->l_first[lv];
+    if (r < 0) return 0;
+    if (s->cap[l] < 0) return 1;
+    int32_t need = credits_of(s, head_payload(s, r));
+    if (credits_now(s, lv, now) >= need) return 1;
+    credit_time(s, lv, need, retry);
+    return 0;
+}
+
+/* Weighted round robin over one arbitration table; returns the VL or -1. */
+static int scan(const int32_t *tab, int n, int32_t *idx, int64_t *left, uint32_t mask) {
+    for (int k = 0; k <= n; k++) {
+        int32_t vl = tab[2 * *idx], w = tab[2 * *idx + 1];
+        if (w > 0 && (mask >> vl & 1u)) {
+            if (*left <= 0) *left = w;
+            return vl;
+        }
+        *idx = (*idx + 1) % n;
+        *left = 0;
+    }
+    return -1;
+}
+
+static void charge(int32_t *idx, int64_t *left, int n, int32_t credits) {
+    *left -= credits;
+    if (*left <= 0) { *idx = (*idx + 1) % n; *left = 0; }
+}
+
+static void transmit(st_t *s, int32_t l, int v, int32_t r, double now);
+
+/* Takes requester r (after `prev`, -1: the head) off list lv of link l. */
+static void unlink_req(st_t *s, int32_t l, int64_t lv, int32_t r, int32_t prev) {
+    int32_t next = s->rnext[r];
+    if (prev < 0) s->l_first[lv] = next;
+    else s->rnext[prev] = next;
+    if (s->l_last[lv] == r) s->l_last[lv] = prev;
+    if (s->l_first[lv] < 0) { s->l_last[lv] = -1; s->vmask[l] &= ~(1u << (lv % s->nvl)); }
+}
+
+/* A host's link: its messages in round robin, one packet each, whatever their VL; a
+ * message whose VL has no credits at the HCA is passed over (it keeps its place). */
+static void arbitrate_host(st_t *s, int32_t l, double now) {
+    int64_t lv = (int64_t)l * s->nvl, nq = (int64_t)s->nlinks * s->nvl;
+    double retry = INFINITY;
+    for (int32_t r = s->l_first[lv], prev = -1; r >= 0; prev = r, r = s->rnext[r]) {
+        int v = s->vl[r - nq];
+        int32_t need = credits_of(s, head_payload(s, r));
+        if (s->cap[l] < 0 || credits_now(s, lv + v, now) >= need) {
+            unlink_req(s, l, lv, r, prev);
+            transmit(s, l, v, r, now);
+            return;
+        }
+        credit_time(s, lv + v, need, &retry);
+    }
+    if (retry < INFINITY) wake(s, l, retry);
+}
+
+static void arbitrate(st_t *s, int32_t l, double now) {
+    if (s->free_at[l] > now) { wake(s, l, s->free_at[l]); return; }
+    if (s->host[l]) { arbitrate_host(s, l, now); return; }
+    uint32_t mask = 0; double retry = INFINITY;
+    for (uint32_t w = s->vmask[l]; w; w &= w - 1) {
+        int v = __builtin_ctz(w);
+        if (eligible(s, l, v, now, &retry)) mask |= 1u << v;
+    }
+    if (!mask) {
+        if (retry < INFINITY) wake(s, l, retry);
+        return;
+    }
+    int v = -1;
+    if (mask & (mask - 1)) {
+        int32_t r, need;
+        if (s->nhigh && (s->high_limit < 0 || s->hi_sent[l] < s->high_limit ||
+                         (s->high_limit == 0 && s->hi_sent[l] == 0))) {
+            v = scan(s->high, s->nhigh, &s->hi_idx[l], &s->hi_left[l], mask);
+            if (v >= 0) {
+                r = s->l_first[(int64_t)l * s->nvl + v];
+                need = credits_of(s, head_payload(s, r));
+                charge(&s->hi_idx[l], &s->hi_left[l], s->nhigh, need);
+                s->hi_sent[l] += (int64_t)need * CREDIT_BYTES;
+            }
+        }
+        if (v < 0 && s->nlow) {
+            v = scan(s->low, s->nlow, &s->lo_idx[l], &s->lo_left[l], mask);
+            if (v >= 0) {
+                r = s->l_first[(int64_t)l * s->nvl + v];
+                charge(&s->lo_idx[l], &s->lo_left[l], s->nlow, credits_of(s, head_payload(s, r)));
+                s->hi_sent[l] = 0;
+            }
+        }
+        if (v < 0 && s->nhigh) {
+            v = scan(s->high, s->nhigh, &s->hi_idx[l], &s->hi_left[l], mask);
+            if (v >= 0) {
+                r = s->l_first[(int64_t)l * s->nvl + v];
+                charge(&s->hi_idx[l], &s->hi_left[l], s->nhigh, credits_of(s, head_payload(s, r)));
+            }
+        }
+    }
+    if (v < 0) v = __builtin_ctz(mask);
+    int64_t lv = (int64_t)l * s->nvl + v;
+    int32_t r = s->l_first[lv];
+    unlink_req(s, l, lv, r, -1);
+    transmit(s, l, v, r, now);
+}
+
+/* Sends the next packet of requester r (off its list already) on link l, VL v. */
+static void transmit(st_t *s, int32_t l, int v, int32_t r, double now) {
+    int64_t lv = (int64_t)l * s->nvl + v, nq = (int64_t)s->nlinks * s->nvl;
+    int32_t p;
+    if (r < nq) {                         /* a switch/HCA input FIFO: its head packet */
+        p = s->q_head[r];
+        s->q_head[r] = s->pool[p].next;
+        if (s->q_head[r] < 0) s->q_tail[r] = -1;
+        s->q_len[r]--;
+    } else {                              /* a message at its host: its next packet */
+        int64_t m = r - nq;
+        if (s->free_pkt >= 0) {
+            p = s->free_pkt;
+            s->free_pkt = s->pool[p].next;
+        } else if (s->fresh < s->pool_cap) {
+            p = s->fresh++;
+        } else {
+            s->overflow = 2;
+            return;
+        }
+        if (++s->pool_used > s->pool_peak) s->pool_peak = s->pool_used;
+        s->pool[p].msg = (int32_t)m;
+        s->pool[p].hop = -1;
+        s->pool[p].payload = head_payload(s, r);
+        if (s->sent[m] == 0) s->first[m] = now;
+        s->sent[m]++;
+        s->created++;
+    }
+    pkt_t *pk = &s->pool[p];
+    int32_t need = credits_of(s, pk->payload);
+    double ser = (double)(pk->payload + s->hdr[l]) / s->rate[l] + s->debt[l];
+    s->debt[l] = 0.0;
+    if (s->pair[l] >= 0) s->debt[s->pair[l]] += pk->payload * s->debt_per_byte[l];
+    if (s->cap[l] >= 0) {
+        s->cred[lv] -= need;
+        if (s->cred[lv] < 0) s->credit_errors++;
+    }
+    s->free_at[l] = now + ser;
+    s->hops++;
+    pk->hop++;
+    int64_t m = pk->msg;
+    int64_t last = s->route_off[m + 1] - 1;
+    if (s->route_off[m] + pk->hop == last)
+        push(s, now + ser + s->lat[l], EV_DELIVER, p);
+    else {
+        int32_t nxt = s->route[s->route_off[m] + pk->hop + 1];
+        double ser_next = (double)(pk->payload + s->hdr[nxt]) / s->rate[nxt];
+        double wait = s->fwd[l];
+        if (ser - ser_next > wait) wait = ser - ser_next;   /* no overtaking of the tail */
+        push(s, now + s->lat[l] + wait, EV_READY, p);
+    }
+    int32_t follow = -1;
+    if (r < nq) {
+        /* its blocks leave the input buffer with its tail; the credits fly back (a sender
+         * waiting for them on that VL is woken then) */
+        int32_t in = (int32_t)(r / s->nvl);
+        if (s->cap[in] >= 0) {
+            int32_t cap = s->ring_cap[r];
+            int64_t k = s->ring_off[r] + (s->r_head[r] + s->r_len[r]) % cap;
+            s->r_t[k] = now + ser + s->lat[in];
+            s->r_n[k] = need;
+            s->r_len[r]++;
+            if (s->l_first[s->host[in] ? (int64_t)in * s->nvl : r] >= 0)
+                wake(s, in, s->r_t[k]);
+        }
+        if (s->q_len[r] > 0) {            /* the next packet of that FIFO is now its head */
+            pkt_t *nx = &s->pool[s->q_head[r]];
+            follow = s->route[s->route_off[nx->msg] + nx->hop + 1];
+            request(s, follow, v, r);
+        }
+    } else if (s->sent[r - nq] < s->npk[r - nq]) {
+        request(s, l, v, r);              /* round robin among the host's messages */
+    }
+    if (s->vmask[l]) wake(s, l, s->free_at[l]);
+    if (follow >= 0 && follow != l) arbitrate(s, follow, now);
+}
+
+static void *zalloc(size_t n, size_t size, int *bad) {
+    void *p = calloc(n ? n : 1, size);
+    if (!p) *bad = 1;
+    return p;
+}
+
+static void *xalloc(size_t n, size_t size, int *bad) {
+    void *p = malloc((n ? n : 1) * size);
+    if (!p) *bad = 1;
+    return p;
+}
+
+/* Returns 0, or 1: out of memory, 2: the event heap or packet pool was too small,
+ * 3: bad input. counters: events, packet-hops, packets created, delivered, credit
+ * errors, heap peak, pool peak. */
+int t2hx_packet_run(int nlinks, int nvl, const double *rate, const double *lat,
+                    const double *fwd, const int32_t *hdr, const int32_t *cap,
+                    const int32_t *pair, const double *debt_per_byte,
+                    int64_t nmsg, const int64_t *bytes, const int64_t *route_off,
+                    const int32_t *route, const int8_t *vl, const int32_t *dep,
+                    const double *delay, int mtu, int ib_hdr,
+                    int nhigh, const int32_t *high, int nlow, const int32_t *low,
+                    int64_t high_limit, double *first, double *end, int64_t *counters) {
+    if (nlinks <= 0 || nlinks > (int)EV_ARG || nvl <= 0 || nvl > 15 || mtu <= 0 ||
+        nmsg > (int64_t)EV_ARG)
+        return 3;
+    st_t s;
+    memset(&s, 0, sizeof s);
+    int bad = 0;
+    s.nlinks = nlinks; s.nvl = nvl; s.rate = rate; s.lat = lat; s.fwd = fwd; s.hdr = hdr;
+    s.cap = cap; s.pair = pair; s.debt_per_byte = debt_per_byte;
+    s.nmsg = nmsg; s.bytes = bytes; s.route_off = route_off; s.route = route; s.vl = vl;
+    s.dep = dep; s.delay = delay; s.mtu = mtu; s.ib_hdr = ib_hdr;
+    s.nhigh = nhigh; s.nlow = nlow; s.high = high; s.low = low; s.high_limit = high_limit;
+    s.first = first; s.end = end;
+    int64_t nq = (int64_t)nlinks * nvl;
+    s.free_at = zalloc((size_t)nlinks, sizeof(double), &bad);
+    s.wake_at = zalloc((size_t)nlinks, sizeof(double), &bad);
+    s.debt = zalloc((size_t)nlinks, sizeof(double), &bad);
+    s.vmask = zalloc((size_t)nlinks, sizeof(uint32_t), &bad);
+    s.host = zalloc((size_t)nlinks, sizeof(char), &bad);
+    s.hi_idx = zalloc((size_t)nlinks, sizeof(int32_t), &bad);
+    s.lo_idx = zalloc((size_t)nlinks, sizeof(int32_t), &bad);
+    s.hi_left = zalloc((size_t)nlinks, sizeof(int64_t), &bad);
+    s.lo_left = zalloc((size_t)nlinks, sizeof(int64_t), &bad);
+    s.hi_sent = zalloc((size_t)nlinks, sizeof(int64_t), &bad);
+    s.cred = zalloc((size_t)nq, sizeof(int64_t), &bad);
+    s.ring_off = zalloc((size_t)nq + 1, sizeof(int64_t), &bad);
+    s.ring_cap = zalloc((size_t)nq, sizeof(int32_t), &bad);
+    s.q_head = zalloc((size_t)nq, sizeof(int32_t), &bad);
+    s.q_tail = zalloc((size_t)nq, sizeof(int32_t), &bad);
+    s.q_len = zalloc((size_t)nq, sizeof(int32_t), &bad);
+    s.r_head = zalloc((size_t)nq, sizeof(int32_t), &bad);
+    s.r_len = zalloc((size_t)nq, sizeof(int32_t), &bad);
+    s.l_first = zalloc((size_t)nq, sizeof(int32_t), &bad);
+    s.l_last = zalloc((size_t)nq, sizeof(int32_t), &bad);
+    s.rnext = zalloc((size_t)(nq + nmsg), sizeof(int32_t), &bad);
+    s.sent = zalloc((size_t)nmsg, sizeof(int32_t), &bad);
+    s.done = zalloc((size_t)nmsg, sizeof(int32_t), &bad);
+    s.npk = zalloc((size_t)nmsg, sizeof(int32_t), &bad);
+    s.child = zalloc((size_t)nmsg, sizeof(int32_t), &bad);
+    s.sibling = zalloc((size_t)nmsg, sizeof(int32_t), &bad);
+    int rc = 1;
+    if (bad) goto out;
+    rc = 3;
+    /* ring sizes: a FIFO holds at most as many packets as its buffer has credits; a link
+     * into host memory (cap < 0) holds none */
+    int64_t slots = 0, finite = 0;
+    for (int32_t l = 0; l < nlinks; l++) {
+        if (rate[l] <= 0) goto out;
+        for (int v = 0; v < nvl; v++) {
+            int64_t lv = (int64_t)l * nvl + v;
+            s.ring_cap[lv] = cap[l] > 0 ? cap[l] : 1;
+            s.ring_off[lv] = slots;
+            slots += s.ring_cap[lv];
+            s.cred[lv] = cap[l] > 0 ? cap[l] : 0;
+            s.l_first[lv] = s.l_last[lv] = s.q_head[lv] = s.q_tail[lv] = -1;
+            if (cap[l] > 0) finite += cap[l];
+        }
+        s.wake_at[l] = INFINITY;
+    }
+    s.ring_off[nq] = slots;
+    for (int64_t m = 0; m < nmsg; m++) {
+        if (bytes[m] < 0 || route_off[m + 1] - route_off[m] < 1 || vl[m] < 0 || vl[m] >= nvl)
+            goto out;
+        if (dep[m] >= m || dep[m] < -1) goto out;   /* dependencies point backwards */
+        int64_t n = (bytes[m] + mtu - 1) / mtu;
+        s.npk[m] = (int32_t)(n > 0 ? n : 1);
+        s.child[m] = -1;
+        first[m] = end[m] = -1.0;
+    }
+    for (int64_t m = nmsg - 1; m >= 0; m--)
+        if (dep[m] >= 0) { s.sibling[m] = s.child[dep[m]]; s.child[dep[m]] = (int32_t)m; }
+    for (int64_t m = 0; m < nmsg; m++) s.host[route[route_off[m]]] = 1;
+    for (int64_t m = 0; m < nmsg; m++)      /* a host's link carries nothing else */
+        for (int64_t k = route_off[m] + 1; k < route_off[m + 1]; k++)
+            if (s.host[route[k]]) goto out;
+    rc = 1;
+    /* large and mostly untouched: malloc, so only the pages in use are ever mapped */
+    s.r_t = xalloc((size_t)slots, sizeof(double), &bad);
+    s.r_n = xalloc((size_t)slots, sizeof(int32_t), &bad);
+    /* packets alive: each holds credits of some buffer, or is on its way into host memory
+     * (one per link into host memory at a time, plus its flight) */
+    int64_t want = finite + 4 * (int64_t)nlinks + 64;
+    s.pool_cap = (int32_t)(want < (int64_t)EV_ARG ? want : (int64_t)EV_ARG);
+    s.pool = xalloc((size_t)s.pool_cap, sizeof(pkt_t), &bad);
+    s.hcap = 2 * (int64_t)s.pool_cap + 4 * (int64_t)nlinks + nmsg + 64;
+    if (s.hcap > INT32_MAX) s.hcap = INT32_MAX;
+    s.heap = xalloc((size_t)s.hcap, sizeof(ev_t), &bad);
+    if (bad) goto out;
+    s.free_pkt = -1;
+    s.fresh = 0;
+    s.hfree = -1;
+    s.hfresh = 0;
+    s.last = 0;
+    for (int b = 0; b < BUCKETS; b++) s.bh[b] = s.bt[b] = -1;
+    for (int64_t m = 0; m < nmsg; m++)
+        if (dep[m] < 0) push(&s, delay[m], EV_START, (int32_t)m);
+    int64_t finished = 0;
+    while (s.hn > 0 && !s.overflow) {
+        ev_t ev = pop(&s);
+        struct { double t; int type; int32_t a; } e = {ev.t, (int)(ev.v >> EV_BITS),
+                                                       (int32_t)(ev.v & EV_ARG)};
+        s.events++;
+        if (e.type == EV_READY) {
+            pkt_t *pk = &s.pool[e.a];
+            int64_t m = pk->msg;
+            int32_t in = s.route[s.route_off[m] + pk->hop];
+            int v = s.vl[m];
+            int64_t lv = (int64_t)in * nvl + v;
+            pk->next = -1;
+            if (s.q_tail[lv] >= 0) s.pool[s.q_tail[lv]].next = e.a;
+            else s.q_head[lv] = e.a;
+            s.q_tail[lv] = e.a;
+            if (++s.q_len[lv] == 1) {
+                int32_t out = s.route[s.route_off[m] + pk->hop + 1];
+                request(&s, out, v, (int32_t)lv);
+                arbitrate(&s, out, e.t);
+            }
+        } else if (e.type == EV_WAKE) {
+            if (e.t == s.wake_at[e.a]) s.wake_at[e.a] = INFINITY;
+            arbitrate(&s, e.a, e.t);
+        } else if (e.type == EV_START) {
+            int32_t l = s.route[s.route_off[e.a]];
+            request(&s, l, s.vl[e.a], (int32_t)(nq + e.a));
+            arbitrate(&s, l, e.t);
+        } else {                          /* EV_DELIVER */
+            pkt_t *pk = &s.pool[e.a];
+            int64_t m = pk->msg;
+            pk->next = s.free_pkt;
+            s.free_pkt = e.a;
+            s.pool_used--;
+            s.delivered++;
+            if (++s.done[m] == s.npk[m]) {
+                end[m] = e.t;
+                finished++;
+                for (int32_t c = s.child[m]; c >= 0; c = s.sibling[c])
+                    push(&s, e.t + delay[c], EV_START, c);
+            }
+        }
+    }
+    rc = s.overflow ? 2 : 0;
+    if (!rc && finished != nmsg) rc = 4;        /* a message never finished: deadlock */
+out:
+    if (counters) {
+        counters[0] = s.events; counters[1] = s.hops; counters[2] = s.created;
+        counters[3] = s.delivered; counters[4] = s.credit_errors; counters[5] = s.heap_peak;
+        counters[6] = s.pool_peak;
+    }
+    free(s.free_at); free(s.wake_at); free(s.debt); free(s.vmask); free(s.host); free(s.hi_idx); free(s.lo_idx);
+    free(s.hi_left); free(s.lo_left); free(s.hi_sent); free(s.cred); free(s.ring_off);
+    free(s.ring_cap); free(s.q_head); free(s.q_tail); free(s.q_len); free(s.r_head);
+    free(s.r_len);
+    free(s.l_first); free(s.l_last); free(s.rnext); free(s.sent); free(s.done); free(s.npk);
+    free(s.child); free(s.sibling); free(s.r_t); free(s.r_n); free(s.pool);
+    free(s.heap);
+    return rc;
+}

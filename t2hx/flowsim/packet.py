@@ -1,0 +1,284 @@
+"""The packet engine: the workloads' phases as MTU-sized packets on the routed fabric.
+
+:class:`PacketNetwork` answers what a workload asks of any network (t2hx/flowsim/
+engines.py): it keeps the flow model's :class:`~t2hx.flowsim.network.Network` for routing
+(hosts, LIDs, the LID each message targets, paths from the OpenSM LFTs) and times each
+phase in the compiled packet kernel (t2hx/flowsim/packetk.py). Per phase, as bulk.py
+defines it: every message starts ``o + k·g`` after the phase start (k: the sender's
+earlier messages in that phase); a message above the conf's eager limit first sends a
+request to send and waits for the receiver's answer (each a header-only packet, ``o``
+after the other's arrival), then its data ``o`` after the answer; it ends ``o`` after its
+last byte reached the receiver's memory; the phase ends with its last message, plus its
+compute. Phases are independent (the fabric drains between them), so identical phases
+are simulated once.
+
+The fabric the kernel sees: every directed cable at the plane's rate and the conf's
+propagation delay, with input buffers per VL behind it (switch or HCA sizes), forwarding
+after the switch latency (``switch_latency_ns``, the flow model's L) or the HCA's; and per
+host two more links for its host interface (t2hx/flowsim/hostif.py). A message travels
+on the VL its SL maps to (t2hx/routing/slvl.py): the SL OpenSM gives its path
+(t2hx/routing/pathsl.py: DFSSSP's layers), else SL 0; ``sl_of`` overrides both (tests).
+docs/modelling.md#packet-engine lists the parameters and their sources.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+from t2hx.errors import WorkloadError
+from t2hx.flowsim import hostif, packetk
+from t2hx.flowsim.bulk import Phase, Result, _rank_end, _sorted_by_size
+from t2hx.flowsim.network import LogGP, Network
+from t2hx.routing import pathsl, slvl
+
+CREDIT = 64
+#: Seed of the draws that stand in for OpenSM's rand() in DFSSSP's path SLs.
+SL_SEED = 26
+#: sl_of(src ranks, dst ranks, LID indices) -> SL per message.
+SlChooser = Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]
+
+
+@dataclass
+class PacketNetwork:
+    net: Network
+    sl_of: SlChooser | None = None
+    params: dict = field(default_factory=dict)       # conf model.packet (validated)
+    stats: dict = field(default_factory=dict)   # kernel counters and seconds, summed
+    _phases: dict = field(default_factory=dict, repr=False)
+    _sl_table: dict = field(default_factory=dict, repr=False)
+
+    def __post_init__(self) -> None:
+        if not self.params:
+            self.params = self.net.system.model["packet"]
+        if self.net.rails:
+            raise WorkloadError("the packet engine simulates one rail", field="engine",
+                                fix="use engine flow for multirail confs")
+        p = self.params
+        self.sl2vl = self._sl2vl()
+        # one SL per rank pair among those OpenSM's answer may draw (a connection asks once)
+        self._draw = np.random.default_rng(SL_SEED).integers(
+            0, 1 << 30, (self.net.ranks, self.net.ranks))
+        self.arb = packetk.Arbitration(p["mtu"], p["header_bytes"],
+                                       slvl.parse_table(p["vlarb_high"]),
+                                       slvl.parse_table(p["vlarb_low"]), p["high_limit"])
+        self.links = self._links()
+
+    # -- what a workload sees ----------------------------------------------------------
+    @property
+    def hosts(self) -> list[str]:
+        return self.net.hosts
+
+    @property
+    def hostfile(self) -> str:
+        return self.net.hostfile
+
+    @property
+    def engine(self) -> str:
+        return self.net.engine
+
+    @property
+    def loggp(self) -> LogGP:
+        return self.net.loggp
+
+    @property
+    def ranks(self) -> int:
+        return self.net.ranks
+
+    @property
+    def label(self) -> str:
+        return self.net.label
+
+    def __getattr__(self, name: str):
+        """Anything else (paths, LID choice, tables) is the routed network's."""
+        if name.startswith("_") or name == "net":
+            raise AttributeError(name)
+        return getattr(self.net, name)
+
+    def run(self, phases: list[Phase], keep_rates: bool = False) -> Result:
+        """Times of every phase (and, with ``keep_rates``, each message's time from the
+        phase start and its data rate), in bulk.run's message order."""
+        ordered = [_sorted_by_size(ph) for ph in phases]
+        phase_time = np.zeros(len(phases))
+        rates, times = [], []
+        for i, ph in enumerate(ordered):
+            t, rate = self.phase(ph)
+            phase_time[i] = (t.max() if len(t) else 0.0) + ph.compute
+            rates.append(rate)
+            times.append(t)
+        result = Result(phase_time)
+        if keep_rates:
+            result.rates, result.flow_time = rates, times
+        result.rank_end = _rank_end(self.ranks, ordered, phase_time)
+        return result
+
+    # -- one phase ---------------------------------------------------------------------
+    def phase(self, ph: Phase) -> tuple[np.ndarray, np.ndarray]:
+        """(time from the phase start to each message's end, its data rate), cached by the
+        phase's messages."""
+        key = (ph.src.tobytes(), ph.dst.tobytes(), ph.size.tobytes())
+        if key not in self._phases:
+            self._phases[key] = self._simulate(ph)
+        return self._phases[key]
+
+    def messages(self, ph: Phase) -> tuple[packetk.Messages, np.ndarray, np.ndarray]:
+        """The kernel's messages of a phase, and for each phase message the index of its
+        data message and its start time."""
+        n = len(ph.src)
+        if n == 0:
+            empty = packetk.Messages(np.zeros(0, np.int64), np.zeros(1, np.int64),
+                                     np.zeros(0, np.int32), np.zeros(0, np.int8),
+                                     np.zeros(0, np.int32), np.zeros(0))
+            return empty, np.zeros(0, np.int64), np.zeros(0)
+        o, g = self.loggp.overhead, self.loggp.gap
+        size = ph.size.astype(np.int64)
+        start = o + g * _injection_order(ph.src)
+        rndv = size > self.params["eager_bytes"]
+        k = np.flatnonzero(rndv)
+        # kernel messages: every eager message, then RTS, CTS and data of each rendezvous
+        src = np.concatenate([ph.src, ph.src[k], ph.dst[k], ph.src[k]])
+        dst = np.concatenate([ph.dst, ph.dst[k], ph.src[k], ph.dst[k]])
+        nbytes = np.concatenate([np.where(rndv, 0, size), np.zeros(2 * len(k), np.int64),
+                                 size[k]])
+        lid_size = np.concatenate([size, size[k], size[k], size[k]])
+        m = len(k)
+        dep = np.full(len(src), -1, np.int32)
+        dep[n + m:n + 2 * m] = n + np.arange(m)
+        dep[n + 2 * m:] = n + m + np.arange(m)
+        delay = np.concatenate([start, start[k], np.full(2 * m, o)])
+        data = np.arange(n, dtype=np.int64)
+        data[k] = n + 2 * m + np.arange(m)
+        # kernel message 0..n-1 of a rendezvous message is its RTS's twin: drop it
+        keep = np.ones(len(src), bool)
+        keep[k] = False
+        remap = np.cumsum(keep) - 1
+        src, dst, nbytes, lid_size = src[keep], dst[keep], nbytes[keep], lid_size[keep]
+        dep, delay = dep[keep], delay[keep]
+        dep = np.where(dep >= 0, remap[np.maximum(dep, 0)], -1).astype(np.int32)
+        data = remap[data]
+        return self._routed(src, dst, nbytes, lid_size, dep, delay), data, start
+
+    def _simulate(self, ph: Phase) -> tuple[np.ndarray, np.ndarray]:
+        if len(ph.src) == 0:
+            return np.zeros(0), np.zeros(0)
+        msgs, data, start = self.messages(ph)
+        clock, cpu = time.perf_counter(), time.process_time()
+        first, end, counters = packetk.simulate(self.links, msgs, self.arb)
+        counters["kernel_s"] = time.perf_counter() - clock
+        counters["kernel_cpu_s"] = time.process_time() - cpu
+        counters["phases"] = 1
+        for name, value in counters.items():
+            self.stats[name] = self.stats.get(name, 0) + value
+        t = end[data] + self.loggp.overhead
+        with np.errstate(divide="ignore", invalid="ignore"):
+            rate = np.where(ph.size > 0, ph.size / (end[data] - first[data]), np.inf)
+        return t, rate
+
+    def _routed(self, src: np.ndarray, dst: np.ndarray, nbytes: np.ndarray,
+                lid_size: np.ndarray, dep: np.ndarray, delay: np.ndarray
+                ) -> packetk.Messages:
+        net = self.net
+        paths, _ = net.paths(src, dst, lid_size)
+        lid = net.lid_index(src, dst, lid_size)
+        h, links = net.ranks, net.tables.links
+        full = np.concatenate([(links + src)[:, None], paths, (links + h + dst)[:, None]],
+                              axis=1)
+        # the padding (-1) of a shorter path sits before the ejection link: drop it
+        valid = full >= 0
+        counts = valid.sum(axis=1)
+        off = np.zeros(len(src) + 1, np.int64)
+        np.cumsum(counts, out=off[1:])
+        route = full[valid].astype(np.int32)
+        return packetk.Messages(nbytes.astype(np.int64), off, route,
+                                self._vls(src, dst, lid).astype(np.int8), dep, delay)
+
+    # -- VLs ---------------------------------------------------------------------------
+    def _path_sl(self) -> pathsl.PathSL | None:
+        """The routing engine's SL table (read, or asked of OpenSM, on first use)."""
+        if "table" not in self._sl_table:
+            self._sl_table["table"] = (pathsl.path_sl(self.net.tables, self.net.dumps,
+                                                      self.net.engine)
+                                       if self.net.dumps else None)
+        return self._sl_table["table"]
+
+    def _sl2vl(self) -> np.ndarray:
+        dumped = slvl.read_sl2vl(self.net.dumps) if self.net.dumps else None
+        if dumped is not None:
+            return dumped
+        return np.array([int(x) for x in self.params["sl2vl"].split(",")], np.int64)
+
+    def _vls(self, src: np.ndarray, dst: np.ndarray, lid: np.ndarray) -> np.ndarray:
+        net = self.net
+        if self.sl_of is not None:
+            sl = np.asarray(self.sl_of(src, dst, lid), np.int64)
+        elif self._path_sl() is not None:
+            t = net.tables
+            slid = t.base_lid[net.rank_hca[src], 1]
+            dlid = t.base_lid[net.rank_hca[dst], 1] + lid
+            sl = self._path_sl().sl(slid, dlid, self._draw[src, dst])
+        else:
+            sl = np.zeros(len(src), np.int64)
+        return self.sl2vl[sl]
+
+    # -- the fabric --------------------------------------------------------------------
+    def _links(self) -> packetk.Links:
+        net, p = self.net, self.params
+        t = net.tables
+        nodes = net.fabric.nodes
+        is_switch = np.array([n.kind == "switch" for n in nodes])
+        links, h = t.links, net.ranks
+        sw_cap = p["buffer_bytes"] // CREDIT
+        hca_cap = p["hca_buffer_bytes"] // CREDIT
+        if max(sw_cap, hca_cap) * CREDIT < p["mtu"] + p["header_bytes"]:
+            raise WorkloadError("a buffer smaller than one packet", field="model.packet",
+                                fix="make buffer_bytes and hca_buffer_bytes at least "
+                                "mtu + header_bytes")
+        into_switch = is_switch[t.link_dst]
+        switch_ns = net.loggp.hop
+        hca_ns = p["hca_ns"] * 1e-9
+        host = self._host(float(net.capacity[t.link_of[net.rank_hca, 1]].min()))
+        rate = np.concatenate([net.capacity, np.full(h, host.read_rate),
+                               np.full(h, host.write_rate)])
+        lat = np.concatenate([np.full(links, p["cable_ns"] * 1e-9), np.zeros(2 * h)])
+        fwd = np.concatenate([np.where(into_switch, switch_ns, hca_ns), np.full(h, hca_ns),
+                              np.zeros(h)])
+        hdr = np.concatenate([np.full(links, p["header_bytes"]), np.zeros(2 * h)])
+        cap = np.concatenate([np.where(into_switch, sw_cap, hca_cap), np.full(h, hca_cap),
+                              np.full(h, -1)])
+        pair = np.concatenate([np.full(links, -1), links + h + np.arange(h), np.full(h, -1)])
+        debt = np.concatenate([np.zeros(links),
+                               np.full(h, host.request_bytes_per_byte / host.raw_rate),
+                               np.zeros(h)])
+        return packetk.Links(rate, lat, fwd, hdr.astype(np.int32), cap.astype(np.int32),
+                             pair.astype(np.int32), debt)
+
+    def _host(self, link_rate: float) -> hostif.HostInterface:
+        hca = self.params["hca"]
+        if hca["interface"] == "link":
+            return hostif.unlimited(link_rate)
+        return hostif.pcie(hca["pcie_gen"], hca["lanes"], hca["max_payload"],
+                           hca["max_read_request"], hca["completion_bytes"],
+                           hca["tlps_per_dllp"])
+
+
+def _injection_order(src: np.ndarray) -> np.ndarray:
+    """How many messages each message's sender injected before it (bulk.py's g term)."""
+    order = np.argsort(src, kind="stable")
+    s = src[order]
+    first = np.searchsorted(s, s, side="left")
+    k = np.empty(len(s))
+    k[order] = np.arange(len(s)) - first
+    return k
+
+
+def open_packet(net: Network, sl_of: SlChooser | None = None,
+                params: dict | None = None) -> PacketNetwork:
+    """The packet engine on a routed network; ``params`` overrides the conf's
+    ``model.packet`` fields (tests, benches)."""
+    merged = dict(net.system.model["packet"])
+    for key, value in (params or {}).items():
+        merged[key] = {**merged[key], **value} if isinstance(value, dict) else value
+    return PacketNetwork(net, sl_of, merged)
