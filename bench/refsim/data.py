@@ -82,7 +82,8 @@ class Errors:
     completion_worst: float
 
     def within(self, median: float = 0.10, worst: float = 0.25) -> bool:
-        """Issue 26's acceptance: median within 10 %, worst within 25 %, both metrics."""
+        """The acceptance rule (docs/validation.md): median within 10 %, worst within 25 %, both
+        metrics."""
         return max(self.throughput_median, self.completion_median) <= median and \
             max(self.throughput_worst, self.completion_worst) <= worst
 

@@ -28,11 +28,11 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent.parent))
 sys.path.insert(0, str(HERE))
 
-from cases import MTU
-from cases import fabric as fabric_case
-from data import flows as read_flows
-from data import hosts as read_hosts
-from data import routing as read_routing
+from cases import MTU  # noqa: E402
+from cases import fabric as fabric_case  # noqa: E402
+from data import flows as read_flows  # noqa: E402
+from data import hosts as read_hosts  # noqa: E402
+from data import routing as read_routing  # noqa: E402
 
 #: Flit (credit) size, IB spec: flow-control credits are 64-byte blocks.
 FLIT = 64

@@ -21,13 +21,13 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent.parent))
 sys.path.insert(0, str(HERE))
 
-from cases import FABRICS, MTU, PATTERNS, fabric, pattern_pairs
-from data import PATH_SL_COLUMNS, lft_digest
-from pathsl import daemon_tables, query_path_sls
+from cases import FABRICS, MTU, PATTERNS, fabric, pattern_pairs  # noqa: E402
+from data import PATH_SL_COLUMNS, lft_digest  # noqa: E402
+from pathsl import daemon_tables, query_path_sls  # noqa: E402
 
-from t2hx.conf import load_system
-from t2hx.flowsim.network import open_network
-from t2hx.routing.engines import route_args
+from t2hx.conf import load_system  # noqa: E402
+from t2hx.flowsim.network import open_network  # noqa: E402
+from t2hx.routing.engines import route_args  # noqa: E402
 
 
 def prepare(name: str, work: Path) -> None:

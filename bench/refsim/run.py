@@ -27,11 +27,11 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent.parent))
 sys.path.insert(0, str(HERE))
 
-from cases import FABRICS, MTU, PATTERNS
-from cases import fabric as fabric_case
-from data import FlowResult, write_results
-from data import flows as read_flows
-from export import FLIT, NED_MODULES, PARAMS, RUN_OPTIONS, write_case
+from cases import FABRICS, MTU, PATTERNS  # noqa: E402
+from cases import fabric as fabric_case  # noqa: E402
+from data import FlowResult, write_results  # noqa: E402
+from data import flows as read_flows  # noqa: E402
+from export import FLIT, NED_MODULES, PARAMS, RUN_OPTIONS, write_case  # noqa: E402
 
 SIMULATOR = {
     "name": "InfiniBand flit-level model for OMNeT++ (Mellanox Technologies, 2004-2013)",

@@ -26,10 +26,17 @@ from t2hx.simrequest import FLOW_ENGINE, PACKET_ENGINE, SimRequest
 
 class SimNetwork(Protocol):
     """What a workload may ask of an opened network."""
-    hosts: list[str]          # rank -> hostname
-    hostfile: str
-    engine: str               # the OpenSM routing engine it was routed with
-    loggp: LogGP
+    @property
+    def hosts(self) -> list[str]: ...        # rank -> hostname
+
+    @property
+    def hostfile(self) -> str: ...
+
+    @property
+    def engine(self) -> str: ...             # the OpenSM routing engine it was routed with
+
+    @property
+    def loggp(self) -> LogGP: ...
 
     @property
     def ranks(self) -> int: ...

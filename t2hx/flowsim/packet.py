@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 
@@ -47,7 +47,7 @@ class PacketNetwork:
     net: Network
     sl_of: SlChooser | None = None
     params: dict = field(default_factory=dict)       # conf model.packet (validated)
-    stats: dict = field(default_factory=dict)   # kernel counters and seconds, summed
+    stats: dict[str, float] = field(default_factory=dict)   # kernel counters and seconds, summed
     _phases: dict = field(default_factory=dict, repr=False)
     _sl_table: dict = field(default_factory=dict, repr=False)
 
@@ -166,7 +166,8 @@ class PacketNetwork:
             return np.zeros(0), np.zeros(0)
         msgs, data, start = self.messages(ph)
         clock, cpu = time.perf_counter(), time.process_time()
-        first, end, counters = packetk.simulate(self.links, msgs, self.arb)
+        first, end, counts = packetk.simulate(self.links, msgs, self.arb)
+        counters: dict[str, float] = {**counts}
         counters["kernel_s"] = time.perf_counter() - clock
         counters["kernel_cpu_s"] = time.process_time() - cpu
         counters["phases"] = 1
@@ -214,11 +215,11 @@ class PacketNetwork:
         net = self.net
         if self.sl_of is not None:
             sl = np.asarray(self.sl_of(src, dst, lid), np.int64)
-        elif self._path_sl() is not None:
+        elif (path_sl := self._path_sl()) is not None:
             t = net.tables
             slid = t.base_lid[net.rank_hca[src], 1]
             dlid = t.base_lid[net.rank_hca[dst], 1] + lid
-            sl = self._path_sl().sl(slid, dlid, self._draw[src, dst])
+            sl = path_sl.sl(slid, dlid, self._draw[src, dst])
         else:
             sl = np.zeros(len(src), np.int64)
         return self.sl2vl[sl]

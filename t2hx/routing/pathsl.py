@@ -164,7 +164,7 @@ def _reroute(tables: Tables, run: Path, engine: str) -> PathSL:
 
     conf = _conf(run / "opensm.conf")
     flags = int(str(conf.get("log_flags", "0x43")), 0) | (DEBUG if engine == "dfsssp" else 0)
-    extra = {k: v for k, v in conf.items() if k not in (
+    extra: dict[str, object] = {k: v for k, v in conf.items() if k not in (
         "lmc", "log_flags", "dump_files_dir", "honor_guid2lid_file", "root_guid_file",
         "cn_guid_file", "event_plugin_name")}     # the plugin's path: opensm.plugin_setup
     extra["log_flags"] = hex(flags)
