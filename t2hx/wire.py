@@ -177,6 +177,12 @@ def workload_jobs(text: str) -> list[WorkloadJob]:
 # --- the run metadata -------------------------------------------------------------------------
 
 RUN_META = "t2hx-run.json"
+# A case simulated on an engine other than the flow model also runs on the flow model, for
+# the report's side-by-side (docs/modelling.md#packet-engine): its output beside the case's
+# in the stage, then kept under log/<campaign>/companion/<engine>/ like a run.
+COMPANION_ENGINE = "flow"
+COMPANION_OUTPUT = "companion-flow.out"
+COMPANION_DIR = "companion"
 #: The keys that become table columns (t2hx.post.ingest); a run's file may hold more
 #: (hostfile, input, sim, route).
 RUN_META_KEYS = ("benchmark", "campaign", "system", "partition", "topology", "routing",

@@ -24,6 +24,7 @@ A case that already has a passing perflog record in the campaign is skipped (res
 from __future__ import annotations
 
 import json
+import re
 import os
 import shlex
 import shutil
@@ -224,6 +225,8 @@ class T2hxCheck(rfm.RunOnlyRegressionTest):
             self.num_tasks = 1
             self.executable = cli()
             self.executable_opts = self.sim_command()
+            if self.engine != FLOW_ENGINE:
+                self.postrun_cmds = [" ".join([cli(), *self.companion_command()])]
             return
         self.num_tasks = self.launch_spec().ranks
         self.num_tasks_per_node = STUDY.ranks_per_node
@@ -273,9 +276,8 @@ class T2hxCheck(rfm.RunOnlyRegressionTest):
         if model != "none":       # docs/modelling.md#run-to-run-noise
             opts += ["--noise", model, "--noise-cv", str(cv), "--noise-seed", str(seed)]
         opts += sim_lmc(self.routing)
-        engine = STUDY.engine(self.study_name)
-        if engine != FLOW_ENGINE:   # the study's engine: for this benchmark
-            opts += ["--engine", engine]
+        if self.engine != FLOW_ENGINE:   # the study's engine: for this benchmark
+            opts += ["--engine", self.engine]
         if self.routing in STUDY.reroute_engines:
             # The tables `t2hx campaign reroute` made for this job, when it had a demand.
             opts.append('$([ -d routing ] && echo --routing-dir routing)')
@@ -288,6 +290,18 @@ class T2hxCheck(rfm.RunOnlyRegressionTest):
                 opts += ["--compute-scale", f"{scale:g}"]
         # The benchmark's own inputs as `t2hx simulate` options (its module says which).
         return opts + self.entry.sim_options(self.input)
+
+    @property
+    def engine(self) -> str:
+        """The network engine of this benchmark's simulated cases (the study's ``engine:``)."""
+        return STUDY.engine(self.study_name)
+
+    def companion_command(self) -> list[str]:
+        """The same case on the flow model, into the companion output: the report sets the
+        two engines side by side (t2hx.post.engines)."""
+        opts = self.sim_command()
+        i = opts.index("--engine")
+        return opts[:i] + opts[i + 2:] + ["--output", wire.COMPANION_OUTPUT]
 
     @staticmethod
     def command(launch: Launch) -> tuple[str, list[str]]:
@@ -326,6 +340,10 @@ class T2hxCheck(rfm.RunOnlyRegressionTest):
         checks = [sn.assert_found(m, str(path), msg=f"no completion marker {m!r} in "
                                   f"{path.name}") for m in markers]
         checks += route_checks(self)
+        if self.mode == "sim" and self.engine != FLOW_ENGINE:
+            companion = Path(self.stagedir) / wire.COMPANION_OUTPUT
+            checks.append(sn.assert_found(re.escape(wire.SIM_MARKER), str(companion),
+                                          msg=f"no flow-model companion {companion.name}"))
         return sn.all(checks + [sn.assert_true(_has_metric(self),
                                                msg=f"no {self.metric} in {path.name}")])
 
@@ -354,9 +372,18 @@ class T2hxCheck(rfm.RunOnlyRegressionTest):
                 **(sim_marks(self.output_path()) if self.mode == "sim" else {})}
         if routed_for_real(self):      # what the SM host confirmed before the run
             meta["route"] = route_record(Path(self.stagedir) / ROUTING_DIR)
-        with staged_dir(final) as tmp:
-            shutil.copyfile(self.output_path(), tmp / self.output_path().name)
-            (tmp / wire.RUN_META).write_text(wire.run_meta_text(meta))
+        companion = Path(self.stagedir) / wire.COMPANION_OUTPUT
+        if self.mode == "sim" and companion.is_file():
+            keep_run(log_root() / self.campaign / wire.COMPANION_DIR / wire.COMPANION_ENGINE / rel,
+                     companion, self.output_path().name, {**meta, **sim_marks(companion)})
+        keep_run(final, self.output_path(), self.output_path().name, meta)
+
+
+def keep_run(final: Path, output: Path, name: str, meta: dict) -> None:
+    """A run's directory (its raw output and t2hx-run.json), swapped in atomically."""
+    with staged_dir(final) as tmp:
+        shutil.copyfile(output, tmp / name)
+        (tmp / wire.RUN_META).write_text(wire.run_meta_text(meta))
 
 
 def view_binary(name: str) -> Path:
@@ -406,7 +433,7 @@ def sim_marks(output: Path) -> dict:
         _, meta = wire.split_simulated(fh.readline())
     if meta is None:
         return {}
-    marks = {k: meta[k] for k in ("cache", "noise", "noise_factor") if k in meta}
+    marks = {k: meta[k] for k in ("model", "cache", "noise", "noise_factor") if k in meta}
     if "repeat_of" in meta:
         marks["repeat_of"] = int(meta["repeat_of"])
     return {"sim": marks}

@@ -38,7 +38,7 @@ from t2hx.post.parsers import mpigraph
 from t2hx.post.perflog import read_perflog
 from t2hx.post.records import better_for
 from t2hx.post.store import canonical
-from t2hx.wire import RUN_META, RUN_META_KEYS, parse_run_meta
+from t2hx.wire import COMPANION_DIR, RUN_META, RUN_META_KEYS, parse_run_meta
 PROVENANCE = "provenance.json"
 
 STR_COLS = ["campaign", "system", "partition", "topology", "routing", "placement", "combo",
@@ -216,11 +216,23 @@ def _perflog_frame(frame: pd.DataFrame, rel: str, campaign: str,
 
 # --- raw outputs ------------------------------------------------------------------------------
 
+def companion_results(logdir: Path, engine: str) -> pd.DataFrame:
+    """The tidy rows of the runs kept under ``companion/<engine>/``: the same cases simulated
+    on a second network engine (empty when there are none)."""
+    root = Path(logdir) / COMPANION_DIR / engine
+    if not root.is_dir():
+        return _empty()
+    prov = load_provenance(Path(logdir), Summary())
+    campaign = str(prov.get("campaign") or Path(logdir).resolve().name)
+    raw, _ = _runs(root, campaign, Summary())
+    return canonical(typed(raw), COLUMNS) if len(raw) else _empty()
+
+
 def _runs(logdir: Path, campaign: str, summary: Summary) -> tuple[pd.DataFrame, pd.DataFrame]:
     rows: list[dict[str, Any]] = []
     cells: list[dict[str, Any]] = []
     metas = sorted(p for p in logdir.rglob(RUN_META)
-                   if "perflogs" not in p.relative_to(logdir).parts)
+                   if not {"perflogs", COMPANION_DIR} & set(p.relative_to(logdir).parts))
     for meta_path in metas:
         summary.run_dirs += 1
         run_rows, run_cells = _run(logdir, meta_path, campaign, summary)

@@ -26,13 +26,14 @@ import pandas as pd
 from t2hx.errors import T2hxError
 from t2hx.post import figures as F
 from t2hx.post import scorecard
-from t2hx.post import reference, report, routing
+from t2hx.post import engines, reference, report, routing
 from t2hx.post.gain import choose_baseline, gains
-from t2hx.post.ingest import (MATRIX_COLUMNS, ingest, known_systems, log_systems,
+from t2hx.post.ingest import (MATRIX_COLUMNS, companion_results, ingest, known_systems, log_systems,
                               require_logdir, row_systems)
 from t2hx.post.stats import summarize
 from t2hx.post.store import canonical, write_json, write_table
 from t2hx.progress import Progress
+from t2hx.wire import COMPANION_ENGINE
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -101,6 +102,7 @@ def replay(logdir: Path, out: Path | None = None, quiet: bool | None = None) -> 
             ref = reference.comparison(results[mine], efi, dark)
         scores = [] if single else _scorecard(results, systems, own, logdir, summary,
                                               ing.provenance.get("study"))
+        engine_cmp = _engines(results, logdir, own, ing.provenance, summary)
         sc = next((x.frame for x in scores if x.own), None)
         others = [(x.system, x.frame) for x in scores if not x.own]
         names = log_systems(results, ing.provenance)
@@ -115,7 +117,7 @@ def replay(logdir: Path, out: Path | None = None, quiet: bool | None = None) -> 
                    for p in sorted(Path(logdir).glob("capacity/**/window.json"))]
         bl = report.blocks(campaign, ing.provenance, summ, baseline, figs, sim, ref, out, sc,
                            windows, values=report.measured_values(results) if single else None,
-                           systems=table, others=others, own=own)
+                           systems=table, others=others, own=own, engines=engine_cmp)
         report.write_report(out, bl, f"t2hx report — {campaign}" + report.on_systems(names))
         prog.say(f"{len(figs)} figures, {len(summ['skipped'])} skipped input(s); report in {out}")
     return ReplayResult(out, figs, summ)
@@ -177,6 +179,31 @@ def _scorecard(results: pd.DataFrame, systems: pd.Series, own: list[str] | None,
         return []
     return [Scored(x.system, x.own, scorecard.frame(x.verdicts) if x.verdicts else None)
             for x in scores]
+
+
+def _engines(results: pd.DataFrame, logdir: Path, own: list[str] | None,
+             prov: dict[str, Any], summary) -> engines.EngineComparison | None:
+    """Packet-engine cases beside their flow-model companions (t2hx.post.engines), scored on
+    the study's own systems; None when the log has no companion runs."""
+    flow = companion_results(logdir, COMPANION_ENGINE)
+    if flow.empty:
+        return None
+    path = scorecard.claims_of(prov.get("study") or scorecard.DEFAULT_CLAIMS_STUDY)
+    if path is None:
+        return engines.compare(results, flow, lambda frame: [])
+    try:
+        defaults, claims = scorecard.load_claims(path)
+    except T2hxError as err:
+        summary.skip("engines", "conf/claims", err.message)
+        return None
+    known = known_systems(prov)
+
+    def own_verdicts(frame: pd.DataFrame) -> list[scorecard.Verdict]:
+        scores = scorecard.by_system(frame, claims, defaults, row_systems(frame, known), own,
+                                     logdir=logdir)
+        return next((x.verdicts for x in scores if x.own), [])
+
+    return engines.compare(results, flow, own_verdicts)
 
 
 def _figures(results: pd.DataFrame, matrices: pd.DataFrame, g: pd.DataFrame, combos: list[str],

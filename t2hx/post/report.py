@@ -18,6 +18,7 @@ from typing import Any
 
 import pandas as pd
 
+from t2hx.post.engines import EngineComparison
 from t2hx.post.scorecard.text import VERDICTS
 from t2hx import benchmarks
 from t2hx.post.figures import Figure
@@ -83,7 +84,8 @@ def blocks(campaign: str, prov: dict[str, Any], summary: dict[str, Any], baselin
            capacity: list[dict] | None = None, values: pd.DataFrame | None = None,
            systems: pd.DataFrame | None = None,
            others: list[tuple[str, pd.DataFrame | None]] | None = None,
-           own: list[str] | None = None) -> list[Block]:
+           own: list[str] | None = None,
+           engines: EngineComparison | None = None) -> list[Block]:
     """``values`` (from :func:`measured_values`) replaces the comparisons for a log of one
     combo, e.g. a campaign on the `local` system. ``systems`` (:func:`systems_table`) names
     the systems the runs come from; ``others`` are the scorecards of systems the study was
@@ -137,6 +139,8 @@ def blocks(campaign: str, prov: dict[str, Any], summary: dict[str, Any], baselin
         b.append(("table", reference))
     if scorecard is not None:
         b += scorecard_blocks(scorecard, str(prov.get("study") or "hyperx-vs-fattree-sc19"))
+    if engines is not None:
+        b += engine_blocks(engines)
     for name, frame in others or []:
         b += port_scorecard_blocks(name, frame, str(prov.get("study") or
                                                    "hyperx-vs-fattree-sc19"), own)
@@ -235,6 +239,30 @@ def scorecard_blocks(sc: pd.DataFrame, study: str = "hyperx-vs-fattree-sc19") ->
         ("h", 3, "Statements and what is missing"),
         ("table", sc[["claim", "statement", "note"]]),
     ]
+
+
+def engine_blocks(cmp: EngineComparison) -> list[Block]:
+    """Flow model and packet engine side by side, and the verdicts the engine changes."""
+    side = cmp.side_by_side.assign(packet_vs_flow=cmp.side_by_side["packet_vs_flow"].round(3))
+    out: list[Block] = [
+        ("h", 2, "Network engines: flow model and packet engine side by side"),
+        ("p", f"The study simulates some benchmarks on the packet engine (MTU packets, credit "
+         "flow control per VL, the HCA's host interface: docs/modelling.md#packet-engine); "
+         f"each of their cases also ran on the flow model (max-min fair rates), {cmp.cases} "
+         "rows in all (log/<campaign>/companion/flow/). Best of the repetitions per cell, at "
+         "each case's largest message size; packet_vs_flow is packet / flow."),
+        ("table", side),
+        ("h", 3, f"Verdicts the engine changes ({len(cmp.changes)} of {cmp.scored} claims)"),
+    ]
+    if cmp.changes.empty:
+        out.append(("p", "None: every claim gets the same verdict with the flow model's rows "
+                    "in place of the packet engine's."))
+    else:
+        out.append(("p", "The scorecard twice, with the same rules: on this campaign, and on "
+                    "it with every packet-engine row replaced by its flow-model companion. "
+                    "No constant was chosen to move a verdict."))
+        out.append(("table", cmp.changes))
+    return out
 
 
 def port_scorecard_blocks(system: str, sc: pd.DataFrame | None, study: str,
