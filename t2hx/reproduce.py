@@ -197,10 +197,15 @@ def run_campaign(opts: Options) -> int:
 
 # -- 3. figures ----------------------------------------------------------------------------------
 def render(opts: Options):
-    from t2hx.post.replay import replay
+    from t2hx.post.replay import ENGINES_JSON, replay
 
     result = replay(opts.logdir, opts.out, quiet=opts.quiet or None)
     print(f"{len(result.figures)} figures; report: {result.out / 'report.md'}")
+    cmp = result.out / "data" / ENGINES_JSON
+    if cmp.is_file():
+        data = json.loads(cmp.read_text())
+        print(f"packet engine: {data['verdicts_changed']} of {data['claims_scored']} verdicts "
+              "differ from the flow model's (report: Network engines)")
     import pandas as pd
 
     return pd.read_parquet(result.out / "data" / "results.parquet")

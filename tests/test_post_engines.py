@@ -69,6 +69,7 @@ def test_a_packet_benchmark_runs_with_its_flow_companion(tmp_path) -> None:
     both are kept, the sim header names each engine, and the report sets them side by
     side with the verdicts they change."""
     text = (ROOT / "conf" / "studies" / "hyperx-vs-fattree-sc19.yaml").read_text()
+    text = re.sub(r"(?m)^    engine: \w+.*\n", "", text)        # the study's own choices
     study = tmp_path / "study.yaml"
     study.write_text(text.replace("  mpigraph:\n    title: mpiGraph\n",
                                   "  mpigraph:\n    title: mpiGraph\n    engine: packet\n", 1))
@@ -93,3 +94,6 @@ def test_a_packet_benchmark_runs_with_its_flow_companion(tmp_path) -> None:
     section = report.split("## Network engines", 1)[1].split("\n## ", 1)[0]
     assert len(re.findall(r"^\| mpigraph \|", section, re.M)) == 2, section
     assert re.search(r"### Verdicts the engine changes \(\d+ of \d+ claims\)", section)
+    data = json.loads((log / "paper" / "data" / "engines.json").read_text())
+    assert data["companion_rows"] == 8 and len(data["side_by_side"]) == 2
+    assert data["verdicts_changed"] == len(data["changes"])

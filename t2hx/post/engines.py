@@ -36,6 +36,15 @@ class EngineComparison:
     scored: int                 # claims scored both ways
 
 
+def as_dict(cmp: EngineComparison) -> dict[str, object]:
+    """The comparison as plain data (the report's data/engines.json)."""
+    side = cmp.side_by_side.astype(object).where(cmp.side_by_side.notna(), None)
+    return {"companion_rows": cmp.cases, "claims_scored": cmp.scored,
+            "verdicts_changed": len(cmp.changes),
+            "changes": cmp.changes.to_dict(orient="records"),
+            "side_by_side": side.to_dict(orient="records")}
+
+
 def compare(results: pd.DataFrame, flow: pd.DataFrame,
             score: Callable[[pd.DataFrame], list[Verdict]]) -> EngineComparison:
     """The side-by-side table and the verdicts ``score`` gives the campaign as it ran and

@@ -45,6 +45,9 @@ class ReplayResult:
     summary: dict[str, Any]
 
 
+ENGINES_JSON = "engines.json"        # data/: the flow-vs-packet comparison, when the log has one
+
+
 def default_out(logdir: Path) -> Path:
     if Path(logdir).resolve() == (REPO / "log" / "reference").resolve():
         return REPO / "paper"
@@ -111,6 +114,8 @@ def replay(logdir: Path, out: Path | None = None, quiet: bool | None = None) -> 
                                      ing.provenance.get("left_out"))
         summ = summary.as_dict()
         write_json(data_dir / "summary.json", summ)
+        if engine_cmp is not None:
+            write_json(data_dir / ENGINES_JSON, engines.as_dict(engine_cmp))
         campaign = str(ing.provenance.get("campaign") or
                        (results["campaign"].iloc[0] if len(results) else logdir.resolve().name))
         windows = [json.loads(p.read_text())
