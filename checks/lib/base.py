@@ -225,8 +225,8 @@ class T2hxCheck(rfm.RunOnlyRegressionTest):
             self.num_tasks = 1
             self.executable = cli()
             self.executable_opts = self.sim_command()
-            if self.engine != FLOW_ENGINE:
-                self.postrun_cmds = [" ".join([cli(), *self.companion_command()])]
+            if self.engine != FLOW_ENGINE:       # the flow model's run of the same case
+                self.executable_opts += ["--companion-output", wire.COMPANION_OUTPUT]
             return
         self.num_tasks = self.launch_spec().ranks
         self.num_tasks_per_node = STUDY.ranks_per_node
@@ -295,13 +295,6 @@ class T2hxCheck(rfm.RunOnlyRegressionTest):
     def engine(self) -> str:
         """The network engine of this benchmark's simulated cases (the study's ``engine:``)."""
         return STUDY.engine(self.study_name)
-
-    def companion_command(self) -> list[str]:
-        """The same case on the flow model, into the companion output: the report sets the
-        two engines side by side (t2hx.post.engines)."""
-        opts = self.sim_command()
-        i = opts.index("--engine")
-        return opts[:i] + opts[i + 2:] + ["--output", wire.COMPANION_OUTPUT]
 
     @staticmethod
     def command(launch: Launch) -> tuple[str, list[str]]:

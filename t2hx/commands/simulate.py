@@ -15,6 +15,7 @@ divide) by a seeded factor of (``--noise-seed``, case, ``--repetition``)
 from __future__ import annotations
 
 import argparse
+from dataclasses import replace
 import json
 import os
 import sys
@@ -85,6 +86,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help=f"simulate even if the run cache holds this case (default: set "
                    f"{NO_CACHE_ENV}=1 to bypass it for a whole campaign)")
     p.add_argument("--output", "-o", default=None, help="write here instead of stdout")
+    p.add_argument("--companion-output", default=None, metavar="FILE",
+                   help="also simulate the case on the flow model (same repetition and noise "
+                   "draw) and write that output here: the report's engine comparison")
     p.set_defaults(func=run)
 
 
@@ -97,8 +101,12 @@ def run(args: argparse.Namespace) -> int:
         raise WorkloadError(f"negative --noise-cv {args.noise_cv}", field="--noise-cv",
                             fix="give a coefficient of variation >= 0, e.g. 0.05")
     request = request_of(args)
-    text = simulation.simulate(request, Noise(args.noise, args.noise_cv, args.noise_seed),
-                               None if args.no_cache else RunCache(args.work))
+    noise = Noise(args.noise, args.noise_cv, args.noise_seed)
+    cache = None if args.no_cache else RunCache(args.work)
+    text = simulation.simulate(request, noise, cache)
+    if args.companion_output:       # one process for both engines: a start-up saved per case
+        flow = simulation.simulate(replace(request, engine=FLOW_ENGINE), noise, cache)
+        atomic_write(args.companion_output, flow)
     if args.output:
         atomic_write(args.output, text)
     else:
