@@ -9,7 +9,11 @@ buffers per VL (128 static credits), VL arbitration with an empty high table and
 for VLs 0-7, host interface at link rate (the reference injects and drains at 5 GB/s,
 above the link), no MPI costs (o = g = 0, every flow eager: the reference's flows are bare
 RDMA streams starting at 0), switch forwarding 100 ns (its ISWDelay + VSWDelay), the
-reference's routing tables and each flow's SL as recorded (DFSSSP draws one per query).
+reference's routing tables and each flow's SL as recorded (DFSSSP draws one per query),
+and its switch: an output buffer of 78 flits per port (its ``obuf.size``) filled through a
+24 B x 250 MHz = 6 GB/s crossbar (``vlarb.busWidth`` x ``vlarb.coreFreq``), input buffers
+that queue per output port (its ``ibuf`` keeps one queue per output and VL, sharing the
+VL's credits) and outputs that serve a VL's oldest packet first (``useFCFSRQArb``).
 ``T2HX_REFSIM_ROOT`` names another checkout holding the data (default: this one).
 """
 
@@ -36,7 +40,9 @@ DATA = REF / "tests" / "data" / "refsim"
 AS_REFERENCE = {"header_bytes": 0, "cable_ns": 0.0, "buffer_bytes": 8192,
                 "hca_buffer_bytes": 8192, "eager_bytes": 1 << 40, "vlarb_high": "0:0",
                 "vlarb_low": ",".join(f"{v}:32" for v in range(8)), "high_limit": 0,
-                "hca": {"interface": "link"}}
+                "hca": {"interface": "link"}, "output_buffer_bytes": 78 * 64,
+                "crossbar_gbps": 24 * 8 * 0.25, "input_queues": "per_output",
+                "input_arbitration": "oldest"}
 
 pytestmark = pytest.mark.skipif(not (LOADER.is_file() and DATA.is_dir()),
                                 reason="no reference simulator outputs (tests/data/refsim)")
@@ -53,14 +59,7 @@ def loader():
 
 
 #: Cases outside the bounds, with the measured errors and why (docs/modelling.md#packet-engine).
-KNOWN = {
-    ("fattree", "alltoall"): "completion 10.5 % median, 14 % worst (throughput 9.5 %, 12 %): "
-    "the reference's switches also buffer at the output (78 flits per port), ours only at "
-    "the input; with 64 KiB input buffers the median error is 4.8 %",
-    ("hyperx", "shift"): "completion 0.7 % median but 27 % worst: two flows that share a VL "
-    "(DFSSSP's SL draw) split the link evenly here and unevenly in the reference (its "
-    "arbitration order), one ends 21 % earlier and one 11 % later there",
-}
+KNOWN: dict[tuple[str, str], str] = {}
 
 
 def cases() -> list:

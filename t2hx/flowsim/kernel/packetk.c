@@ -49,24 +49,28 @@ typedef struct {
 
 typedef struct {
     int32_t msg, hop, payload, next;   /* next: in its FIFO, or in the free list */
+    double arr;                        /* when its head reached the node it is at */
 } pkt_t;
 
 typedef struct {
     /* links */
     int nlinks, nvl;
     const double *rate, *lat, *fwd, *debt_per_byte;
-    const int32_t *hdr, *cap, *pair;
+    const int32_t *hdr, *cap, *pair, *obuf;
+    const double *xrate;
     /* messages */
     int64_t nmsg;
     const int64_t *bytes, *route_off;
     const int32_t *route, *dep;
     const int8_t *vl;
     const double *delay;
-    int mtu, ib_hdr;
+    int mtu, ib_hdr, oldest;           /* oldest: inputs of a VL served oldest packet first */
+    int voq;                           /* input buffers queue per output: packets request alone */
+    int64_t preq;                      /* requester id of pool packet 0 (voq) */
     /* VL arbitration: entries (vl, weight) */
     int nhigh, nlow; const int32_t *high, *low; int64_t high_limit;   /* bytes, <0: none */
     /* state: links */
-    double *free_at, *wake_at, *debt; uint32_t *vmask;
+    double *free_at, *wake_at, *debt, *wire_at; uint32_t *vmask;
     char *host;            /* per link: its sources are messages (a host's send queue) */
     int32_t *hi_idx, *lo_idx; int64_t *hi_left, *lo_left, *hi_sent;
     /* state per (link, vl): credits, pending credit returns, input FIFO, requesters */
@@ -178,8 +182,22 @@ static void request(st_t *s, int32_t l, int v, int32_t r) {
     int64_t lv = (int64_t)l * s->nvl + v;
     s->rnext[r] = -1;
     s->vmask[l] |= 1u << v;
-    if (s->l_first[lv] < 0) s->l_first[lv] = r;
-    else s->rnext[s->l_last[lv]] = r;
+    if (s->l_first[lv] < 0) { s->l_first[lv] = s->l_last[lv] = r; return; }
+    int64_t nq = (int64_t)s->nlinks * s->nvl;
+    if (s->oldest && (r < nq || r >= s->preq)) {   /* before the first younger one */
+        double a = r < nq ? s->pool[s->q_head[r]].arr : s->pool[r - s->preq].arr;
+        for (int32_t q = s->l_first[lv], prev = -1; q >= 0; prev = q, q = s->rnext[q]) {
+            double b = q < nq ? s->pool[s->q_head[q]].arr
+                              : q >= s->preq ? s->pool[q - s->preq].arr : -1.0;
+            if (b > a) {
+                s->rnext[r] = q;
+                if (prev < 0) s->l_first[lv] = r;
+                else s->rnext[prev] = r;
+                return;
+            }
+        }
+    }
+    s->rnext[s->l_last[lv]] = r;
     s->l_last[lv] = r;
 }
 
@@ -187,6 +205,7 @@ static void request(st_t *s, int32_t l, int v, int32_t r) {
 static int32_t head_payload(const st_t *s, int32_t r) {
     int64_t nq = (int64_t)s->nlinks * s->nvl;
     if (r < nq) return s->pool[s->q_head[r]].payload;
+    if (r >= s->preq) return s->pool[r - s->preq].payload;
     int64_t m = r - nq;
     int64_t left = s->bytes[m] - (int64_t)s->sent[m] * s->mtu;
     return (int32_t)(left < s->mtu ? (left > 0 ? left : 0) : s->mtu);
@@ -213,9 +232,19 @@ static int eligible(st_t *s, int32_t l, int v, double now, double *retry) {
     if (r < 0) return 0;
     if (s->cap[l] < 0) return 1;
     int32_t need = credits_of(s, head_payload(s, r));
-    if (credits_now(s, lv, now) >= need) return 1;
-    credit_time(s, lv, need, retry);
-    return 0;
+    if (credits_now(s, lv, now) < need) {
+        credit_time(s, lv, need, retry);
+        return 0;
+    }
+    if (s->obuf[l] > 0) {                 /* room in the output buffer: more than need */
+        double room = (double)(s->obuf[l] - need - 1) * CREDIT_BYTES / s->rate[l];
+        double t = s->wire_at[l] - room;  /* the backlog drains at the link's rate */
+        if (t > now) {
+            if (t < *retry) *retry = t;
+            return 0;
+        }
+    }
+    return 1;
 }
 
 /* Weighted round robin over one arbitration table; returns the VL or -1. */
@@ -318,11 +347,16 @@ static void arbitrate(st_t *s, int32_t l, double now) {
 static void transmit(st_t *s, int32_t l, int v, int32_t r, double now) {
     int64_t lv = (int64_t)l * s->nvl + v, nq = (int64_t)s->nlinks * s->nvl;
     int32_t p;
+    int64_t in_lv = -1;                   /* the input buffer it leaves */
     if (r < nq) {                         /* a switch/HCA input FIFO: its head packet */
         p = s->q_head[r];
         s->q_head[r] = s->pool[p].next;
         if (s->q_head[r] < 0) s->q_tail[r] = -1;
         s->q_len[r]--;
+        in_lv = r;
+    } else if (r >= s->preq) {            /* a packet of a queue per output */
+        p = (int32_t)(r - s->preq);
+        in_lv = (int64_t)s->route[s->route_off[s->pool[p].msg] + s->pool[p].hop] * s->nvl + v;
     } else {                              /* a message at its host: its next packet */
         int64_t m = r - nq;
         if (s->free_pkt >= 0) {
@@ -345,41 +379,49 @@ static void transmit(st_t *s, int32_t l, int v, int32_t r, double now) {
     pkt_t *pk = &s->pool[p];
     int32_t need = credits_of(s, pk->payload);
     double ser = (double)(pk->payload + s->hdr[l]) / s->rate[l] + s->debt[l];
+    double start = now, out = ser;        /* head onto the wire; tail out of the input */
+    if (s->obuf[l] > 0) {                 /* through the crossbar into the output buffer */
+        out = (double)(pk->payload + s->hdr[l]) / s->xrate[l];
+        if (s->wire_at[l] > start) start = s->wire_at[l];
+        s->wire_at[l] = start + ser;
+    }
     s->debt[l] = 0.0;
     if (s->pair[l] >= 0) s->debt[s->pair[l]] += pk->payload * s->debt_per_byte[l];
     if (s->cap[l] >= 0) {
         s->cred[lv] -= need;
         if (s->cred[lv] < 0) s->credit_errors++;
     }
-    s->free_at[l] = now + ser;
+    s->free_at[l] = now + out;
     s->hops++;
     pk->hop++;
     int64_t m = pk->msg;
     int64_t last = s->route_off[m + 1] - 1;
     if (s->route_off[m] + pk->hop == last)
-        push(s, now + ser + s->lat[l], EV_DELIVER, p);
+        push(s, start + ser + s->lat[l], EV_DELIVER, p);
     else {
         int32_t nxt = s->route[s->route_off[m] + pk->hop + 1];
-        double ser_next = (double)(pk->payload + s->hdr[nxt]) / s->rate[nxt];
+        double ser_next = (double)(pk->payload + s->hdr[nxt]) /
+                          (s->obuf[nxt] > 0 ? s->xrate[nxt] : s->rate[nxt]);
         double wait = s->fwd[l];
         if (ser - ser_next > wait) wait = ser - ser_next;   /* no overtaking of the tail */
-        push(s, now + s->lat[l] + wait, EV_READY, p);
+        pk->arr = start + s->lat[l];
+        push(s, pk->arr + wait, EV_READY, p);
     }
     int32_t follow = -1;
-    if (r < nq) {
+    if (in_lv >= 0) {
         /* its blocks leave the input buffer with its tail; the credits fly back (a sender
          * waiting for them on that VL is woken then) */
-        int32_t in = (int32_t)(r / s->nvl);
+        int32_t in = (int32_t)(in_lv / s->nvl);
         if (s->cap[in] >= 0) {
-            int32_t cap = s->ring_cap[r];
-            int64_t k = s->ring_off[r] + (s->r_head[r] + s->r_len[r]) % cap;
-            s->r_t[k] = now + ser + s->lat[in];
+            int32_t cap = s->ring_cap[in_lv];
+            int64_t k = s->ring_off[in_lv] + (s->r_head[in_lv] + s->r_len[in_lv]) % cap;
+            s->r_t[k] = now + out + s->lat[in];
             s->r_n[k] = need;
-            s->r_len[r]++;
-            if (s->l_first[s->host[in] ? (int64_t)in * s->nvl : r] >= 0)
+            s->r_len[in_lv]++;
+            if (s->l_first[s->host[in] ? (int64_t)in * s->nvl : in_lv] >= 0)
                 wake(s, in, s->r_t[k]);
         }
-        if (s->q_len[r] > 0) {            /* the next packet of that FIFO is now its head */
+        if (r < nq && s->q_len[r] > 0) {            /* the next packet of that FIFO is now its head */
             pkt_t *nx = &s->pool[s->q_head[r]];
             follow = s->route[s->route_off[nx->msg] + nx->hop + 1];
             request(s, follow, v, r);
@@ -409,9 +451,10 @@ static void *xalloc(size_t n, size_t size, int *bad) {
 int t2hx_packet_run(int nlinks, int nvl, const double *rate, const double *lat,
                     const double *fwd, const int32_t *hdr, const int32_t *cap,
                     const int32_t *pair, const double *debt_per_byte,
+                    const int32_t *obuf, const double *xrate,
                     int64_t nmsg, const int64_t *bytes, const int64_t *route_off,
                     const int32_t *route, const int8_t *vl, const int32_t *dep,
-                    const double *delay, int mtu, int ib_hdr,
+                    const double *delay, int mtu, int ib_hdr, int oldest, int voq,
                     int nhigh, const int32_t *high, int nlow, const int32_t *low,
                     int64_t high_limit, double *first, double *end, int64_t *counters) {
     if (nlinks <= 0 || nlinks > (int)EV_ARG || nvl <= 0 || nvl > 15 || mtu <= 0 ||
@@ -422,14 +465,16 @@ int t2hx_packet_run(int nlinks, int nvl, const double *rate, const double *lat,
     int bad = 0;
     s.nlinks = nlinks; s.nvl = nvl; s.rate = rate; s.lat = lat; s.fwd = fwd; s.hdr = hdr;
     s.cap = cap; s.pair = pair; s.debt_per_byte = debt_per_byte;
+    s.obuf = obuf; s.xrate = xrate;
     s.nmsg = nmsg; s.bytes = bytes; s.route_off = route_off; s.route = route; s.vl = vl;
-    s.dep = dep; s.delay = delay; s.mtu = mtu; s.ib_hdr = ib_hdr;
+    s.dep = dep; s.delay = delay; s.mtu = mtu; s.ib_hdr = ib_hdr; s.oldest = oldest; s.voq = voq;
     s.nhigh = nhigh; s.nlow = nlow; s.high = high; s.low = low; s.high_limit = high_limit;
     s.first = first; s.end = end;
     int64_t nq = (int64_t)nlinks * nvl;
     s.free_at = zalloc((size_t)nlinks, sizeof(double), &bad);
     s.wake_at = zalloc((size_t)nlinks, sizeof(double), &bad);
     s.debt = zalloc((size_t)nlinks, sizeof(double), &bad);
+    s.wire_at = zalloc((size_t)nlinks, sizeof(double), &bad);
     s.vmask = zalloc((size_t)nlinks, sizeof(uint32_t), &bad);
     s.host = zalloc((size_t)nlinks, sizeof(char), &bad);
     s.hi_idx = zalloc((size_t)nlinks, sizeof(int32_t), &bad);
@@ -447,7 +492,6 @@ int t2hx_packet_run(int nlinks, int nvl, const double *rate, const double *lat,
     s.r_len = zalloc((size_t)nq, sizeof(int32_t), &bad);
     s.l_first = zalloc((size_t)nq, sizeof(int32_t), &bad);
     s.l_last = zalloc((size_t)nq, sizeof(int32_t), &bad);
-    s.rnext = zalloc((size_t)(nq + nmsg), sizeof(int32_t), &bad);
     s.sent = zalloc((size_t)nmsg, sizeof(int32_t), &bad);
     s.done = zalloc((size_t)nmsg, sizeof(int32_t), &bad);
     s.npk = zalloc((size_t)nmsg, sizeof(int32_t), &bad);
@@ -461,6 +505,8 @@ int t2hx_packet_run(int nlinks, int nvl, const double *rate, const double *lat,
     int64_t slots = 0, finite = 0;
     for (int32_t l = 0; l < nlinks; l++) {
         if (rate[l] <= 0) goto out;
+        if (obuf[l] > 0 && (xrate[l] <= 0 || obuf[l] <= (mtu + ib_hdr + CREDIT_BYTES - 1) /
+                            CREDIT_BYTES)) goto out;       /* room for more than a packet */
         for (int v = 0; v < nvl; v++) {
             int64_t lv = (int64_t)l * nvl + v;
             s.ring_cap[lv] = cap[l] > 0 ? cap[l] : 1;
@@ -485,6 +531,8 @@ int t2hx_packet_run(int nlinks, int nvl, const double *rate, const double *lat,
     for (int64_t m = nmsg - 1; m >= 0; m--)
         if (dep[m] >= 0) { s.sibling[m] = s.child[dep[m]]; s.child[dep[m]] = (int32_t)m; }
     for (int64_t m = 0; m < nmsg; m++) s.host[route[route_off[m]]] = 1;
+    for (int32_t l = 0; l < nlinks; l++)    /* a host's send queue has no output buffer */
+        if (s.host[l] && obuf[l] > 0) goto out;
     for (int64_t m = 0; m < nmsg; m++)      /* a host's link carries nothing else */
         for (int64_t k = route_off[m] + 1; k < route_off[m + 1]; k++)
             if (s.host[route[k]]) goto out;
@@ -497,6 +545,9 @@ int t2hx_packet_run(int nlinks, int nvl, const double *rate, const double *lat,
     int64_t want = finite + 4 * (int64_t)nlinks + 64;
     s.pool_cap = (int32_t)(want < (int64_t)EV_ARG ? want : (int64_t)EV_ARG);
     s.pool = xalloc((size_t)s.pool_cap, sizeof(pkt_t), &bad);
+    s.preq = nq + nmsg;
+    if (s.preq + s.pool_cap > INT32_MAX) { rc = 3; goto out; }
+    s.rnext = zalloc((size_t)(s.preq + s.pool_cap), sizeof(int32_t), &bad);
     s.hcap = 2 * (int64_t)s.pool_cap + 4 * (int64_t)nlinks + nmsg + 64;
     if (s.hcap > INT32_MAX) s.hcap = INT32_MAX;
     s.heap = xalloc((size_t)s.hcap, sizeof(ev_t), &bad);
@@ -521,6 +572,12 @@ int t2hx_packet_run(int nlinks, int nvl, const double *rate, const double *lat,
             int32_t in = s.route[s.route_off[m] + pk->hop];
             int v = s.vl[m];
             int64_t lv = (int64_t)in * nvl + v;
+            if (s.voq) {                  /* it requests its output at once */
+                int32_t out = s.route[s.route_off[m] + pk->hop + 1];
+                request(&s, out, v, (int32_t)(s.preq + e.a));
+                arbitrate(&s, out, e.t);
+                continue;
+            }
             pk->next = -1;
             if (s.q_tail[lv] >= 0) s.pool[s.q_tail[lv]].next = e.a;
             else s.q_head[lv] = e.a;
@@ -560,7 +617,7 @@ out:
         counters[3] = s.delivered; counters[4] = s.credit_errors; counters[5] = s.heap_peak;
         counters[6] = s.pool_peak;
     }
-    free(s.free_at); free(s.wake_at); free(s.debt); free(s.vmask); free(s.host); free(s.hi_idx); free(s.lo_idx);
+    free(s.free_at); free(s.wake_at); free(s.debt); free(s.wire_at); free(s.vmask); free(s.host); free(s.hi_idx); free(s.lo_idx);
     free(s.hi_left); free(s.lo_left); free(s.hi_sent); free(s.cred); free(s.ring_off);
     free(s.ring_cap); free(s.q_head); free(s.q_tail); free(s.q_len); free(s.r_head);
     free(s.r_len);
