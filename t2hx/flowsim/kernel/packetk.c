@@ -10,9 +10,15 @@
  * in arrival order (round robin among inputs), and picks the VL by the IB VL arbitration
  * tables (high/low priority, weights in 64-byte units, high-priority limit in 4 KiB units).
  * Only the head of a VL's input FIFO may request: a packet behind a blocked one waits,
- * whatever output it wants (head-of-line blocking arises on its own). Switching is virtual
- * cut-through: a packet may leave a node `fwd` after its head arrived (crossbar/HCA
- * latency), and never so early that its tail would overtake the incoming tail.
+ * whatever output it wants (head-of-line blocking arises on its own); with `voq` the input
+ * buffer queues per output instead (every packet requests as soon as it is ready, the VL's
+ * credits shared), and with `oldest` an output serves a VL's requesters in the order their
+ * packets reached the node. Switching is virtual cut-through: a packet may leave a node
+ * `fwd` after its head arrived (crossbar/HCA latency), and never so early that its tail
+ * would overtake the incoming tail. A link with an output buffer (`obuf` credits for all
+ * VLs) takes a packet when more than its credits are free there: the packet crosses at
+ * `xrate` (its input buffer's credits go back when that ends) and the buffer drains onto
+ * the wire in order at the link's rate.
  *
  * The host interface is two more links per host (host->HCA DMA reads, HCA->host DMA
  * writes) at the PCIe rates packet.py derives; a link may charge a paired link extra
@@ -26,8 +32,8 @@
  * transmit: it fell idle, or credits come back), START (a message becomes active) and
  * DELIVER (a tail reached host memory). Credits that come back are queued per (link, VL)
  * with their time and applied when the sender looks, so an unblocked stream costs no
- * credit events. One binary heap, a packet pool, per-(link, VL) rings; no allocation
- * after setup. */
+ * credit events. A radix heap of array buckets (grown to their peak, then reused), a
+ * packet pool, per-(link, VL) rings; nothing else is allocated after setup. */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -36,19 +42,25 @@
 #define CREDIT_BYTES 64
 enum { EV_START = 0, EV_READY = 1, EV_WAKE = 2, EV_DELIVER = 3 };
 
-/* An event: time, then type (2 bits) and argument (30 bits); `next` links it in its
- * bucket of the radix heap (and in the free list). 16 bytes. */
+/* An event: time, then type (2 bits) and argument (30 bits). 16 bytes. */
 typedef struct {
     double t;
     uint32_t v;
-    int32_t next;
 } ev_t;
 #define EV_BITS 30
 #define EV_ARG ((1u << EV_BITS) - 1)
 #define BUCKETS 65
 
+/* A bucket of the radix heap: a growable array, taken in order from `head` (bucket 0). */
 typedef struct {
-    int32_t msg, hop, payload, next;   /* next: in its FIFO, or in the free list */
+    ev_t *a;
+    int32_t len, cap, head;
+} bucket_t;
+
+typedef struct {
+    int32_t msg, ri, next;             /* ri: route index of the link it is on; next: in its
+                                        * FIFO, or in the free list */
+    int32_t payload : 24, vl : 8;
     double arr;                        /* when its head reached the node it is at */
 } pkt_t;
 
@@ -58,6 +70,7 @@ typedef struct {
     const double *rate, *lat, *fwd, *debt_per_byte;
     const int32_t *hdr, *cap, *pair, *obuf;
     const double *xrate;
+    double *inv_rate, *inv_xfer;       /* per link: 1/rate; 1/(rate out of the input buffer) */
     /* messages */
     int64_t nmsg;
     const int64_t *bytes, *route_off;
@@ -84,12 +97,12 @@ typedef struct {
     double *first, *end;
     /* packets */
     pkt_t *pool; int32_t free_pkt, fresh, pool_cap, pool_used, pool_peak;
-    /* heap */
     /* radix heap: times never go below the last one popped (a monotone queue), so an
      * event sits in the bucket of the highest bit where its time differs from that one;
-     * buckets are FIFO lists, so equal times leave in the order they were scheduled */
-    ev_t *heap; int64_t hn, hcap; int32_t hfree, hfresh;
-    int32_t bh[BUCKETS], bt[BUCKETS]; uint64_t last;
+     * buckets are arrays filled in order, so equal times leave in the order they were
+     * scheduled; they grow to their peak size and are reused */
+    bucket_t bk[BUCKETS]; int64_t hn, hcap; uint64_t last;
+    uint64_t full;                     /* bit b-1: bucket b (1..64) is not empty */
     /* counters */
     int64_t events, hops, created, delivered, credit_errors, heap_peak, overflow;
 } st_t;
@@ -104,52 +117,47 @@ static inline int bucket(uint64_t k, uint64_t last) {
     return k == last ? 0 : 64 - __builtin_clzll(k ^ last);
 }
 
-static inline void append(st_t *s, int b, int32_t n) {
-    s->heap[n].next = -1;
-    if (s->bt[b] >= 0) s->heap[s->bt[b]].next = n;
-    else s->bh[b] = n;
-    s->bt[b] = n;
+static inline void append(st_t *s, int b, ev_t e) {
+    bucket_t *q = &s->bk[b];
+    if (q->len == q->cap) {
+        int32_t cap = q->cap ? 2 * q->cap : 64;
+        ev_t *a = realloc(q->a, (size_t)cap * sizeof(ev_t));
+        if (!a) { s->overflow = 1; return; }
+        q->a = a;
+        q->cap = cap;
+    }
+    q->a[q->len++] = e;
+    if (b) s->full |= 1ull << (b - 1);
 }
 
 static void push(st_t *s, double t, int type, int32_t a) {
-    int32_t n;
-    if (s->hfree >= 0) { n = s->hfree; s->hfree = s->heap[n].next; }
-    else if (s->hfresh < s->hcap) n = s->hfresh++;
-    else { s->overflow = 1; return; }
+    if (s->hn >= s->hcap) { s->overflow = 1; return; }
     uint64_t k = bits(t);
     if (k < s->last) { k = s->last; memcpy(&t, &k, sizeof t); }   /* never earlier */
-    s->heap[n].t = t;
-    s->heap[n].v = ((uint32_t)type << EV_BITS) | (uint32_t)a;
-    append(s, bucket(k, s->last), n);
+    ev_t e = {t, ((uint32_t)type << EV_BITS) | (uint32_t)a};
+    append(s, bucket(k, s->last), e);
     if (++s->hn > s->heap_peak) s->heap_peak = s->hn;
 }
 
 static ev_t pop(st_t *s) {
-    if (s->bh[0] < 0) {
-        int b = 1;
-        while (s->bh[b] < 0) b++;
+    bucket_t *z = &s->bk[0];
+    if (z->head == z->len) {
+        z->head = z->len = 0;
+        int b = __builtin_ctzll(s->full) + 1;
+        s->full &= s->full - 1;
+        bucket_t *q = &s->bk[b];
         uint64_t low = UINT64_MAX;
-        for (int32_t n = s->bh[b]; n >= 0; n = s->heap[n].next) {
-            uint64_t k = bits(s->heap[n].t);
+        for (int32_t i = 0; i < q->len; i++) {
+            uint64_t k = bits(q->a[i].t);
             if (k < low) low = k;
         }
         s->last = low;
-        int32_t n = s->bh[b];
-        s->bh[b] = s->bt[b] = -1;
-        while (n >= 0) {                  /* in order: equal times stay first come first */
-            int32_t next = s->heap[n].next;
-            append(s, bucket(bits(s->heap[n].t), low), n);
-            n = next;
-        }
+        for (int32_t i = 0; i < q->len; i++)   /* in order: equal times stay first come first */
+            append(s, bucket(bits(q->a[i].t), low), q->a[i]);
+        q->len = 0;
     }
-    int32_t n = s->bh[0];
-    ev_t top = s->heap[n];
-    s->bh[0] = top.next;
-    if (s->bh[0] < 0) s->bt[0] = -1;
-    s->heap[n].next = s->hfree;
-    s->hfree = n;
     s->hn--;
-    return top;
+    return z->a[z->head++];
 }
 
 static int32_t credits_of(const st_t *s, int32_t payload) {
@@ -170,6 +178,7 @@ static int64_t credits_now(st_t *s, int64_t lv, double now) {
 }
 
 static void wake(st_t *s, int32_t l, double t) {
+    if (t < s->free_at[l]) t = s->free_at[l];     /* it cannot send before */
     if (t < s->wake_at[l]) {
         s->wake_at[l] = t;
         push(s, t, EV_WAKE, l);
@@ -216,7 +225,7 @@ static int32_t head_payload(const st_t *s, int32_t r) {
 static void credit_time(const st_t *s, int64_t lv, int32_t need, double *retry) {
     int64_t have = s->cred[lv];
     int32_t k = s->r_head[lv], cap = s->ring_cap[lv];
-    for (int32_t i = 0; i < s->r_len[lv]; i++, k = (k + 1) % cap) {
+    for (int32_t i = 0; i < s->r_len[lv]; i++, k = k + 1 == cap ? 0 : k + 1) {
         have += s->r_n[s->ring_off[lv] + k];
         if (have >= need) {
             double t = s->r_t[s->ring_off[lv] + k];
@@ -232,12 +241,12 @@ static int eligible(st_t *s, int32_t l, int v, double now, double *retry) {
     if (r < 0) return 0;
     if (s->cap[l] < 0) return 1;
     int32_t need = credits_of(s, head_payload(s, r));
-    if (credits_now(s, lv, now) < need) {
+    if (s->cred[lv] < need && credits_now(s, lv, now) < need) {   /* returns: when short */
         credit_time(s, lv, need, retry);
         return 0;
     }
     if (s->obuf[l] > 0) {                 /* room in the output buffer: more than need */
-        double room = (double)(s->obuf[l] - need - 1) * CREDIT_BYTES / s->rate[l];
+        double room = (double)(s->obuf[l] - need - 1) * CREDIT_BYTES * s->inv_rate[l];
         double t = s->wire_at[l] - room;  /* the backlog drains at the link's rate */
         if (t > now) {
             if (t < *retry) *retry = t;
@@ -255,7 +264,7 @@ static int scan(const int32_t *tab, int n, int32_t *idx, int64_t *left, uint32_t
             if (*left <= 0) *left = w;
             return vl;
         }
-        *idx = (*idx + 1) % n;
+        if (++*idx == n) *idx = 0;
         *left = 0;
     }
     return -1;
@@ -263,18 +272,18 @@ static int scan(const int32_t *tab, int n, int32_t *idx, int64_t *left, uint32_t
 
 static void charge(int32_t *idx, int64_t *left, int n, int32_t credits) {
     *left -= credits;
-    if (*left <= 0) { *idx = (*idx + 1) % n; *left = 0; }
+    if (*left <= 0) { if (++*idx == n) *idx = 0; *left = 0; }
 }
 
 static void transmit(st_t *s, int32_t l, int v, int32_t r, double now);
 
 /* Takes requester r (after `prev`, -1: the head) off list lv of link l. */
-static void unlink_req(st_t *s, int32_t l, int64_t lv, int32_t r, int32_t prev) {
+static void unlink_req(st_t *s, int32_t l, int v, int64_t lv, int32_t r, int32_t prev) {
     int32_t next = s->rnext[r];
     if (prev < 0) s->l_first[lv] = next;
     else s->rnext[prev] = next;
     if (s->l_last[lv] == r) s->l_last[lv] = prev;
-    if (s->l_first[lv] < 0) { s->l_last[lv] = -1; s->vmask[l] &= ~(1u << (lv % s->nvl)); }
+    if (s->l_first[lv] < 0) { s->l_last[lv] = -1; s->vmask[l] &= ~(1u << v); }
 }
 
 /* A host's link: its messages in round robin, one packet each, whatever their VL; a
@@ -285,8 +294,8 @@ static void arbitrate_host(st_t *s, int32_t l, double now) {
     for (int32_t r = s->l_first[lv], prev = -1; r >= 0; prev = r, r = s->rnext[r]) {
         int v = s->vl[r - nq];
         int32_t need = credits_of(s, head_payload(s, r));
-        if (s->cap[l] < 0 || credits_now(s, lv + v, now) >= need) {
-            unlink_req(s, l, lv, r, prev);
+        if (s->cap[l] < 0 || s->cred[lv + v] >= need || credits_now(s, lv + v, now) >= need) {
+            unlink_req(s, l, 0, lv, r, prev);
             transmit(s, l, v, r, now);
             return;
         }
@@ -339,7 +348,7 @@ static void arbitrate(st_t *s, int32_t l, double now) {
     if (v < 0) v = __builtin_ctz(mask);
     int64_t lv = (int64_t)l * s->nvl + v;
     int32_t r = s->l_first[lv];
-    unlink_req(s, l, lv, r, -1);
+    unlink_req(s, l, v, lv, r, -1);
     transmit(s, l, v, r, now);
 }
 
@@ -347,16 +356,19 @@ static void arbitrate(st_t *s, int32_t l, double now) {
 static void transmit(st_t *s, int32_t l, int v, int32_t r, double now) {
     int64_t lv = (int64_t)l * s->nvl + v, nq = (int64_t)s->nlinks * s->nvl;
     int32_t p;
-    int64_t in_lv = -1;                   /* the input buffer it leaves */
+    int64_t in_lv = -1;                   /* the input buffer it leaves, of link in */
+    int32_t in = -1;
     if (r < nq) {                         /* a switch/HCA input FIFO: its head packet */
         p = s->q_head[r];
         s->q_head[r] = s->pool[p].next;
         if (s->q_head[r] < 0) s->q_tail[r] = -1;
         s->q_len[r]--;
         in_lv = r;
+        in = s->route[s->pool[p].ri];
     } else if (r >= s->preq) {            /* a packet of a queue per output */
         p = (int32_t)(r - s->preq);
-        in_lv = (int64_t)s->route[s->route_off[s->pool[p].msg] + s->pool[p].hop] * s->nvl + v;
+        in = s->route[s->pool[p].ri];
+        in_lv = (int64_t)in * s->nvl + v;
     } else {                              /* a message at its host: its next packet */
         int64_t m = r - nq;
         if (s->free_pkt >= 0) {
@@ -370,7 +382,8 @@ static void transmit(st_t *s, int32_t l, int v, int32_t r, double now) {
         }
         if (++s->pool_used > s->pool_peak) s->pool_peak = s->pool_used;
         s->pool[p].msg = (int32_t)m;
-        s->pool[p].hop = -1;
+        s->pool[p].ri = (int32_t)s->route_off[m] - 1;
+        s->pool[p].vl = v;
         s->pool[p].payload = head_payload(s, r);
         if (s->sent[m] == 0) s->first[m] = now;
         s->sent[m]++;
@@ -378,10 +391,10 @@ static void transmit(st_t *s, int32_t l, int v, int32_t r, double now) {
     }
     pkt_t *pk = &s->pool[p];
     int32_t need = credits_of(s, pk->payload);
-    double ser = (double)(pk->payload + s->hdr[l]) / s->rate[l] + s->debt[l];
+    double ser = (double)(pk->payload + s->hdr[l]) * s->inv_rate[l] + s->debt[l];
     double start = now, out = ser;        /* head onto the wire; tail out of the input */
     if (s->obuf[l] > 0) {                 /* through the crossbar into the output buffer */
-        out = (double)(pk->payload + s->hdr[l]) / s->xrate[l];
+        out = (double)(pk->payload + s->hdr[l]) * s->inv_xfer[l];
         if (s->wire_at[l] > start) start = s->wire_at[l];
         s->wire_at[l] = start + ser;
     }
@@ -393,15 +406,14 @@ static void transmit(st_t *s, int32_t l, int v, int32_t r, double now) {
     }
     s->free_at[l] = now + out;
     s->hops++;
-    pk->hop++;
+    pk->ri++;
     int64_t m = pk->msg;
     int64_t last = s->route_off[m + 1] - 1;
-    if (s->route_off[m] + pk->hop == last)
+    if (pk->ri == last)
         push(s, start + ser + s->lat[l], EV_DELIVER, p);
     else {
-        int32_t nxt = s->route[s->route_off[m] + pk->hop + 1];
-        double ser_next = (double)(pk->payload + s->hdr[nxt]) /
-                          (s->obuf[nxt] > 0 ? s->xrate[nxt] : s->rate[nxt]);
+        int32_t nxt = s->route[pk->ri + 1];
+        double ser_next = (double)(pk->payload + s->hdr[nxt]) * s->inv_xfer[nxt];
         double wait = s->fwd[l];
         if (ser - ser_next > wait) wait = ser - ser_next;   /* no overtaking of the tail */
         pk->arr = start + s->lat[l];
@@ -411,10 +423,11 @@ static void transmit(st_t *s, int32_t l, int v, int32_t r, double now) {
     if (in_lv >= 0) {
         /* its blocks leave the input buffer with its tail; the credits fly back (a sender
          * waiting for them on that VL is woken then) */
-        int32_t in = (int32_t)(in_lv / s->nvl);
         if (s->cap[in] >= 0) {
             int32_t cap = s->ring_cap[in_lv];
-            int64_t k = s->ring_off[in_lv] + (s->r_head[in_lv] + s->r_len[in_lv]) % cap;
+            int64_t k = s->r_head[in_lv] + s->r_len[in_lv];
+            if (k >= cap) k -= cap;
+            k += s->ring_off[in_lv];
             s->r_t[k] = now + out + s->lat[in];
             s->r_n[k] = need;
             s->r_len[in_lv]++;
@@ -423,7 +436,7 @@ static void transmit(st_t *s, int32_t l, int v, int32_t r, double now) {
         }
         if (r < nq && s->q_len[r] > 0) {            /* the next packet of that FIFO is now its head */
             pkt_t *nx = &s->pool[s->q_head[r]];
-            follow = s->route[s->route_off[nx->msg] + nx->hop + 1];
+            follow = s->route[nx->ri + 1];
             request(s, follow, v, r);
         }
     } else if (s->sent[r - nq] < s->npk[r - nq]) {
@@ -458,7 +471,7 @@ int t2hx_packet_run(int nlinks, int nvl, const double *rate, const double *lat,
                     int nhigh, const int32_t *high, int nlow, const int32_t *low,
                     int64_t high_limit, double *first, double *end, int64_t *counters) {
     if (nlinks <= 0 || nlinks > (int)EV_ARG || nvl <= 0 || nvl > 15 || mtu <= 0 ||
-        nmsg > (int64_t)EV_ARG)
+        nmsg > (int64_t)EV_ARG || route_off[nmsg] >= INT32_MAX || mtu > (1 << 22))
         return 3;
     st_t s;
     memset(&s, 0, sizeof s);
@@ -475,6 +488,8 @@ int t2hx_packet_run(int nlinks, int nvl, const double *rate, const double *lat,
     s.wake_at = zalloc((size_t)nlinks, sizeof(double), &bad);
     s.debt = zalloc((size_t)nlinks, sizeof(double), &bad);
     s.wire_at = zalloc((size_t)nlinks, sizeof(double), &bad);
+    s.inv_rate = zalloc((size_t)nlinks, sizeof(double), &bad);
+    s.inv_xfer = zalloc((size_t)nlinks, sizeof(double), &bad);
     s.vmask = zalloc((size_t)nlinks, sizeof(uint32_t), &bad);
     s.host = zalloc((size_t)nlinks, sizeof(char), &bad);
     s.hi_idx = zalloc((size_t)nlinks, sizeof(int32_t), &bad);
@@ -507,6 +522,8 @@ int t2hx_packet_run(int nlinks, int nvl, const double *rate, const double *lat,
         if (rate[l] <= 0) goto out;
         if (obuf[l] > 0 && (xrate[l] <= 0 || obuf[l] <= (mtu + ib_hdr + CREDIT_BYTES - 1) /
                             CREDIT_BYTES)) goto out;       /* room for more than a packet */
+        s.inv_rate[l] = 1.0 / rate[l];
+        s.inv_xfer[l] = obuf[l] > 0 ? 1.0 / xrate[l] : s.inv_rate[l];
         for (int v = 0; v < nvl; v++) {
             int64_t lv = (int64_t)l * nvl + v;
             s.ring_cap[lv] = cap[l] > 0 ? cap[l] : 1;
@@ -547,17 +564,13 @@ int t2hx_packet_run(int nlinks, int nvl, const double *rate, const double *lat,
     s.pool = xalloc((size_t)s.pool_cap, sizeof(pkt_t), &bad);
     s.preq = nq + nmsg;
     if (s.preq + s.pool_cap > INT32_MAX) { rc = 3; goto out; }
-    s.rnext = zalloc((size_t)(s.preq + s.pool_cap), sizeof(int32_t), &bad);
+    s.rnext = xalloc((size_t)(s.preq + (voq ? s.pool_cap : 0)), sizeof(int32_t), &bad);
     s.hcap = 2 * (int64_t)s.pool_cap + 4 * (int64_t)nlinks + nmsg + 64;
     if (s.hcap > INT32_MAX) s.hcap = INT32_MAX;
-    s.heap = xalloc((size_t)s.hcap, sizeof(ev_t), &bad);
     if (bad) goto out;
     s.free_pkt = -1;
     s.fresh = 0;
-    s.hfree = -1;
-    s.hfresh = 0;
     s.last = 0;
-    for (int b = 0; b < BUCKETS; b++) s.bh[b] = s.bt[b] = -1;
     for (int64_t m = 0; m < nmsg; m++)
         if (dep[m] < 0) push(&s, delay[m], EV_START, (int32_t)m);
     int64_t finished = 0;
@@ -568,12 +581,11 @@ int t2hx_packet_run(int nlinks, int nvl, const double *rate, const double *lat,
         s.events++;
         if (e.type == EV_READY) {
             pkt_t *pk = &s.pool[e.a];
-            int64_t m = pk->msg;
-            int32_t in = s.route[s.route_off[m] + pk->hop];
-            int v = s.vl[m];
+            int32_t in = s.route[pk->ri];
+            int v = pk->vl;
             int64_t lv = (int64_t)in * nvl + v;
             if (s.voq) {                  /* it requests its output at once */
-                int32_t out = s.route[s.route_off[m] + pk->hop + 1];
+                int32_t out = s.route[pk->ri + 1];
                 request(&s, out, v, (int32_t)(s.preq + e.a));
                 arbitrate(&s, out, e.t);
                 continue;
@@ -583,7 +595,7 @@ int t2hx_packet_run(int nlinks, int nvl, const double *rate, const double *lat,
             else s.q_head[lv] = e.a;
             s.q_tail[lv] = e.a;
             if (++s.q_len[lv] == 1) {
-                int32_t out = s.route[s.route_off[m] + pk->hop + 1];
+                int32_t out = s.route[pk->ri + 1];
                 request(&s, out, v, (int32_t)lv);
                 arbitrate(&s, out, e.t);
             }
@@ -617,12 +629,12 @@ out:
         counters[3] = s.delivered; counters[4] = s.credit_errors; counters[5] = s.heap_peak;
         counters[6] = s.pool_peak;
     }
-    free(s.free_at); free(s.wake_at); free(s.debt); free(s.wire_at); free(s.vmask); free(s.host); free(s.hi_idx); free(s.lo_idx);
+    free(s.free_at); free(s.wake_at); free(s.debt); free(s.wire_at); free(s.inv_rate); free(s.inv_xfer); free(s.vmask); free(s.host); free(s.hi_idx); free(s.lo_idx);
     free(s.hi_left); free(s.lo_left); free(s.hi_sent); free(s.cred); free(s.ring_off);
     free(s.ring_cap); free(s.q_head); free(s.q_tail); free(s.q_len); free(s.r_head);
     free(s.r_len);
     free(s.l_first); free(s.l_last); free(s.rnext); free(s.sent); free(s.done); free(s.npk);
     free(s.child); free(s.sibling); free(s.r_t); free(s.r_n); free(s.pool);
-    free(s.heap);
+    for (int b = 0; b < BUCKETS; b++) free(s.bk[b].a);
     return rc;
 }
