@@ -32,8 +32,9 @@
  * transmit: it fell idle, or credits come back), START (a message becomes active) and
  * DELIVER (a tail reached host memory). Credits that come back are queued per (link, VL)
  * with their time and applied when the sender looks, so an unblocked stream costs no
- * credit events. A radix heap of array buckets (grown to their peak, then reused), a
- * packet pool, per-(link, VL) rings; nothing else is allocated after setup. */
+ * credit events. A radix heap of array buckets (4-bit digits; grown to their peak, then
+ * reused), a packet pool, per-(link, VL) state in one cache line and rings of credit
+ * returns; nothing else is allocated after setup. */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -49,7 +50,12 @@ typedef struct {
 } ev_t;
 #define EV_BITS 30
 #define EV_ARG ((1u << EV_BITS) - 1)
-#define BUCKETS 65
+/* Radix heap digits of RADIX bits: bucket 0 holds the time equal to the last one taken,
+ * bucket 1 + level * 2^RADIX + digit the times whose highest digit differing from it is at
+ * `level`, with that digit; bucket order is time order. */
+#define RADIX 4
+#define BUCKETS (1 + ((64 + RADIX - 1) / RADIX) * (1 << RADIX))
+#define MASKW ((BUCKETS + 62) / 64)
 
 /* A bucket of the radix heap: a growable array, taken in order from `head` (bucket 0). */
 typedef struct {
@@ -63,6 +69,19 @@ typedef struct {
     int32_t payload : 24, vl : 8;
     double arr;                        /* when its head reached the node it is at */
 } pkt_t;
+
+/* State of one (link, VL): credits of the buffer behind the link and their returns (a
+ * ring of `ring_cap` entries from `ring_off`), the input FIFO of packets that arrived over
+ * the link (linked through the pool), the requesters waiting for the link as an output. */
+typedef struct {
+    int64_t cred, ring_off;
+    int32_t ring_cap, q_head, q_tail, q_len, r_head, r_len, l_first, l_last;
+} __attribute__((aligned(64))) lv_t;
+
+typedef struct {
+    double t;                          /* when they are back */
+    int64_t n;                         /* credits */
+} ret_t;
 
 typedef struct {
     /* links */
@@ -87,10 +106,8 @@ typedef struct {
     char *host;            /* per link: its sources are messages (a host's send queue) */
     int32_t *hi_idx, *lo_idx; int64_t *hi_left, *lo_left, *hi_sent;
     /* state per (link, vl): credits, pending credit returns, input FIFO, requesters */
-    int64_t *cred; int64_t *ring_off; int32_t *ring_cap;
-    int32_t *q_head, *q_tail, *q_len;              /* FIFO of ready packets (via next) */
-    int32_t *r_head, *r_len; double *r_t; int32_t *r_n;  /* credits coming back */
-    int32_t *l_first, *l_last;                     /* requesters waiting for the output */
+    lv_t *lvs;                                     /* per (link, VL), one cache line */
+    ret_t *ring;                                   /* credits coming back, per (link, VL) */
     int32_t *rnext;                                /* per requester: next in its list */
     /* messages */
     int32_t *sent, *done, *npk, *child, *sibling;
@@ -98,11 +115,11 @@ typedef struct {
     /* packets */
     pkt_t *pool; int32_t free_pkt, fresh, pool_cap, pool_used, pool_peak;
     /* radix heap: times never go below the last one popped (a monotone queue), so an
-     * event sits in the bucket of the highest bit where its time differs from that one;
+     * event sits in the bucket of the highest digit where its time differs from that one;
      * buckets are arrays filled in order, so equal times leave in the order they were
      * scheduled; they grow to their peak size and are reused */
     bucket_t bk[BUCKETS]; int64_t hn, hcap; uint64_t last;
-    uint64_t full;                     /* bit b-1: bucket b (1..64) is not empty */
+    uint64_t full[MASKW];              /* bit b-1: bucket b (b >= 1) is not empty */
     /* counters */
     int64_t events, hops, created, delivered, credit_errors, heap_peak, overflow;
 } st_t;
@@ -114,7 +131,9 @@ static inline uint64_t bits(double t) {
 }
 
 static inline int bucket(uint64_t k, uint64_t last) {
-    return k == last ? 0 : 64 - __builtin_clzll(k ^ last);
+    if (k == last) return 0;
+    int level = (63 - __builtin_clzll(k ^ last)) / RADIX;
+    return 1 + (level << RADIX) + (int)(k >> (level * RADIX) & ((1u << RADIX) - 1));
 }
 
 static inline void append(st_t *s, int b, ev_t e) {
@@ -127,7 +146,7 @@ static inline void append(st_t *s, int b, ev_t e) {
         q->cap = cap;
     }
     q->a[q->len++] = e;
-    if (b) s->full |= 1ull << (b - 1);
+    if (b) s->full[(b - 1) >> 6] |= 1ull << ((b - 1) & 63);
 }
 
 static void push(st_t *s, double t, int type, int32_t a) {
@@ -143,8 +162,10 @@ static ev_t pop(st_t *s) {
     bucket_t *z = &s->bk[0];
     if (z->head == z->len) {
         z->head = z->len = 0;
-        int b = __builtin_ctzll(s->full) + 1;
-        s->full &= s->full - 1;
+        int w = 0;
+        while (!s->full[w]) w++;
+        int b = (w << 6) + __builtin_ctzll(s->full[w]) + 1;
+        s->full[w] &= s->full[w] - 1;
         bucket_t *q = &s->bk[b];
         uint64_t low = UINT64_MAX;
         for (int32_t i = 0; i < q->len; i++) {
@@ -166,15 +187,15 @@ static int32_t credits_of(const st_t *s, int32_t payload) {
 
 /* Credits of (link, vl) that have come back by `now`. */
 static int64_t credits_now(st_t *s, int64_t lv, double now) {
-    int32_t cap = s->ring_cap[lv];
-    while (s->r_len[lv] > 0) {
-        int64_t k = s->ring_off[lv] + s->r_head[lv];
-        if (s->r_t[k] > now) break;
-        s->cred[lv] += s->r_n[k];
-        if (++s->r_head[lv] == cap) s->r_head[lv] = 0;
-        s->r_len[lv]--;
+    int32_t cap = s->lvs[lv].ring_cap;
+    while (s->lvs[lv].r_len > 0) {
+        int64_t k = s->lvs[lv].ring_off + s->lvs[lv].r_head;
+        if (s->ring[k].t > now) break;
+        s->lvs[lv].cred += s->ring[k].n;
+        if (++s->lvs[lv].r_head == cap) s->lvs[lv].r_head = 0;
+        s->lvs[lv].r_len--;
     }
-    return s->cred[lv];
+    return s->lvs[lv].cred;
 }
 
 static void wake(st_t *s, int32_t l, double t) {
@@ -191,29 +212,29 @@ static void request(st_t *s, int32_t l, int v, int32_t r) {
     int64_t lv = (int64_t)l * s->nvl + v;
     s->rnext[r] = -1;
     s->vmask[l] |= 1u << v;
-    if (s->l_first[lv] < 0) { s->l_first[lv] = s->l_last[lv] = r; return; }
+    if (s->lvs[lv].l_first < 0) { s->lvs[lv].l_first = s->lvs[lv].l_last = r; return; }
     int64_t nq = (int64_t)s->nlinks * s->nvl;
     if (s->oldest && (r < nq || r >= s->preq)) {   /* before the first younger one */
-        double a = r < nq ? s->pool[s->q_head[r]].arr : s->pool[r - s->preq].arr;
-        for (int32_t q = s->l_first[lv], prev = -1; q >= 0; prev = q, q = s->rnext[q]) {
-            double b = q < nq ? s->pool[s->q_head[q]].arr
+        double a = r < nq ? s->pool[s->lvs[r].q_head].arr : s->pool[r - s->preq].arr;
+        for (int32_t q = s->lvs[lv].l_first, prev = -1; q >= 0; prev = q, q = s->rnext[q]) {
+            double b = q < nq ? s->pool[s->lvs[q].q_head].arr
                               : q >= s->preq ? s->pool[q - s->preq].arr : -1.0;
             if (b > a) {
                 s->rnext[r] = q;
-                if (prev < 0) s->l_first[lv] = r;
+                if (prev < 0) s->lvs[lv].l_first = r;
                 else s->rnext[prev] = r;
                 return;
             }
         }
     }
-    s->rnext[s->l_last[lv]] = r;
-    s->l_last[lv] = r;
+    s->rnext[s->lvs[lv].l_last] = r;
+    s->lvs[lv].l_last = r;
 }
 
 /* Payload of the packet requester r would send next. */
 static int32_t head_payload(const st_t *s, int32_t r) {
     int64_t nq = (int64_t)s->nlinks * s->nvl;
-    if (r < nq) return s->pool[s->q_head[r]].payload;
+    if (r < nq) return s->pool[s->lvs[r].q_head].payload;
     if (r >= s->preq) return s->pool[r - s->preq].payload;
     int64_t m = r - nq;
     int64_t left = s->bytes[m] - (int64_t)s->sent[m] * s->mtu;
@@ -223,12 +244,12 @@ static int32_t head_payload(const st_t *s, int32_t r) {
 /* Lowers *retry to when (link, vl) will have `need` credits, if credits on their way
  * back make that happen. */
 static void credit_time(const st_t *s, int64_t lv, int32_t need, double *retry) {
-    int64_t have = s->cred[lv];
-    int32_t k = s->r_head[lv], cap = s->ring_cap[lv];
-    for (int32_t i = 0; i < s->r_len[lv]; i++, k = k + 1 == cap ? 0 : k + 1) {
-        have += s->r_n[s->ring_off[lv] + k];
+    int64_t have = s->lvs[lv].cred;
+    int32_t k = s->lvs[lv].r_head, cap = s->lvs[lv].ring_cap;
+    for (int32_t i = 0; i < s->lvs[lv].r_len; i++, k = k + 1 == cap ? 0 : k + 1) {
+        have += s->ring[s->lvs[lv].ring_off + k].n;
         if (have >= need) {
-            double t = s->r_t[s->ring_off[lv] + k];
+            double t = s->ring[s->lvs[lv].ring_off + k].t;
             if (t < *retry) *retry = t;
             return;
         }
@@ -237,11 +258,11 @@ static void credit_time(const st_t *s, int64_t lv, int32_t need, double *retry) 
 
 static int eligible(st_t *s, int32_t l, int v, double now, double *retry) {
     int64_t lv = (int64_t)l * s->nvl + v;
-    int32_t r = s->l_first[lv];
+    int32_t r = s->lvs[lv].l_first;
     if (r < 0) return 0;
     if (s->cap[l] < 0) return 1;
     int32_t need = credits_of(s, head_payload(s, r));
-    if (s->cred[lv] < need && credits_now(s, lv, now) < need) {   /* returns: when short */
+    if (s->lvs[lv].cred < need && credits_now(s, lv, now) < need) {   /* returns: when short */
         credit_time(s, lv, need, retry);
         return 0;
     }
@@ -280,10 +301,10 @@ static void transmit(st_t *s, int32_t l, int v, int32_t r, double now);
 /* Takes requester r (after `prev`, -1: the head) off list lv of link l. */
 static void unlink_req(st_t *s, int32_t l, int v, int64_t lv, int32_t r, int32_t prev) {
     int32_t next = s->rnext[r];
-    if (prev < 0) s->l_first[lv] = next;
+    if (prev < 0) s->lvs[lv].l_first = next;
     else s->rnext[prev] = next;
-    if (s->l_last[lv] == r) s->l_last[lv] = prev;
-    if (s->l_first[lv] < 0) { s->l_last[lv] = -1; s->vmask[l] &= ~(1u << v); }
+    if (s->lvs[lv].l_last == r) s->lvs[lv].l_last = prev;
+    if (s->lvs[lv].l_first < 0) { s->lvs[lv].l_last = -1; s->vmask[l] &= ~(1u << v); }
 }
 
 /* A host's link: its messages in round robin, one packet each, whatever their VL; a
@@ -291,10 +312,10 @@ static void unlink_req(st_t *s, int32_t l, int v, int64_t lv, int32_t r, int32_t
 static void arbitrate_host(st_t *s, int32_t l, double now) {
     int64_t lv = (int64_t)l * s->nvl, nq = (int64_t)s->nlinks * s->nvl;
     double retry = INFINITY;
-    for (int32_t r = s->l_first[lv], prev = -1; r >= 0; prev = r, r = s->rnext[r]) {
+    for (int32_t r = s->lvs[lv].l_first, prev = -1; r >= 0; prev = r, r = s->rnext[r]) {
         int v = s->vl[r - nq];
         int32_t need = credits_of(s, head_payload(s, r));
-        if (s->cap[l] < 0 || s->cred[lv + v] >= need || credits_now(s, lv + v, now) >= need) {
+        if (s->cap[l] < 0 || s->lvs[lv + v].cred >= need || credits_now(s, lv + v, now) >= need) {
             unlink_req(s, l, 0, lv, r, prev);
             transmit(s, l, v, r, now);
             return;
@@ -323,7 +344,7 @@ static void arbitrate(st_t *s, int32_t l, double now) {
                          (s->high_limit == 0 && s->hi_sent[l] == 0))) {
             v = scan(s->high, s->nhigh, &s->hi_idx[l], &s->hi_left[l], mask);
             if (v >= 0) {
-                r = s->l_first[(int64_t)l * s->nvl + v];
+                r = s->lvs[(int64_t)l * s->nvl + v].l_first;
                 need = credits_of(s, head_payload(s, r));
                 charge(&s->hi_idx[l], &s->hi_left[l], s->nhigh, need);
                 s->hi_sent[l] += (int64_t)need * CREDIT_BYTES;
@@ -332,7 +353,7 @@ static void arbitrate(st_t *s, int32_t l, double now) {
         if (v < 0 && s->nlow) {
             v = scan(s->low, s->nlow, &s->lo_idx[l], &s->lo_left[l], mask);
             if (v >= 0) {
-                r = s->l_first[(int64_t)l * s->nvl + v];
+                r = s->lvs[(int64_t)l * s->nvl + v].l_first;
                 charge(&s->lo_idx[l], &s->lo_left[l], s->nlow, credits_of(s, head_payload(s, r)));
                 s->hi_sent[l] = 0;
             }
@@ -340,14 +361,14 @@ static void arbitrate(st_t *s, int32_t l, double now) {
         if (v < 0 && s->nhigh) {
             v = scan(s->high, s->nhigh, &s->hi_idx[l], &s->hi_left[l], mask);
             if (v >= 0) {
-                r = s->l_first[(int64_t)l * s->nvl + v];
+                r = s->lvs[(int64_t)l * s->nvl + v].l_first;
                 charge(&s->hi_idx[l], &s->hi_left[l], s->nhigh, credits_of(s, head_payload(s, r)));
             }
         }
     }
     if (v < 0) v = __builtin_ctz(mask);
     int64_t lv = (int64_t)l * s->nvl + v;
-    int32_t r = s->l_first[lv];
+    int32_t r = s->lvs[lv].l_first;
     unlink_req(s, l, v, lv, r, -1);
     transmit(s, l, v, r, now);
 }
@@ -359,10 +380,10 @@ static void transmit(st_t *s, int32_t l, int v, int32_t r, double now) {
     int64_t in_lv = -1;                   /* the input buffer it leaves, of link in */
     int32_t in = -1;
     if (r < nq) {                         /* a switch/HCA input FIFO: its head packet */
-        p = s->q_head[r];
-        s->q_head[r] = s->pool[p].next;
-        if (s->q_head[r] < 0) s->q_tail[r] = -1;
-        s->q_len[r]--;
+        p = s->lvs[r].q_head;
+        s->lvs[r].q_head = s->pool[p].next;
+        if (s->lvs[r].q_head < 0) s->lvs[r].q_tail = -1;
+        s->lvs[r].q_len--;
         in_lv = r;
         in = s->route[s->pool[p].ri];
     } else if (r >= s->preq) {            /* a packet of a queue per output */
@@ -401,8 +422,8 @@ static void transmit(st_t *s, int32_t l, int v, int32_t r, double now) {
     s->debt[l] = 0.0;
     if (s->pair[l] >= 0) s->debt[s->pair[l]] += pk->payload * s->debt_per_byte[l];
     if (s->cap[l] >= 0) {
-        s->cred[lv] -= need;
-        if (s->cred[lv] < 0) s->credit_errors++;
+        s->lvs[lv].cred -= need;
+        if (s->lvs[lv].cred < 0) s->credit_errors++;
     }
     s->free_at[l] = now + out;
     s->hops++;
@@ -424,18 +445,18 @@ static void transmit(st_t *s, int32_t l, int v, int32_t r, double now) {
         /* its blocks leave the input buffer with its tail; the credits fly back (a sender
          * waiting for them on that VL is woken then) */
         if (s->cap[in] >= 0) {
-            int32_t cap = s->ring_cap[in_lv];
-            int64_t k = s->r_head[in_lv] + s->r_len[in_lv];
+            int32_t cap = s->lvs[in_lv].ring_cap;
+            int64_t k = s->lvs[in_lv].r_head + s->lvs[in_lv].r_len;
             if (k >= cap) k -= cap;
-            k += s->ring_off[in_lv];
-            s->r_t[k] = now + out + s->lat[in];
-            s->r_n[k] = need;
-            s->r_len[in_lv]++;
-            if (s->l_first[s->host[in] ? (int64_t)in * s->nvl : in_lv] >= 0)
-                wake(s, in, s->r_t[k]);
+            k += s->lvs[in_lv].ring_off;
+            s->ring[k].t = now + out + s->lat[in];
+            s->ring[k].n = need;
+            s->lvs[in_lv].r_len++;
+            if (s->lvs[s->host[in] ? (int64_t)in * s->nvl : in_lv].l_first >= 0)
+                wake(s, in, s->ring[k].t);
         }
-        if (r < nq && s->q_len[r] > 0) {            /* the next packet of that FIFO is now its head */
-            pkt_t *nx = &s->pool[s->q_head[r]];
+        if (r < nq && s->lvs[r].q_len > 0) {            /* the next packet of that FIFO is now its head */
+            pkt_t *nx = &s->pool[s->lvs[r].q_head];
             follow = s->route[nx->ri + 1];
             request(s, follow, v, r);
         }
@@ -497,16 +518,9 @@ int t2hx_packet_run(int nlinks, int nvl, const double *rate, const double *lat,
     s.hi_left = zalloc((size_t)nlinks, sizeof(int64_t), &bad);
     s.lo_left = zalloc((size_t)nlinks, sizeof(int64_t), &bad);
     s.hi_sent = zalloc((size_t)nlinks, sizeof(int64_t), &bad);
-    s.cred = zalloc((size_t)nq, sizeof(int64_t), &bad);
-    s.ring_off = zalloc((size_t)nq + 1, sizeof(int64_t), &bad);
-    s.ring_cap = zalloc((size_t)nq, sizeof(int32_t), &bad);
-    s.q_head = zalloc((size_t)nq, sizeof(int32_t), &bad);
-    s.q_tail = zalloc((size_t)nq, sizeof(int32_t), &bad);
-    s.q_len = zalloc((size_t)nq, sizeof(int32_t), &bad);
-    s.r_head = zalloc((size_t)nq, sizeof(int32_t), &bad);
-    s.r_len = zalloc((size_t)nq, sizeof(int32_t), &bad);
-    s.l_first = zalloc((size_t)nq, sizeof(int32_t), &bad);
-    s.l_last = zalloc((size_t)nq, sizeof(int32_t), &bad);
+    s.lvs = aligned_alloc(sizeof(lv_t), (size_t)(nq ? nq : 1) * sizeof(lv_t));
+    if (!s.lvs) bad = 1;
+    else memset(s.lvs, 0, (size_t)nq * sizeof(lv_t));
     s.sent = zalloc((size_t)nmsg, sizeof(int32_t), &bad);
     s.done = zalloc((size_t)nmsg, sizeof(int32_t), &bad);
     s.npk = zalloc((size_t)nmsg, sizeof(int32_t), &bad);
@@ -526,16 +540,15 @@ int t2hx_packet_run(int nlinks, int nvl, const double *rate, const double *lat,
         s.inv_xfer[l] = obuf[l] > 0 ? 1.0 / xrate[l] : s.inv_rate[l];
         for (int v = 0; v < nvl; v++) {
             int64_t lv = (int64_t)l * nvl + v;
-            s.ring_cap[lv] = cap[l] > 0 ? cap[l] : 1;
-            s.ring_off[lv] = slots;
-            slots += s.ring_cap[lv];
-            s.cred[lv] = cap[l] > 0 ? cap[l] : 0;
-            s.l_first[lv] = s.l_last[lv] = s.q_head[lv] = s.q_tail[lv] = -1;
+            s.lvs[lv].ring_cap = cap[l] > 0 ? cap[l] : 1;
+            s.lvs[lv].ring_off = slots;
+            slots += s.lvs[lv].ring_cap;
+            s.lvs[lv].cred = cap[l] > 0 ? cap[l] : 0;
+            s.lvs[lv].l_first = s.lvs[lv].l_last = s.lvs[lv].q_head = s.lvs[lv].q_tail = -1;
             if (cap[l] > 0) finite += cap[l];
         }
         s.wake_at[l] = INFINITY;
     }
-    s.ring_off[nq] = slots;
     for (int64_t m = 0; m < nmsg; m++) {
         if (bytes[m] < 0 || route_off[m + 1] - route_off[m] < 1 || vl[m] < 0 || vl[m] >= nvl)
             goto out;
@@ -555,8 +568,7 @@ int t2hx_packet_run(int nlinks, int nvl, const double *rate, const double *lat,
             if (s.host[route[k]]) goto out;
     rc = 1;
     /* large and mostly untouched: malloc, so only the pages in use are ever mapped */
-    s.r_t = xalloc((size_t)slots, sizeof(double), &bad);
-    s.r_n = xalloc((size_t)slots, sizeof(int32_t), &bad);
+    s.ring = xalloc((size_t)slots, sizeof(ret_t), &bad);
     /* packets alive: each holds credits of some buffer, or is on its way into host memory
      * (one per link into host memory at a time, plus its flight) */
     int64_t want = finite + 4 * (int64_t)nlinks + 64;
@@ -591,10 +603,10 @@ int t2hx_packet_run(int nlinks, int nvl, const double *rate, const double *lat,
                 continue;
             }
             pk->next = -1;
-            if (s.q_tail[lv] >= 0) s.pool[s.q_tail[lv]].next = e.a;
-            else s.q_head[lv] = e.a;
-            s.q_tail[lv] = e.a;
-            if (++s.q_len[lv] == 1) {
+            if (s.lvs[lv].q_tail >= 0) s.pool[s.lvs[lv].q_tail].next = e.a;
+            else s.lvs[lv].q_head = e.a;
+            s.lvs[lv].q_tail = e.a;
+            if (++s.lvs[lv].q_len == 1) {
                 int32_t out = s.route[pk->ri + 1];
                 request(&s, out, v, (int32_t)lv);
                 arbitrate(&s, out, e.t);
@@ -630,11 +642,11 @@ out:
         counters[6] = s.pool_peak;
     }
     free(s.free_at); free(s.wake_at); free(s.debt); free(s.wire_at); free(s.inv_rate); free(s.inv_xfer); free(s.vmask); free(s.host); free(s.hi_idx); free(s.lo_idx);
-    free(s.hi_left); free(s.lo_left); free(s.hi_sent); free(s.cred); free(s.ring_off);
-    free(s.ring_cap); free(s.q_head); free(s.q_tail); free(s.q_len); free(s.r_head);
-    free(s.r_len);
-    free(s.l_first); free(s.l_last); free(s.rnext); free(s.sent); free(s.done); free(s.npk);
-    free(s.child); free(s.sibling); free(s.r_t); free(s.r_n); free(s.pool);
+    free(s.hi_left); free(s.lo_left); free(s.hi_sent); free(s.lvs);
+   
+   
+    free(s.rnext); free(s.sent); free(s.done); free(s.npk);
+    free(s.child); free(s.sibling); free(s.ring); free(s.pool);
     for (int b = 0; b < BUCKETS; b++) free(s.bk[b].a);
     return rc;
 }
