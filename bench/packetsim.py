@@ -14,13 +14,20 @@
   reading the routing (LFT dump, or its cached arrays) and the SL table.
 * sl_table_s: reading DFSSSP's SL table (the first time: one more OpenSM run under ibsim
   with debug logging, then cached beside the routing run).
+* reference: the 15 cases of the reference packet simulator (tests/data/refsim/), the
+  engine set up as the validation test sets it (bench/refsim/packet.py): per case our wall
+  seconds (the phase: messages, routes and kernel; and with the fabric's setup, reading
+  the routing and building the engine, added), the reference's ``wall_s`` (meta.json), the
+  ratio of the two (goal >= 100), and the per-flow errors.
 Routing runs are cached under --work (see t2hx.flowsim.network); --routing-dir uses dumps.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
+import tempfile
 import os
 import resource
 import subprocess
@@ -28,7 +35,10 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
+# one core, as the figures say: no BLAS threads spinning beside the kernel (set before numpy)
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+import numpy as np  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -65,6 +75,52 @@ def speed(pk, wall: float) -> dict:
             "hops_per_wall_s": round(s["packet_hops"] / wall),
             "credit_errors": int(s["credit_errors"]),
             "packets_conserved": s["packets_created"] == s["packets_delivered"]}
+
+
+def _bench_module(name: str, path: Path):
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[name] = mod                  # dataclasses look their module up
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def reference_cases() -> dict:
+    """The packet engine on the reference simulator's 15 cases, against its wall times."""
+    ref = _bench_module("refsim_data", ROOT / "bench" / "refsim" / "data.py")
+    setup = _bench_module("refsim_packet", ROOT / "bench" / "refsim" / "packet.py")
+    data = ROOT / "tests" / "data" / "refsim"
+    cases = []
+    with tempfile.TemporaryDirectory() as scratch:
+        for fabric in ref.fabrics(data):
+            meta = ref.meta(fabric, data)
+            clock = time.perf_counter()
+            pk = setup.open_engine(ref, fabric, data, Path(scratch) / fabric)
+            setup_s = time.perf_counter() - clock
+            for pattern in meta["patterns"]:
+                case = ref.case(fabric, pattern, data)
+                end, wall = setup.run_case(pk, case)
+                err = ref.errors(case, end)
+                theirs = float(case.run["wall_s"])
+                cases.append({
+                    "fabric": fabric, "pattern": pattern, "flows": len(case.flows),
+                    "wall_s": round(wall, 4), "with_setup_s": round(wall + setup_s, 4),
+                    "reference_wall_s": theirs, "ratio": round(theirs / wall),
+                    "ratio_with_setup": round(theirs / (wall + setup_s)),
+                    "throughput_err_median": round(err.throughput_median, 4),
+                    "throughput_err_worst": round(err.throughput_worst, 4),
+                    "completion_err_median": round(err.completion_median, 4),
+                    "completion_err_worst": round(err.completion_worst, 4),
+                    "within_bounds": err.within(0.10, 0.25)})
+    ratios = [c["ratio"] for c in cases]
+    cold = [c["ratio_with_setup"] for c in cases]
+    return {"cases": cases, "ratio_min": min(ratios), "ratio_median": float(np.median(ratios)),
+            "ratio_with_setup_min": min(cold),
+            "ratio_with_setup_median": float(np.median(cold)),
+            "within_bounds": sum(c["within_bounds"] for c in cases), "goal_ratio": 100,
+            "note": "ours: one process, one core; the reference: one run at a time, both on "
+            "the same shared 2-core host; setup: reading the routing and building the "
+            "engine for the fabric (once per fabric, added to every case)"}
 
 
 def child(args) -> int:
@@ -124,6 +180,7 @@ def main() -> int:
     big = json.loads(out.stdout.strip().splitlines()[-1])
     big["goal_gib"] = 2
     big["peak_rss_gib"] = round(big["peak_rss_gib"], 3)
+    reference = reference_cases()
 
     result = {
         "system": "t2hx/hyperx dfsssp (real OpenSM under ibsim), conf model.packet defaults",
@@ -139,6 +196,7 @@ def main() -> int:
                               "the two host-interface (PCIe) links of its path included; "
                               "wall figures on a 2-core machine shared with other jobs"},
         "mpigraph_28": mpigraph, "ebb_112": ebb, "peak_rss_672": big,
+        "reference": reference,
     }
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(result, indent=1) + "\n")

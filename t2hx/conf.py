@@ -256,6 +256,20 @@ PACKET = {
                       doc="switch input buffer per port and VL, bytes (64-byte credits)"),
     "hca_buffer_bytes": F(int, default=16384, min=64,
                           doc="HCA buffer per port and VL, bytes (64-byte credits)"),
+    "output_buffer_bytes": F(int, default=0, min=0,
+                             doc="switch output buffer per port, all VLs, bytes (64-byte "
+                             "flits); 0: input-buffered only"),
+    "crossbar_gbps": F(float, default=0.0, min=0.0,
+                       doc="switch crossbar rate into an output buffer, Gbit/s; 0: the "
+                       "port's link rate"),
+    "input_arbitration": F(str, default="round_robin", choices=("round_robin", "oldest"),
+                           doc="an output port's choice among input ports with a packet on "
+                           "the same VL: round_robin (in order of request), oldest (the "
+                           "packet that reached the switch first)"),
+    "input_queues": F(str, default="fifo", choices=("fifo", "per_output"),
+                      doc="a switch input buffer per VL: fifo (only its head packet may "
+                      "request an output: head-of-line blocking), per_output (a queue per "
+                      "output port sharing the VL's credits)"),
     "cable_ns": F(float, default=10.0, min=0.0, doc="propagation delay per link, ns"),
     "hca_ns": F(float, default=0.0, min=0.0,
                 doc="HCA forwarding delay, ns (its processing is in the conf's overhead_us)"),

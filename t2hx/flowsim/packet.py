@@ -64,7 +64,9 @@ class PacketNetwork:
             0, 1 << 30, (self.net.ranks, self.net.ranks))
         self.arb = packetk.Arbitration(p["mtu"], p["header_bytes"],
                                        slvl.parse_table(p["vlarb_high"]),
-                                       slvl.parse_table(p["vlarb_low"]), p["high_limit"])
+                                       slvl.parse_table(p["vlarb_low"]), p["high_limit"],
+                                       p["input_arbitration"] == "oldest",
+                                       p["input_queues"] == "per_output")
         self.links = self._links()
 
     # -- what a workload sees ----------------------------------------------------------
@@ -253,8 +255,18 @@ class PacketNetwork:
         debt = np.concatenate([np.zeros(links),
                                np.full(h, host.request_bytes_per_byte / host.raw_rate),
                                np.zeros(h)])
+        # switch output buffers (at the near end of a link out of a switch)
+        from_switch = is_switch[t.link_src]
+        ob = p["output_buffer_bytes"] // CREDIT
+        if ob and ob * CREDIT <= p["mtu"] + p["header_bytes"]:
+            raise WorkloadError("an output buffer of one packet or less",
+                                field="model.packet.output_buffer_bytes",
+                                fix="0 (none), or more than mtu + header_bytes")
+        obuf = np.concatenate([np.where(from_switch, ob, 0), np.zeros(2 * h)])
+        xbar = p["crossbar_gbps"] * 1e9 / 8
+        xrate = np.where(obuf > 0, xbar if xbar > 0 else rate, rate)
         return packetk.Links(rate, lat, fwd, hdr.astype(np.int32), cap.astype(np.int32),
-                             pair.astype(np.int32), debt)
+                             pair.astype(np.int32), debt, obuf.astype(np.int32), xrate)
 
     def _host(self, link_rate: float) -> hostif.HostInterface:
         hca = self.params["hca"]

@@ -2,8 +2,9 @@
 the system C compiler, loaded with ctypes): flat arrays in, per-message times out.
 
 :class:`Links` is the fabric the kernel sees (every directed link with its rate, latency,
-forwarding delay at its far end, header bytes, buffer credits behind it, and the link it
-charges read-request bytes to); :class:`Messages` the traffic (bytes, route as link ids,
+forwarding delay at its far end, header bytes, buffer credits behind it, the link it
+charges read-request bytes to, and an output buffer at its near end with the crossbar rate
+into it); :class:`Messages` the traffic (bytes, route as link ids,
 VL, dependency and delay). :func:`simulate` returns each message's first injection and
 delivery times and the kernel's counters (:data:`COUNTERS`).
 """
@@ -47,6 +48,8 @@ class Links:
     cap: np.ndarray         # credits (64 B) per VL of the buffer behind the link; -1: none
     pair: np.ndarray        # link charged request bytes per payload byte sent; -1: none
     debt: np.ndarray        # s charged to ``pair`` per payload byte sent
+    obuf: np.ndarray | None = None    # credits of the output buffer at the near end; 0: none
+    xrate: np.ndarray | None = None   # bytes/s into that output buffer (crossbar)
 
 
 @dataclass
@@ -66,6 +69,8 @@ class Arbitration:
     high: list[tuple[int, int]]
     low: list[tuple[int, int]]
     high_limit: int                         # 4 KiB units; 255: unlimited
+    oldest_first: bool = False              # within a VL: oldest packet first, not round robin
+    per_output: bool = False                # input buffers queue per output (no head-of-line)
 
 
 def _p(a: np.ndarray, kind: type) -> ctypes._Pointer:
@@ -91,6 +96,9 @@ def simulate(links: Links, msgs: Messages, arb: Arbitration
     cap = np.ascontiguousarray(links.cap, np.int32)
     pair = np.ascontiguousarray(links.pair, np.int32)
     debt = np.ascontiguousarray(links.debt, np.float64)
+    obuf = np.ascontiguousarray(np.zeros(len(rate)) if links.obuf is None else links.obuf,
+                                np.int32)
+    xrate = np.ascontiguousarray(rate if links.xrate is None else links.xrate, np.float64)
     size = np.ascontiguousarray(msgs.bytes, np.int64)
     off = np.ascontiguousarray(msgs.route_off, np.int64)
     route = np.ascontiguousarray(msgs.route, np.int32)
@@ -105,9 +113,11 @@ def simulate(links: Links, msgs: Messages, arb: Arbitration
     counters = np.zeros(len(COUNTERS), np.int64)
     rc = _kernel().t2hx_packet_run(
         ctypes.c_int(len(rate)), ctypes.c_int(nvl), _p(rate, f64), _p(lat, f64), _p(fwd, f64),
-        _p(hdr, i32), _p(cap, i32), _p(pair, i32), _p(debt, f64), i64(n), _p(size, i64),
+        _p(hdr, i32), _p(cap, i32), _p(pair, i32), _p(debt, f64), _p(obuf, i32), _p(xrate, f64), i64(n), _p(size, i64),
         _p(off, i64), _p(route, i32), _p(vl, ctypes.c_int8), _p(dep, i32), _p(delay, f64),
-        ctypes.c_int(arb.mtu), ctypes.c_int(arb.header), ctypes.c_int(len(arb.high)),
+        ctypes.c_int(arb.mtu), ctypes.c_int(arb.header), ctypes.c_int(int(arb.oldest_first)),
+        ctypes.c_int(int(arb.per_output)),
+        ctypes.c_int(len(arb.high)),
         _p(high, i32), ctypes.c_int(len(arb.low)), _p(low, i32), i64(limit),
         _p(first, f64), _p(end, f64), _p(counters, i64))
     if rc != 0:

@@ -10,9 +10,15 @@
  * in arrival order (round robin among inputs), and picks the VL by the IB VL arbitration
  * tables (high/low priority, weights in 64-byte units, high-priority limit in 4 KiB units).
  * Only the head of a VL's input FIFO may request: a packet behind a blocked one waits,
- * whatever output it wants (head-of-line blocking arises on its own). Switching is virtual
- * cut-through: a packet may leave a node `fwd` after its head arrived (crossbar/HCA
- * latency), and never so early that its tail would overtake the incoming tail.
+ * whatever output it wants (head-of-line blocking arises on its own); with `voq` the input
+ * buffer queues per output instead (every packet requests as soon as it is ready, the VL's
+ * credits shared), and with `oldest` an output serves a VL's requesters in the order their
+ * packets reached the node. Switching is virtual cut-through: a packet may leave a node
+ * `fwd` after its head arrived (crossbar/HCA latency), and never so early that its tail
+ * would overtake the incoming tail. A link with an output buffer (`obuf` credits for all
+ * VLs) takes a packet when more than its credits are free there: the packet crosses at
+ * `xrate` (its input buffer's credits go back when that ends) and the buffer drains onto
+ * the wire in order at the link's rate.
  *
  * The host interface is two more links per host (host->HCA DMA reads, HCA->host DMA
  * writes) at the PCIe rates packet.py derives; a link may charge a paired link extra
@@ -26,8 +32,9 @@
  * transmit: it fell idle, or credits come back), START (a message becomes active) and
  * DELIVER (a tail reached host memory). Credits that come back are queued per (link, VL)
  * with their time and applied when the sender looks, so an unblocked stream costs no
- * credit events. One binary heap, a packet pool, per-(link, VL) rings; no allocation
- * after setup. */
+ * credit events. A radix heap of array buckets (4-bit digits; grown to their peak, then
+ * reused), a packet pool, per-(link, VL) state in one cache line and rings of credit
+ * returns; nothing else is allocated after setup. */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -36,56 +43,83 @@
 #define CREDIT_BYTES 64
 enum { EV_START = 0, EV_READY = 1, EV_WAKE = 2, EV_DELIVER = 3 };
 
-/* An event: time, then type (2 bits) and argument (30 bits); `next` links it in its
- * bucket of the radix heap (and in the free list). 16 bytes. */
+/* An event: time, then type (2 bits) and argument (30 bits). 16 bytes. */
 typedef struct {
     double t;
     uint32_t v;
-    int32_t next;
 } ev_t;
 #define EV_BITS 30
 #define EV_ARG ((1u << EV_BITS) - 1)
-#define BUCKETS 65
+/* Radix heap digits of RADIX bits: bucket 0 holds the time equal to the last one taken,
+ * bucket 1 + level * 2^RADIX + digit the times whose highest digit differing from it is at
+ * `level`, with that digit; bucket order is time order. */
+#define RADIX 4
+#define BUCKETS (1 + ((64 + RADIX - 1) / RADIX) * (1 << RADIX))
+#define MASKW ((BUCKETS + 62) / 64)
+
+/* A bucket of the radix heap: a growable array, taken in order from `head` (bucket 0). */
+typedef struct {
+    ev_t *a;
+    int32_t len, cap, head;
+} bucket_t;
 
 typedef struct {
-    int32_t msg, hop, payload, next;   /* next: in its FIFO, or in the free list */
+    int32_t msg, ri, next;             /* ri: route index of the link it is on; next: in its
+                                        * FIFO, or in the free list */
+    int32_t payload : 24, vl : 8;
+    double arr;                        /* when its head reached the node it is at */
 } pkt_t;
+
+/* State of one (link, VL): credits of the buffer behind the link and their returns (a
+ * ring of `ring_cap` entries from `ring_off`), the input FIFO of packets that arrived over
+ * the link (linked through the pool), the requesters waiting for the link as an output. */
+typedef struct {
+    int64_t cred, ring_off;
+    int32_t ring_cap, q_head, q_tail, q_len, r_head, r_len, l_first, l_last;
+} __attribute__((aligned(64))) lv_t;
+
+typedef struct {
+    double t;                          /* when they are back */
+    int64_t n;                         /* credits */
+} ret_t;
 
 typedef struct {
     /* links */
     int nlinks, nvl;
     const double *rate, *lat, *fwd, *debt_per_byte;
-    const int32_t *hdr, *cap, *pair;
+    const int32_t *hdr, *cap, *pair, *obuf;
+    const double *xrate;
+    double *inv_rate, *inv_xfer;       /* per link: 1/rate; 1/(rate out of the input buffer) */
     /* messages */
     int64_t nmsg;
     const int64_t *bytes, *route_off;
     const int32_t *route, *dep;
     const int8_t *vl;
     const double *delay;
-    int mtu, ib_hdr;
+    int mtu, ib_hdr, oldest;           /* oldest: inputs of a VL served oldest packet first */
+    int voq;                           /* input buffers queue per output: packets request alone */
+    int64_t preq;                      /* requester id of pool packet 0 (voq) */
     /* VL arbitration: entries (vl, weight) */
     int nhigh, nlow; const int32_t *high, *low; int64_t high_limit;   /* bytes, <0: none */
     /* state: links */
-    double *free_at, *wake_at, *debt; uint32_t *vmask;
+    double *free_at, *wake_at, *debt, *wire_at; uint32_t *vmask;
     char *host;            /* per link: its sources are messages (a host's send queue) */
     int32_t *hi_idx, *lo_idx; int64_t *hi_left, *lo_left, *hi_sent;
     /* state per (link, vl): credits, pending credit returns, input FIFO, requesters */
-    int64_t *cred; int64_t *ring_off; int32_t *ring_cap;
-    int32_t *q_head, *q_tail, *q_len;              /* FIFO of ready packets (via next) */
-    int32_t *r_head, *r_len; double *r_t; int32_t *r_n;  /* credits coming back */
-    int32_t *l_first, *l_last;                     /* requesters waiting for the output */
+    lv_t *lvs;                                     /* per (link, VL), one cache line */
+    ret_t *ring;                                   /* credits coming back, per (link, VL) */
     int32_t *rnext;                                /* per requester: next in its list */
     /* messages */
     int32_t *sent, *done, *npk, *child, *sibling;
     double *first, *end;
     /* packets */
     pkt_t *pool; int32_t free_pkt, fresh, pool_cap, pool_used, pool_peak;
-    /* heap */
     /* radix heap: times never go below the last one popped (a monotone queue), so an
-     * event sits in the bucket of the highest bit where its time differs from that one;
-     * buckets are FIFO lists, so equal times leave in the order they were scheduled */
-    ev_t *heap; int64_t hn, hcap; int32_t hfree, hfresh;
-    int32_t bh[BUCKETS], bt[BUCKETS]; uint64_t last;
+     * event sits in the bucket of the highest digit where its time differs from that one;
+     * buckets are arrays filled in order, so equal times leave in the order they were
+     * scheduled; they grow to their peak size and are reused */
+    bucket_t bk[BUCKETS]; int64_t hn, hcap; uint64_t last;
+    uint64_t full[MASKW];              /* bit b-1: bucket b (b >= 1) is not empty */
     /* counters */
     int64_t events, hops, created, delivered, credit_errors, heap_peak, overflow;
 } st_t;
@@ -97,55 +131,54 @@ static inline uint64_t bits(double t) {
 }
 
 static inline int bucket(uint64_t k, uint64_t last) {
-    return k == last ? 0 : 64 - __builtin_clzll(k ^ last);
+    if (k == last) return 0;
+    int level = (63 - __builtin_clzll(k ^ last)) / RADIX;
+    return 1 + (level << RADIX) + (int)(k >> (level * RADIX) & ((1u << RADIX) - 1));
 }
 
-static inline void append(st_t *s, int b, int32_t n) {
-    s->heap[n].next = -1;
-    if (s->bt[b] >= 0) s->heap[s->bt[b]].next = n;
-    else s->bh[b] = n;
-    s->bt[b] = n;
+static inline void append(st_t *s, int b, ev_t e) {
+    bucket_t *q = &s->bk[b];
+    if (q->len == q->cap) {
+        int32_t cap = q->cap ? 2 * q->cap : 64;
+        ev_t *a = realloc(q->a, (size_t)cap * sizeof(ev_t));
+        if (!a) { s->overflow = 1; return; }
+        q->a = a;
+        q->cap = cap;
+    }
+    q->a[q->len++] = e;
+    if (b) s->full[(b - 1) >> 6] |= 1ull << ((b - 1) & 63);
 }
 
 static void push(st_t *s, double t, int type, int32_t a) {
-    int32_t n;
-    if (s->hfree >= 0) { n = s->hfree; s->hfree = s->heap[n].next; }
-    else if (s->hfresh < s->hcap) n = s->hfresh++;
-    else { s->overflow = 1; return; }
+    if (s->hn >= s->hcap) { s->overflow = 1; return; }
     uint64_t k = bits(t);
     if (k < s->last) { k = s->last; memcpy(&t, &k, sizeof t); }   /* never earlier */
-    s->heap[n].t = t;
-    s->heap[n].v = ((uint32_t)type << EV_BITS) | (uint32_t)a;
-    append(s, bucket(k, s->last), n);
+    ev_t e = {t, ((uint32_t)type << EV_BITS) | (uint32_t)a};
+    append(s, bucket(k, s->last), e);
     if (++s->hn > s->heap_peak) s->heap_peak = s->hn;
 }
 
 static ev_t pop(st_t *s) {
-    if (s->bh[0] < 0) {
-        int b = 1;
-        while (s->bh[b] < 0) b++;
+    bucket_t *z = &s->bk[0];
+    if (z->head == z->len) {
+        z->head = z->len = 0;
+        int w = 0;
+        while (!s->full[w]) w++;
+        int b = (w << 6) + __builtin_ctzll(s->full[w]) + 1;
+        s->full[w] &= s->full[w] - 1;
+        bucket_t *q = &s->bk[b];
         uint64_t low = UINT64_MAX;
-        for (int32_t n = s->bh[b]; n >= 0; n = s->heap[n].next) {
-            uint64_t k = bits(s->heap[n].t);
+        for (int32_t i = 0; i < q->len; i++) {
+            uint64_t k = bits(q->a[i].t);
             if (k < low) low = k;
         }
         s->last = low;
-        int32_t n = s->bh[b];
-        s->bh[b] = s->bt[b] = -1;
-        while (n >= 0) {                  /* in order: equal times stay first come first */
-            int32_t next = s->heap[n].next;
-            append(s, bucket(bits(s->heap[n].t), low), n);
-            n = next;
-        }
+        for (int32_t i = 0; i < q->len; i++)   /* in order: equal times stay first come first */
+            append(s, bucket(bits(q->a[i].t), low), q->a[i]);
+        q->len = 0;
     }
-    int32_t n = s->bh[0];
-    ev_t top = s->heap[n];
-    s->bh[0] = top.next;
-    if (s->bh[0] < 0) s->bt[0] = -1;
-    s->heap[n].next = s->hfree;
-    s->hfree = n;
     s->hn--;
-    return top;
+    return z->a[z->head++];
 }
 
 static int32_t credits_of(const st_t *s, int32_t payload) {
@@ -154,18 +187,19 @@ static int32_t credits_of(const st_t *s, int32_t payload) {
 
 /* Credits of (link, vl) that have come back by `now`. */
 static int64_t credits_now(st_t *s, int64_t lv, double now) {
-    int32_t cap = s->ring_cap[lv];
-    while (s->r_len[lv] > 0) {
-        int64_t k = s->ring_off[lv] + s->r_head[lv];
-        if (s->r_t[k] > now) break;
-        s->cred[lv] += s->r_n[k];
-        if (++s->r_head[lv] == cap) s->r_head[lv] = 0;
-        s->r_len[lv]--;
+    int32_t cap = s->lvs[lv].ring_cap;
+    while (s->lvs[lv].r_len > 0) {
+        int64_t k = s->lvs[lv].ring_off + s->lvs[lv].r_head;
+        if (s->ring[k].t > now) break;
+        s->lvs[lv].cred += s->ring[k].n;
+        if (++s->lvs[lv].r_head == cap) s->lvs[lv].r_head = 0;
+        s->lvs[lv].r_len--;
     }
-    return s->cred[lv];
+    return s->lvs[lv].cred;
 }
 
 static void wake(st_t *s, int32_t l, double t) {
+    if (t < s->free_at[l]) t = s->free_at[l];     /* it cannot send before */
     if (t < s->wake_at[l]) {
         s->wake_at[l] = t;
         push(s, t, EV_WAKE, l);
@@ -178,15 +212,30 @@ static void request(st_t *s, int32_t l, int v, int32_t r) {
     int64_t lv = (int64_t)l * s->nvl + v;
     s->rnext[r] = -1;
     s->vmask[l] |= 1u << v;
-    if (s->l_first[lv] < 0) s->l_first[lv] = r;
-    else s->rnext[s->l_last[lv]] = r;
-    s->l_last[lv] = r;
+    if (s->lvs[lv].l_first < 0) { s->lvs[lv].l_first = s->lvs[lv].l_last = r; return; }
+    int64_t nq = (int64_t)s->nlinks * s->nvl;
+    if (s->oldest && (r < nq || r >= s->preq)) {   /* before the first younger one */
+        double a = r < nq ? s->pool[s->lvs[r].q_head].arr : s->pool[r - s->preq].arr;
+        for (int32_t q = s->lvs[lv].l_first, prev = -1; q >= 0; prev = q, q = s->rnext[q]) {
+            double b = q < nq ? s->pool[s->lvs[q].q_head].arr
+                              : q >= s->preq ? s->pool[q - s->preq].arr : -1.0;
+            if (b > a) {
+                s->rnext[r] = q;
+                if (prev < 0) s->lvs[lv].l_first = r;
+                else s->rnext[prev] = r;
+                return;
+            }
+        }
+    }
+    s->rnext[s->lvs[lv].l_last] = r;
+    s->lvs[lv].l_last = r;
 }
 
 /* Payload of the packet requester r would send next. */
 static int32_t head_payload(const st_t *s, int32_t r) {
     int64_t nq = (int64_t)s->nlinks * s->nvl;
-    if (r < nq) return s->pool[s->q_head[r]].payload;
+    if (r < nq) return s->pool[s->lvs[r].q_head].payload;
+    if (r >= s->preq) return s->pool[r - s->preq].payload;
     int64_t m = r - nq;
     int64_t left = s->bytes[m] - (int64_t)s->sent[m] * s->mtu;
     return (int32_t)(left < s->mtu ? (left > 0 ? left : 0) : s->mtu);
@@ -195,12 +244,12 @@ static int32_t head_payload(const st_t *s, int32_t r) {
 /* Lowers *retry to when (link, vl) will have `need` credits, if credits on their way
  * back make that happen. */
 static void credit_time(const st_t *s, int64_t lv, int32_t need, double *retry) {
-    int64_t have = s->cred[lv];
-    int32_t k = s->r_head[lv], cap = s->ring_cap[lv];
-    for (int32_t i = 0; i < s->r_len[lv]; i++, k = (k + 1) % cap) {
-        have += s->r_n[s->ring_off[lv] + k];
+    int64_t have = s->lvs[lv].cred;
+    int32_t k = s->lvs[lv].r_head, cap = s->lvs[lv].ring_cap;
+    for (int32_t i = 0; i < s->lvs[lv].r_len; i++, k = k + 1 == cap ? 0 : k + 1) {
+        have += s->ring[s->lvs[lv].ring_off + k].n;
         if (have >= need) {
-            double t = s->r_t[s->ring_off[lv] + k];
+            double t = s->ring[s->lvs[lv].ring_off + k].t;
             if (t < *retry) *retry = t;
             return;
         }
@@ -209,13 +258,23 @@ static void credit_time(const st_t *s, int64_t lv, int32_t need, double *retry) 
 
 static int eligible(st_t *s, int32_t l, int v, double now, double *retry) {
     int64_t lv = (int64_t)l * s->nvl + v;
-    int32_t r = s->l_first[lv];
+    int32_t r = s->lvs[lv].l_first;
     if (r < 0) return 0;
     if (s->cap[l] < 0) return 1;
     int32_t need = credits_of(s, head_payload(s, r));
-    if (credits_now(s, lv, now) >= need) return 1;
-    credit_time(s, lv, need, retry);
-    return 0;
+    if (s->lvs[lv].cred < need && credits_now(s, lv, now) < need) {   /* returns: when short */
+        credit_time(s, lv, need, retry);
+        return 0;
+    }
+    if (s->obuf[l] > 0) {                 /* room in the output buffer: more than need */
+        double room = (double)(s->obuf[l] - need - 1) * CREDIT_BYTES * s->inv_rate[l];
+        double t = s->wire_at[l] - room;  /* the backlog drains at the link's rate */
+        if (t > now) {
+            if (t < *retry) *retry = t;
+            return 0;
+        }
+    }
+    return 1;
 }
 
 /* Weighted round robin over one arbitration table; returns the VL or -1. */
@@ -226,7 +285,7 @@ static int scan(const int32_t *tab, int n, int32_t *idx, int64_t *left, uint32_t
             if (*left <= 0) *left = w;
             return vl;
         }
-        *idx = (*idx + 1) % n;
+        if (++*idx == n) *idx = 0;
         *left = 0;
     }
     return -1;
@@ -234,18 +293,18 @@ static int scan(const int32_t *tab, int n, int32_t *idx, int64_t *left, uint32_t
 
 static void charge(int32_t *idx, int64_t *left, int n, int32_t credits) {
     *left -= credits;
-    if (*left <= 0) { *idx = (*idx + 1) % n; *left = 0; }
+    if (*left <= 0) { if (++*idx == n) *idx = 0; *left = 0; }
 }
 
 static void transmit(st_t *s, int32_t l, int v, int32_t r, double now);
 
 /* Takes requester r (after `prev`, -1: the head) off list lv of link l. */
-static void unlink_req(st_t *s, int32_t l, int64_t lv, int32_t r, int32_t prev) {
+static void unlink_req(st_t *s, int32_t l, int v, int64_t lv, int32_t r, int32_t prev) {
     int32_t next = s->rnext[r];
-    if (prev < 0) s->l_first[lv] = next;
+    if (prev < 0) s->lvs[lv].l_first = next;
     else s->rnext[prev] = next;
-    if (s->l_last[lv] == r) s->l_last[lv] = prev;
-    if (s->l_first[lv] < 0) { s->l_last[lv] = -1; s->vmask[l] &= ~(1u << (lv % s->nvl)); }
+    if (s->lvs[lv].l_last == r) s->lvs[lv].l_last = prev;
+    if (s->lvs[lv].l_first < 0) { s->lvs[lv].l_last = -1; s->vmask[l] &= ~(1u << v); }
 }
 
 /* A host's link: its messages in round robin, one packet each, whatever their VL; a
@@ -253,11 +312,11 @@ static void unlink_req(st_t *s, int32_t l, int64_t lv, int32_t r, int32_t prev) 
 static void arbitrate_host(st_t *s, int32_t l, double now) {
     int64_t lv = (int64_t)l * s->nvl, nq = (int64_t)s->nlinks * s->nvl;
     double retry = INFINITY;
-    for (int32_t r = s->l_first[lv], prev = -1; r >= 0; prev = r, r = s->rnext[r]) {
+    for (int32_t r = s->lvs[lv].l_first, prev = -1; r >= 0; prev = r, r = s->rnext[r]) {
         int v = s->vl[r - nq];
         int32_t need = credits_of(s, head_payload(s, r));
-        if (s->cap[l] < 0 || credits_now(s, lv + v, now) >= need) {
-            unlink_req(s, l, lv, r, prev);
+        if (s->cap[l] < 0 || s->lvs[lv + v].cred >= need || credits_now(s, lv + v, now) >= need) {
+            unlink_req(s, l, 0, lv, r, prev);
             transmit(s, l, v, r, now);
             return;
         }
@@ -285,7 +344,7 @@ static void arbitrate(st_t *s, int32_t l, double now) {
                          (s->high_limit == 0 && s->hi_sent[l] == 0))) {
             v = scan(s->high, s->nhigh, &s->hi_idx[l], &s->hi_left[l], mask);
             if (v >= 0) {
-                r = s->l_first[(int64_t)l * s->nvl + v];
+                r = s->lvs[(int64_t)l * s->nvl + v].l_first;
                 need = credits_of(s, head_payload(s, r));
                 charge(&s->hi_idx[l], &s->hi_left[l], s->nhigh, need);
                 s->hi_sent[l] += (int64_t)need * CREDIT_BYTES;
@@ -294,7 +353,7 @@ static void arbitrate(st_t *s, int32_t l, double now) {
         if (v < 0 && s->nlow) {
             v = scan(s->low, s->nlow, &s->lo_idx[l], &s->lo_left[l], mask);
             if (v >= 0) {
-                r = s->l_first[(int64_t)l * s->nvl + v];
+                r = s->lvs[(int64_t)l * s->nvl + v].l_first;
                 charge(&s->lo_idx[l], &s->lo_left[l], s->nlow, credits_of(s, head_payload(s, r)));
                 s->hi_sent[l] = 0;
             }
@@ -302,15 +361,15 @@ static void arbitrate(st_t *s, int32_t l, double now) {
         if (v < 0 && s->nhigh) {
             v = scan(s->high, s->nhigh, &s->hi_idx[l], &s->hi_left[l], mask);
             if (v >= 0) {
-                r = s->l_first[(int64_t)l * s->nvl + v];
+                r = s->lvs[(int64_t)l * s->nvl + v].l_first;
                 charge(&s->hi_idx[l], &s->hi_left[l], s->nhigh, credits_of(s, head_payload(s, r)));
             }
         }
     }
     if (v < 0) v = __builtin_ctz(mask);
     int64_t lv = (int64_t)l * s->nvl + v;
-    int32_t r = s->l_first[lv];
-    unlink_req(s, l, lv, r, -1);
+    int32_t r = s->lvs[lv].l_first;
+    unlink_req(s, l, v, lv, r, -1);
     transmit(s, l, v, r, now);
 }
 
@@ -318,11 +377,19 @@ static void arbitrate(st_t *s, int32_t l, double now) {
 static void transmit(st_t *s, int32_t l, int v, int32_t r, double now) {
     int64_t lv = (int64_t)l * s->nvl + v, nq = (int64_t)s->nlinks * s->nvl;
     int32_t p;
+    int64_t in_lv = -1;                   /* the input buffer it leaves, of link in */
+    int32_t in = -1;
     if (r < nq) {                         /* a switch/HCA input FIFO: its head packet */
-        p = s->q_head[r];
-        s->q_head[r] = s->pool[p].next;
-        if (s->q_head[r] < 0) s->q_tail[r] = -1;
-        s->q_len[r]--;
+        p = s->lvs[r].q_head;
+        s->lvs[r].q_head = s->pool[p].next;
+        if (s->lvs[r].q_head < 0) s->lvs[r].q_tail = -1;
+        s->lvs[r].q_len--;
+        in_lv = r;
+        in = s->route[s->pool[p].ri];
+    } else if (r >= s->preq) {            /* a packet of a queue per output */
+        p = (int32_t)(r - s->preq);
+        in = s->route[s->pool[p].ri];
+        in_lv = (int64_t)in * s->nvl + v;
     } else {                              /* a message at its host: its next packet */
         int64_t m = r - nq;
         if (s->free_pkt >= 0) {
@@ -336,7 +403,8 @@ static void transmit(st_t *s, int32_t l, int v, int32_t r, double now) {
         }
         if (++s->pool_used > s->pool_peak) s->pool_peak = s->pool_used;
         s->pool[p].msg = (int32_t)m;
-        s->pool[p].hop = -1;
+        s->pool[p].ri = (int32_t)s->route_off[m] - 1;
+        s->pool[p].vl = v;
         s->pool[p].payload = head_payload(s, r);
         if (s->sent[m] == 0) s->first[m] = now;
         s->sent[m]++;
@@ -344,44 +412,52 @@ static void transmit(st_t *s, int32_t l, int v, int32_t r, double now) {
     }
     pkt_t *pk = &s->pool[p];
     int32_t need = credits_of(s, pk->payload);
-    double ser = (double)(pk->payload + s->hdr[l]) / s->rate[l] + s->debt[l];
+    double ser = (double)(pk->payload + s->hdr[l]) * s->inv_rate[l] + s->debt[l];
+    double start = now, out = ser;        /* head onto the wire; tail out of the input */
+    if (s->obuf[l] > 0) {                 /* through the crossbar into the output buffer */
+        out = (double)(pk->payload + s->hdr[l]) * s->inv_xfer[l];
+        if (s->wire_at[l] > start) start = s->wire_at[l];
+        s->wire_at[l] = start + ser;
+    }
     s->debt[l] = 0.0;
     if (s->pair[l] >= 0) s->debt[s->pair[l]] += pk->payload * s->debt_per_byte[l];
     if (s->cap[l] >= 0) {
-        s->cred[lv] -= need;
-        if (s->cred[lv] < 0) s->credit_errors++;
+        s->lvs[lv].cred -= need;
+        if (s->lvs[lv].cred < 0) s->credit_errors++;
     }
-    s->free_at[l] = now + ser;
+    s->free_at[l] = now + out;
     s->hops++;
-    pk->hop++;
+    pk->ri++;
     int64_t m = pk->msg;
     int64_t last = s->route_off[m + 1] - 1;
-    if (s->route_off[m] + pk->hop == last)
-        push(s, now + ser + s->lat[l], EV_DELIVER, p);
+    if (pk->ri == last)
+        push(s, start + ser + s->lat[l], EV_DELIVER, p);
     else {
-        int32_t nxt = s->route[s->route_off[m] + pk->hop + 1];
-        double ser_next = (double)(pk->payload + s->hdr[nxt]) / s->rate[nxt];
+        int32_t nxt = s->route[pk->ri + 1];
+        double ser_next = (double)(pk->payload + s->hdr[nxt]) * s->inv_xfer[nxt];
         double wait = s->fwd[l];
         if (ser - ser_next > wait) wait = ser - ser_next;   /* no overtaking of the tail */
-        push(s, now + s->lat[l] + wait, EV_READY, p);
+        pk->arr = start + s->lat[l];
+        push(s, pk->arr + wait, EV_READY, p);
     }
     int32_t follow = -1;
-    if (r < nq) {
+    if (in_lv >= 0) {
         /* its blocks leave the input buffer with its tail; the credits fly back (a sender
          * waiting for them on that VL is woken then) */
-        int32_t in = (int32_t)(r / s->nvl);
         if (s->cap[in] >= 0) {
-            int32_t cap = s->ring_cap[r];
-            int64_t k = s->ring_off[r] + (s->r_head[r] + s->r_len[r]) % cap;
-            s->r_t[k] = now + ser + s->lat[in];
-            s->r_n[k] = need;
-            s->r_len[r]++;
-            if (s->l_first[s->host[in] ? (int64_t)in * s->nvl : r] >= 0)
-                wake(s, in, s->r_t[k]);
+            int32_t cap = s->lvs[in_lv].ring_cap;
+            int64_t k = s->lvs[in_lv].r_head + s->lvs[in_lv].r_len;
+            if (k >= cap) k -= cap;
+            k += s->lvs[in_lv].ring_off;
+            s->ring[k].t = now + out + s->lat[in];
+            s->ring[k].n = need;
+            s->lvs[in_lv].r_len++;
+            if (s->lvs[s->host[in] ? (int64_t)in * s->nvl : in_lv].l_first >= 0)
+                wake(s, in, s->ring[k].t);
         }
-        if (s->q_len[r] > 0) {            /* the next packet of that FIFO is now its head */
-            pkt_t *nx = &s->pool[s->q_head[r]];
-            follow = s->route[s->route_off[nx->msg] + nx->hop + 1];
+        if (r < nq && s->lvs[r].q_len > 0) {            /* the next packet of that FIFO is now its head */
+            pkt_t *nx = &s->pool[s->lvs[r].q_head];
+            follow = s->route[nx->ri + 1];
             request(s, follow, v, r);
         }
     } else if (s->sent[r - nq] < s->npk[r - nq]) {
@@ -409,27 +485,32 @@ static void *xalloc(size_t n, size_t size, int *bad) {
 int t2hx_packet_run(int nlinks, int nvl, const double *rate, const double *lat,
                     const double *fwd, const int32_t *hdr, const int32_t *cap,
                     const int32_t *pair, const double *debt_per_byte,
+                    const int32_t *obuf, const double *xrate,
                     int64_t nmsg, const int64_t *bytes, const int64_t *route_off,
                     const int32_t *route, const int8_t *vl, const int32_t *dep,
-                    const double *delay, int mtu, int ib_hdr,
+                    const double *delay, int mtu, int ib_hdr, int oldest, int voq,
                     int nhigh, const int32_t *high, int nlow, const int32_t *low,
                     int64_t high_limit, double *first, double *end, int64_t *counters) {
     if (nlinks <= 0 || nlinks > (int)EV_ARG || nvl <= 0 || nvl > 15 || mtu <= 0 ||
-        nmsg > (int64_t)EV_ARG)
+        nmsg > (int64_t)EV_ARG || route_off[nmsg] >= INT32_MAX || mtu > (1 << 22))
         return 3;
     st_t s;
     memset(&s, 0, sizeof s);
     int bad = 0;
     s.nlinks = nlinks; s.nvl = nvl; s.rate = rate; s.lat = lat; s.fwd = fwd; s.hdr = hdr;
     s.cap = cap; s.pair = pair; s.debt_per_byte = debt_per_byte;
+    s.obuf = obuf; s.xrate = xrate;
     s.nmsg = nmsg; s.bytes = bytes; s.route_off = route_off; s.route = route; s.vl = vl;
-    s.dep = dep; s.delay = delay; s.mtu = mtu; s.ib_hdr = ib_hdr;
+    s.dep = dep; s.delay = delay; s.mtu = mtu; s.ib_hdr = ib_hdr; s.oldest = oldest; s.voq = voq;
     s.nhigh = nhigh; s.nlow = nlow; s.high = high; s.low = low; s.high_limit = high_limit;
     s.first = first; s.end = end;
     int64_t nq = (int64_t)nlinks * nvl;
     s.free_at = zalloc((size_t)nlinks, sizeof(double), &bad);
     s.wake_at = zalloc((size_t)nlinks, sizeof(double), &bad);
     s.debt = zalloc((size_t)nlinks, sizeof(double), &bad);
+    s.wire_at = zalloc((size_t)nlinks, sizeof(double), &bad);
+    s.inv_rate = zalloc((size_t)nlinks, sizeof(double), &bad);
+    s.inv_xfer = zalloc((size_t)nlinks, sizeof(double), &bad);
     s.vmask = zalloc((size_t)nlinks, sizeof(uint32_t), &bad);
     s.host = zalloc((size_t)nlinks, sizeof(char), &bad);
     s.hi_idx = zalloc((size_t)nlinks, sizeof(int32_t), &bad);
@@ -437,17 +518,9 @@ int t2hx_packet_run(int nlinks, int nvl, const double *rate, const double *lat,
     s.hi_left = zalloc((size_t)nlinks, sizeof(int64_t), &bad);
     s.lo_left = zalloc((size_t)nlinks, sizeof(int64_t), &bad);
     s.hi_sent = zalloc((size_t)nlinks, sizeof(int64_t), &bad);
-    s.cred = zalloc((size_t)nq, sizeof(int64_t), &bad);
-    s.ring_off = zalloc((size_t)nq + 1, sizeof(int64_t), &bad);
-    s.ring_cap = zalloc((size_t)nq, sizeof(int32_t), &bad);
-    s.q_head = zalloc((size_t)nq, sizeof(int32_t), &bad);
-    s.q_tail = zalloc((size_t)nq, sizeof(int32_t), &bad);
-    s.q_len = zalloc((size_t)nq, sizeof(int32_t), &bad);
-    s.r_head = zalloc((size_t)nq, sizeof(int32_t), &bad);
-    s.r_len = zalloc((size_t)nq, sizeof(int32_t), &bad);
-    s.l_first = zalloc((size_t)nq, sizeof(int32_t), &bad);
-    s.l_last = zalloc((size_t)nq, sizeof(int32_t), &bad);
-    s.rnext = zalloc((size_t)(nq + nmsg), sizeof(int32_t), &bad);
+    s.lvs = aligned_alloc(sizeof(lv_t), (size_t)(nq ? nq : 1) * sizeof(lv_t));
+    if (!s.lvs) bad = 1;
+    else memset(s.lvs, 0, (size_t)nq * sizeof(lv_t));
     s.sent = zalloc((size_t)nmsg, sizeof(int32_t), &bad);
     s.done = zalloc((size_t)nmsg, sizeof(int32_t), &bad);
     s.npk = zalloc((size_t)nmsg, sizeof(int32_t), &bad);
@@ -461,18 +534,21 @@ int t2hx_packet_run(int nlinks, int nvl, const double *rate, const double *lat,
     int64_t slots = 0, finite = 0;
     for (int32_t l = 0; l < nlinks; l++) {
         if (rate[l] <= 0) goto out;
+        if (obuf[l] > 0 && (xrate[l] <= 0 || obuf[l] <= (mtu + ib_hdr + CREDIT_BYTES - 1) /
+                            CREDIT_BYTES)) goto out;       /* room for more than a packet */
+        s.inv_rate[l] = 1.0 / rate[l];
+        s.inv_xfer[l] = obuf[l] > 0 ? 1.0 / xrate[l] : s.inv_rate[l];
         for (int v = 0; v < nvl; v++) {
             int64_t lv = (int64_t)l * nvl + v;
-            s.ring_cap[lv] = cap[l] > 0 ? cap[l] : 1;
-            s.ring_off[lv] = slots;
-            slots += s.ring_cap[lv];
-            s.cred[lv] = cap[l] > 0 ? cap[l] : 0;
-            s.l_first[lv] = s.l_last[lv] = s.q_head[lv] = s.q_tail[lv] = -1;
+            s.lvs[lv].ring_cap = cap[l] > 0 ? cap[l] : 1;
+            s.lvs[lv].ring_off = slots;
+            slots += s.lvs[lv].ring_cap;
+            s.lvs[lv].cred = cap[l] > 0 ? cap[l] : 0;
+            s.lvs[lv].l_first = s.lvs[lv].l_last = s.lvs[lv].q_head = s.lvs[lv].q_tail = -1;
             if (cap[l] > 0) finite += cap[l];
         }
         s.wake_at[l] = INFINITY;
     }
-    s.ring_off[nq] = slots;
     for (int64_t m = 0; m < nmsg; m++) {
         if (bytes[m] < 0 || route_off[m + 1] - route_off[m] < 1 || vl[m] < 0 || vl[m] >= nvl)
             goto out;
@@ -485,28 +561,28 @@ int t2hx_packet_run(int nlinks, int nvl, const double *rate, const double *lat,
     for (int64_t m = nmsg - 1; m >= 0; m--)
         if (dep[m] >= 0) { s.sibling[m] = s.child[dep[m]]; s.child[dep[m]] = (int32_t)m; }
     for (int64_t m = 0; m < nmsg; m++) s.host[route[route_off[m]]] = 1;
+    for (int32_t l = 0; l < nlinks; l++)    /* a host's send queue has no output buffer */
+        if (s.host[l] && obuf[l] > 0) goto out;
     for (int64_t m = 0; m < nmsg; m++)      /* a host's link carries nothing else */
         for (int64_t k = route_off[m] + 1; k < route_off[m + 1]; k++)
             if (s.host[route[k]]) goto out;
     rc = 1;
     /* large and mostly untouched: malloc, so only the pages in use are ever mapped */
-    s.r_t = xalloc((size_t)slots, sizeof(double), &bad);
-    s.r_n = xalloc((size_t)slots, sizeof(int32_t), &bad);
+    s.ring = xalloc((size_t)slots, sizeof(ret_t), &bad);
     /* packets alive: each holds credits of some buffer, or is on its way into host memory
      * (one per link into host memory at a time, plus its flight) */
     int64_t want = finite + 4 * (int64_t)nlinks + 64;
     s.pool_cap = (int32_t)(want < (int64_t)EV_ARG ? want : (int64_t)EV_ARG);
     s.pool = xalloc((size_t)s.pool_cap, sizeof(pkt_t), &bad);
+    s.preq = nq + nmsg;
+    if (s.preq + s.pool_cap > INT32_MAX) { rc = 3; goto out; }
+    s.rnext = xalloc((size_t)(s.preq + (voq ? s.pool_cap : 0)), sizeof(int32_t), &bad);
     s.hcap = 2 * (int64_t)s.pool_cap + 4 * (int64_t)nlinks + nmsg + 64;
     if (s.hcap > INT32_MAX) s.hcap = INT32_MAX;
-    s.heap = xalloc((size_t)s.hcap, sizeof(ev_t), &bad);
     if (bad) goto out;
     s.free_pkt = -1;
     s.fresh = 0;
-    s.hfree = -1;
-    s.hfresh = 0;
     s.last = 0;
-    for (int b = 0; b < BUCKETS; b++) s.bh[b] = s.bt[b] = -1;
     for (int64_t m = 0; m < nmsg; m++)
         if (dep[m] < 0) push(&s, delay[m], EV_START, (int32_t)m);
     int64_t finished = 0;
@@ -517,16 +593,21 @@ int t2hx_packet_run(int nlinks, int nvl, const double *rate, const double *lat,
         s.events++;
         if (e.type == EV_READY) {
             pkt_t *pk = &s.pool[e.a];
-            int64_t m = pk->msg;
-            int32_t in = s.route[s.route_off[m] + pk->hop];
-            int v = s.vl[m];
+            int32_t in = s.route[pk->ri];
+            int v = pk->vl;
             int64_t lv = (int64_t)in * nvl + v;
+            if (s.voq) {                  /* it requests its output at once */
+                int32_t out = s.route[pk->ri + 1];
+                request(&s, out, v, (int32_t)(s.preq + e.a));
+                arbitrate(&s, out, e.t);
+                continue;
+            }
             pk->next = -1;
-            if (s.q_tail[lv] >= 0) s.pool[s.q_tail[lv]].next = e.a;
-            else s.q_head[lv] = e.a;
-            s.q_tail[lv] = e.a;
-            if (++s.q_len[lv] == 1) {
-                int32_t out = s.route[s.route_off[m] + pk->hop + 1];
+            if (s.lvs[lv].q_tail >= 0) s.pool[s.lvs[lv].q_tail].next = e.a;
+            else s.lvs[lv].q_head = e.a;
+            s.lvs[lv].q_tail = e.a;
+            if (++s.lvs[lv].q_len == 1) {
+                int32_t out = s.route[pk->ri + 1];
                 request(&s, out, v, (int32_t)lv);
                 arbitrate(&s, out, e.t);
             }
@@ -560,12 +641,12 @@ out:
         counters[3] = s.delivered; counters[4] = s.credit_errors; counters[5] = s.heap_peak;
         counters[6] = s.pool_peak;
     }
-    free(s.free_at); free(s.wake_at); free(s.debt); free(s.vmask); free(s.host); free(s.hi_idx); free(s.lo_idx);
-    free(s.hi_left); free(s.lo_left); free(s.hi_sent); free(s.cred); free(s.ring_off);
-    free(s.ring_cap); free(s.q_head); free(s.q_tail); free(s.q_len); free(s.r_head);
-    free(s.r_len);
-    free(s.l_first); free(s.l_last); free(s.rnext); free(s.sent); free(s.done); free(s.npk);
-    free(s.child); free(s.sibling); free(s.r_t); free(s.r_n); free(s.pool);
-    free(s.heap);
+    free(s.free_at); free(s.wake_at); free(s.debt); free(s.wire_at); free(s.inv_rate); free(s.inv_xfer); free(s.vmask); free(s.host); free(s.hi_idx); free(s.lo_idx);
+    free(s.hi_left); free(s.lo_left); free(s.hi_sent); free(s.lvs);
+   
+   
+    free(s.rnext); free(s.sent); free(s.done); free(s.npk);
+    free(s.child); free(s.sibling); free(s.ring); free(s.pool);
+    for (int b = 0; b < BUCKETS; b++) free(s.bk[b].a);
     return rc;
 }
