@@ -38,6 +38,12 @@ def sim_cases(logdir: Path) -> dict[str, int]:
     return dict(sorted(counts.items()))
 
 
+def engine_line(stdout: str) -> str | None:
+    """What run/reproduce said about the verdicts the packet engine changes."""
+    return next((line for line in stdout.splitlines() if line.startswith("packet engine:")),
+                None)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--system", default="t2hx")
@@ -48,13 +54,21 @@ def main() -> int:
                     "cache saves is the difference to a run without this flag")
     ap.add_argument("--keep-paper", default=None, metavar="DIR",
                     help="copy the run's paper/ (figures, data, report) here to inspect")
+    ap.add_argument("--in-place", action="store_true",
+                    help="regenerate the committed campaign (log/reference, paper/) from cold: "
+                    "only the work root (routing and run caches) is fresh")
     ap.add_argument("-q", "--quiet", action="store_true")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="t2hx-bench-reproduce-") as tmp:
-        env = {**os.environ, "T2HX_LOG_ROOT": f"{tmp}/log", "T2HX_WORK_ROOT": f"{tmp}/work",
+        env = {**os.environ, "T2HX_WORK_ROOT": f"{tmp}/work",
                "T2HX_NO_SIM_CACHE": "1" if args.no_cache else ""}
         cmd = [str(ROOT / "run" / "t2hx"), "reproduce", "--system", args.system,
-               "--campaign", "bench", "--out", f"{tmp}/paper", *(["--full"] if args.full else [])]
+               *(["--full"] if args.full else [])]
+        logdir, paper = ROOT / "log" / "reference", ROOT / "paper"
+        if not args.in_place:
+            env["T2HX_LOG_ROOT"] = f"{tmp}/log"
+            cmd += ["--campaign", "bench", "--out", f"{tmp}/paper"]
+            logdir, paper = Path(tmp, "log", "bench"), Path(tmp, "paper")
         load_before = os.getloadavg()
         start = time.monotonic()
         done = subprocess.run(cmd, cwd=ROOT, env=env, text=True,
@@ -63,10 +77,10 @@ def main() -> int:
         wall = time.monotonic() - start
         usage = resource.getrusage(resource.RUSAGE_CHILDREN)
         verdicts = [line for line in done.stdout.splitlines() if "Fig 1:" in line]
-        figures = len(list(Path(tmp, "paper", "figures").glob("*.png")))
-        cases = sim_cases(Path(tmp, "log", "bench"))
+        figures = len(list((paper / "figures").glob("*.png")))
+        cases = sim_cases(logdir)
         if args.keep_paper:
-            shutil.copytree(Path(tmp, "paper"), args.keep_paper, dirs_exist_ok=True)
+            shutil.copytree(paper, args.keep_paper, dirs_exist_ok=True)
     result = {
         "profile": "full" if args.full else "quick", "system": args.system,
         "exit_code": done.returncode, "wall_s": round(wall, 1),
@@ -74,7 +88,8 @@ def main() -> int:
         "within_goal": wall < GOAL_S, "cores": os.cpu_count(),
         "load_before": [round(x, 2) for x in load_before],
         "load_after": [round(x, 2) for x in os.getloadavg()],
-        "sim_cache": not args.no_cache, "cases": cases,
+        "sim_cache": not args.no_cache, "cases": cases, "in_place": args.in_place,
+        "packet_engine": engine_line(done.stdout),
         "figures": figures, "fig1": verdicts, "machine": platform.machine(),
         "date": time.strftime("%Y-%m-%d"),
     }

@@ -130,6 +130,10 @@ PROFILE = {
         "model": F(str, default=None, choices=NOISE_MODELS),
         "seed": F(int, default=None, min=0)}),
     "combos": F(list, default=None, items=F(str), doc="a subset of the combos"),
+    "inputs": F(dict, default=None, values=F(dict),
+                doc="input keys set per benchmark, e.g. inputs: {ebb: {rounds: 100}}"),
+    "engines": F(dict, default=None, values=F(str, choices=NETWORK_ENGINES),
+                 doc="network engine per benchmark, e.g. engines: {ebb: flow}"),
     "workloads": F(dict, default={}, fields={
         "count": F(int, default=None, min=1),
         "window": F(str, default=None, check=_duration),
@@ -410,6 +414,8 @@ def load_study(path: str | Path | None = None, profile: str | None = None) -> St
         raise ConfError(f"name '{data['name']}' differs from the file name", file=path,
                         field="name", fix=f"set name: {path.stem} (logs record the name)")
     data["capacity"] = _capacity(data["capacity"] or dict(NO_CAPACITY))
+    if profile != "full":       # before the catalog: a profile's inputs hold everywhere
+        data = _profile_benchmarks(data, profile, path)
     catalog = data["benchmarks"]
     if profile != "full":
         data = _apply_profile(data, profile, path)
@@ -454,12 +460,31 @@ def _local_nodes_override(data: dict, path: Path) -> None:
     data["local"] = dict(data["local"] or {"repetitions": 1, "input": {}}, nodes=nodes)
 
 
-def _apply_profile(data: dict, profile: str, path: Path) -> dict:
+def _profile(data: dict, profile: str, path: Path) -> dict:
     if profile not in data["profiles"]:
         raise ConfError(f"no profile '{profile}'", file=path, field="profiles",
                         fix=f"set {PROFILE_ENV} to full or one of: "
                         + ", ".join(data["profiles"]))
-    prof = data["profiles"][profile]
+    return data["profiles"][profile]
+
+
+def _profile_benchmarks(data: dict, profile: str, path: Path) -> dict:
+    """A profile's ``inputs:`` and ``engines:`` set into its benchmarks' entries."""
+    prof = _profile(data, profile, path)
+    benches = dict(data["benchmarks"])
+    for key, what in (("inputs", "input"), ("engines", "engine")):
+        for name, value in (prof[key] or {}).items():
+            if name not in benches:
+                raise ConfError(f"unknown benchmark '{name}'", file=path,
+                                field=f"profiles.{profile}.{key}.{name}",
+                                fix="use names of benchmarks: " + ", ".join(benches))
+            new = {**benches[name][what], **value} if what == "input" else value
+            benches[name] = {**benches[name], what: new}
+    return {**data, "benchmarks": benches}
+
+
+def _apply_profile(data: dict, profile: str, path: Path) -> dict:
+    prof = _profile(data, profile, path)
     data = dict(data)
     if prof["repetitions"] is not None:
         data["repetitions"] = prof["repetitions"]

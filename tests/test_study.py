@@ -238,3 +238,21 @@ def test_combos_follow_what_a_system_can_route(tmp_path):
     capability = sum(study.cases(b, 510, study.combos_on(ft_only)) for b in study.benchmarks)
     assert study.cases_on(ft_only) == capability + 2
     assert capability == sum(study.cases(b, 510, study.combos[:2]) for b in study.benchmarks)
+
+
+def test_a_profile_sets_inputs_and_engines(tmp_path) -> None:
+    """`inputs:` merge into a benchmark's input, `engines:` replace its engine, in the
+    profile only; an unknown benchmark names the profile's field."""
+    text = (ROOT / "conf" / "studies" / "hyperx-vs-fattree-sc19.yaml").read_text()
+    path = tmp_path / "s.yaml"
+    path.write_text(text.replace("    inputs: {ebb: {rounds: 100}}\n",
+                                 "    inputs: {ebb: {rounds: 7}}\n    engines: {mpigraph: flow}\n"))
+    quick, full = load_study(path, "quick"), load_study(path, "full")
+    assert quick.input("ebb", 28) == {**full.input("ebb", 28), "rounds": 7}
+    assert full.input("ebb", 28)["rounds"] == 1000
+    assert (quick.engine("mpigraph"), full.engine("mpigraph")) == ("flow", "packet")
+    path.write_text(text.replace("    inputs: {ebb: {rounds: 100}}\n",
+                                 "    inputs: {nosuch: {rounds: 7}}\n"))
+    with pytest.raises(ConfError) as err:
+        load_study(path, "quick")
+    assert "profiles.quick.inputs.nosuch" in str(err.value)
