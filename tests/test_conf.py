@@ -197,6 +197,10 @@ BAD = [
     ("planes.hyperx.missing_cables.seed", setp("planes.hyperx.missing_cables.seed", -1),
      "below the minimum"),
     ("planes.1", setp("planes", {1: {}}), "is not a name"),
+    # Names become folders and device names: nothing that leaves them or is empty.
+    ("name", setp("name", "../../tmp/evil"), "a name of letters"),
+    ("planes.hyperx.hca", setp("planes.hyperx.hca", ""), "HCA device name"),
+    ("nodes.down", setp("nodes.down", ["m1n01", "m1n01"]), "listed twice"),
 ]
 
 
