@@ -127,6 +127,18 @@ def test_out_of_range_options_are_one_line(option, capsys, tmp_path, hostfile8, 
     assert not list(tmp_path.rglob("*.json"))          # nothing simulated, nothing cached
 
 
+def test_an_unwritable_output_is_one_line(capsys, tmp_path, hostfile8, hx_dir) -> None:
+    """A file where the output's folder should be: one line naming the path, exit 2."""
+    (tmp_path / "file").write_text("x")
+    args = ["-q", "simulate", "--system", str(MINI), "--plane", "hyperx", "--routing",
+            "dfsssp", "--routing-dir", str(hx_dir), "--hostfile", str(hostfile8),
+            "--benchmark", "ebb", "--work", str(tmp_path / "work"),
+            "--output", str(tmp_path / "file" / "out.txt")]
+    assert main(args) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and str(tmp_path / "file") in err[0] and "fix:" in err[0], err
+
+
 @pytest.mark.parametrize("name", NAMES)
 def test_noise_scales_what_the_parser_reads(name, capsys, tmp_path, hostfile8, hx_dir) -> None:
     """Every benchmark (every IMB collective): rep 1 with noise = the cached noiseless
