@@ -39,6 +39,13 @@ def main(argv: list[str] | None = None) -> int:
     except T2hxError as err:
         print(f"t2hx: error: {err.line()}", file=sys.stderr)
         return 2
+    except OSError as err:
+        # A path the user gave that cannot be written or read (a file where a folder is
+        # expected, no permission, a full disk): one line, not a traceback.
+        where = f"{err.filename}: " if err.filename else ""
+        print(f"t2hx: error: {where}{err.strerror or err} (fix: check that path: a folder "
+              "you can write, with free space)", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         print("t2hx: interrupted", file=sys.stderr)
         return 130

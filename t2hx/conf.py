@@ -37,6 +37,17 @@ def _host_name(value: str) -> str | None:
         "a host name such as sm01"
 
 
+def _system_name(value: str) -> str | None:
+    # The name becomes a folder under hostfiles/, work/ and log/: no path separators.
+    return None if re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}", value) else \
+        "a name of letters, digits, '_' and '-', e.g. name: t2hx"
+
+
+def _device(value: str) -> str | None:
+    return None if re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}", value) else \
+        "an HCA device name such as mlx4_1"
+
+
 def _abs_path(value: str) -> str | None:
     return one_line(value) or (None if value.startswith("/") else
                                 "an absolute path on the subnet manager's host")
@@ -195,7 +206,7 @@ TOPOLOGIES = {
 }
 
 PLANE = {
-    "hca": F(str, required=True, doc="HCA device of this plane, e.g. hca: mlx4_1"),
+    "hca": F(str, required=True, check=_device, doc="HCA device of this plane, e.g. hca: mlx4_1"),
     "gbps": F(float, default=32.0, min=0.1, doc="data rate per direction in Gbit/s (QDR 4x: 32)"),
     "topology": F(dict, required=True, doc="a mapping with kind: hyperx|xgft|kary|shortcut|"
                   "circulant|ibnetdiscover"),
@@ -342,7 +353,7 @@ SIMULATE = {
 }
 
 SYSTEM = {
-    "name": F(str, required=True, doc="system name, e.g. name: t2hx"),
+    "name": F(str, required=True, check=_system_name, doc="system name, e.g. name: t2hx"),
     "description": F(str, default=""),
     "nodes": F(dict, required=True, fields=NODES),
     "planes": F(dict, required=True, values=F(dict), doc="planes: {fattree: {...}, hyperx: {...}}"),
@@ -546,7 +557,11 @@ def _check_hosts(system: System) -> None:
             raise ConfError(f"hostname pattern gives '{name}' twice", file=system.path,
                             field="nodes.hostname", fix="include {index} or {rack} and {slot}")
         seen.add(name)
-    for name in system.nodes["down"]:
+    down = system.nodes["down"]
+    for name in down:
+        if down.count(name) > 1:       # counted twice, the usable nodes would be miscounted
+            raise ConfError(f"down node '{name}' is listed twice", file=system.path,
+                            field="nodes.down", fix="list each down node once")
         if name not in seen:
             raise ConfError(f"down node '{name}' is not a host of this system", file=system.path,
                             field="nodes.down", fix="list hostnames the pattern produces")

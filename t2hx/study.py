@@ -26,6 +26,9 @@ DEFAULT = STUDIES / f"{DEFAULT_STUDY}.yaml"
 PROFILE_ENV = "T2HX_STUDY_PROFILE"
 STUDY_ENV = "T2HX_STUDY"                      # a study name (conf/studies/) or a file
 PLACEMENTS = ("linear", "clustered", "random", "two-opt", "hierarchical", "ring", "circulant")
+#: More repetitions than any study needs (seed 000 runs 10): a typo such as 1e9 is refused
+#: instead of generating billions of cases.
+MAX_REPETITIONS = 1000
 DURATION_RE = re.compile(r"^(\d+(?:\.\d+)?)([smhd])$")
 
 
@@ -82,7 +85,7 @@ BENCHMARK = {
 }
 CAPACITY = {
     "window": F(str, default="3h", check=_duration),
-    "repetitions": F(int, default=1, min=1),
+    "repetitions": F(int, default=1, min=1, max=MAX_REPETITIONS),
     "apps": F(dict, required=True, values=F((int, dict), check=_capacity_app),
               doc="app: node count, e.g. apps: {amg: 56}; or app: {benchmark: B, nodes: N} "
               "to run a benchmark twice under two names, e.g. hpl-b: {benchmark: hpl, nodes: 2}"),
@@ -117,14 +120,14 @@ NOISE = {
     "source": F(str, default="", doc="where the cv values were measured"),
 }
 PROFILE = {
-    "repetitions": F(int, default=None, min=1),
+    "repetitions": F(int, default=None, min=1, max=MAX_REPETITIONS),
     "ladders": F(dict, default=None, values=F(list, items=F(int, min=1))),
     "benchmarks": F(list, default=None, items=F(str)),
     "variants": F(dict, default=None, values=F(list, items=F(str)),
                   doc="a subset of a benchmark's variants, e.g. variants: {imb: [Bcast]}"),
     "capacity": F(dict, default=None, fields={
         "window": F(str, default=None, check=_duration),
-        "repetitions": F(int, default=None, min=1),
+        "repetitions": F(int, default=None, min=1, max=MAX_REPETITIONS),
         "note": F(str, default=None, doc="why this window (the report prints it)")}),
     "noise": F(dict, default=None, fields={
         "model": F(str, default=None, choices=NOISE_MODELS),
@@ -149,7 +152,7 @@ STUDY = {
     "extra_combos": F(list, default=[], items=EXTRA_COMBO,
                       doc="combos outside the grid, run only for some benchmarks and node counts"),
     "ladders": F(dict, required=True, values=F(list, items=F(int, min=1))),
-    "repetitions": F(int, default=10, min=1),
+    "repetitions": F(int, default=10, min=1, max=MAX_REPETITIONS),
     "walltime": F(str, default="15m", check=_duration),
     "ranks_per_node": F(int, default=1, min=1),
     "reroute_engines": F(list, default=["parx", "sar"], items=F(str, choices=ENGINES)),
@@ -163,7 +166,7 @@ STUDY = {
                  "(seed 003's fat-tree configurations)"),
     "local": F(dict, default=None, fields={
         "nodes": F(list, default=[2], items=F(int, min=1)),
-        "repetitions": F(int, default=1, min=1),
+        "repetitions": F(int, default=1, min=1, max=MAX_REPETITIONS),
         "input": F(dict, default={}, values=F(dict),
                    doc="per-benchmark input overrides for this small machine")}),
     "noise": F(dict, default=None, fields=NOISE),
@@ -489,6 +492,11 @@ def _apply_profile(data: dict, profile: str, path: Path) -> dict:
     if prof["repetitions"] is not None:
         data["repetitions"] = prof["repetitions"]
     if prof["ladders"] is not None:
+        unknown = [name for name in prof["ladders"] if name not in data["ladders"]]
+        if unknown:       # a typo would add an unused ladder and run the full one
+            raise ConfError(f"unknown ladder '{unknown[0]}'", file=path,
+                            field=f"profiles.{profile}.ladders.{unknown[0]}",
+                            fix="use one of: " + ", ".join(data["ladders"]))
         data["ladders"] = {**data["ladders"], **prof["ladders"]}
     if prof["benchmarks"] is not None:
         unknown = [b for b in prof["benchmarks"] if b not in data["benchmarks"]]

@@ -7,6 +7,7 @@ T2hxError line naming the file, never in a traceback.
 
 from __future__ import annotations
 
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,9 @@ import yaml
 from t2hx.errors import T2hxError
 
 _MERGE = "tag:yaml.org,2002:merge"
+#: Larger than any conf, study, hostfile, demand or job file (the 672-node demand file is
+#: a few hundred kB): a bigger one is a wrong path, read into memory otherwise.
+MAX_BYTES = 64 << 20
 
 
 def read_text(path: str | Path, error: type[T2hxError] = T2hxError, what: str = "file",
@@ -22,6 +26,12 @@ def read_text(path: str | Path, error: type[T2hxError] = T2hxError, what: str = 
     """The file's text; ``error`` (a T2hxError subclass) names the file on any failure."""
     path = Path(path)
     try:
+        info = path.stat()
+        if not stat.S_ISREG(info.st_mode):     # a FIFO or device would block or never end
+            raise error(f"{what} is not a regular file", file=path, fix=fix)
+        if info.st_size > MAX_BYTES:
+            raise error(f"{what} of {info.st_size} bytes is over the {MAX_BYTES >> 20} MiB "
+                        "limit", file=path, fix=fix)
         data = path.read_bytes()
     except OSError as err:
         raise error(f"cannot read {what} ({err.strerror or err})", file=path,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import math
+import os
 from pathlib import Path
 
 import pytest
@@ -197,6 +198,10 @@ BAD = [
     ("planes.hyperx.missing_cables.seed", setp("planes.hyperx.missing_cables.seed", -1),
      "below the minimum"),
     ("planes.1", setp("planes", {1: {}}), "is not a name"),
+    # Names become folders and device names: nothing that leaves them or is empty.
+    ("name", setp("name", "../../tmp/evil"), "a name of letters"),
+    ("planes.hyperx.hca", setp("planes.hyperx.hca", ""), "HCA device name"),
+    ("nodes.down", setp("nodes.down", ["m1n01", "m1n01"]), "listed twice"),
 ]
 
 
@@ -250,3 +255,15 @@ def test_random_missing_cables_are_seeded_and_keep_the_plane_connected(mini) -> 
     assert [(c.a, c.b) for c in a.cables] == [(c.a, c.b) for c in b.cables]
     assert len(a.inter_switch_cables()) == 4 * 6 + 4 * 6 - 10
     assert (a.hop_matrix() >= 0).all()
+
+
+def test_special_files_are_refused_not_read(tmp_path: Path) -> None:
+    """A FIFO given as a conf would block forever, a device never ends: refused at once."""
+    fifo = tmp_path / "conf.yaml"
+    os.mkfifo(fifo)
+    with pytest.raises(ConfError) as exc:
+        load_system(fifo)
+    assert "not a regular file" in exc.value.line() and str(fifo) in exc.value.line()
+    with pytest.raises(ConfError) as exc:
+        load_system("/dev/zero")
+    assert "not a regular file" in exc.value.line()

@@ -110,6 +110,35 @@ def test_every_registry_workload_has_a_rule(capsys, tmp_path, hostfile8, hx_dir)
     assert len(err) == 1 and "--noise-cv" in err[0]
 
 
+@pytest.mark.parametrize("option", [("--size", "-5"), ("--times", "0"), ("--window", "0"),
+                                    ("--iterations", "-3"), ("--reps", "0"), ("--lmc", "99"),
+                                    ("--repetition", "-1"), ("--seed", "-1"),
+                                    ("--compute-scale", "0"), ("--noise-cv", "nan")])
+def test_out_of_range_options_are_one_line(option, capsys, tmp_path, hostfile8, hx_dir) -> None:
+    """A value that would print plausible-looking nonsense (negative sizes, nan rates) is
+    refused before any work, naming the option and its range."""
+    args = ["-q", "simulate", "--system", str(MINI), "--plane", "hyperx", "--routing",
+            "dfsssp", "--routing-dir", str(hx_dir), "--hostfile", str(hostfile8),
+            "--benchmark", "ebb", "--work", str(tmp_path), *option]
+    assert main(args) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and option[0] in err[0], err
+    assert "out of range" in err[0] or "not positive" in err[0], err
+    assert not list(tmp_path.rglob("*.json"))          # nothing simulated, nothing cached
+
+
+def test_an_unwritable_output_is_one_line(capsys, tmp_path, hostfile8, hx_dir) -> None:
+    """A file where the output's folder should be: one line naming the path, exit 2."""
+    (tmp_path / "file").write_text("x")
+    args = ["-q", "simulate", "--system", str(MINI), "--plane", "hyperx", "--routing",
+            "dfsssp", "--routing-dir", str(hx_dir), "--hostfile", str(hostfile8),
+            "--benchmark", "ebb", "--work", str(tmp_path / "work"),
+            "--output", str(tmp_path / "file" / "out.txt")]
+    assert main(args) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and str(tmp_path / "file") in err[0] and "fix:" in err[0], err
+
+
 @pytest.mark.parametrize("name", NAMES)
 def test_noise_scales_what_the_parser_reads(name, capsys, tmp_path, hostfile8, hx_dir) -> None:
     """Every benchmark (every IMB collective): rep 1 with noise = the cached noiseless

@@ -15,6 +15,7 @@ import pytest
 from t2hx.wire import PERFLOG_HEADER as HEADER
 from t2hx.post.replay import REPO, default_out, replay
 from t2hx.post.synth import perflog_line, write_campaign
+from t2hx.cli import main
 
 FIX = Path(__file__).parent / "data" / "post" / "fixtures"
 PNG = b"\x89PNG\r\n\x1a\n"
@@ -215,3 +216,19 @@ def test_default_out_and_run_replay_script(tmp_path: Path) -> None:
                          capture_output=True, text=True, env=env, timeout=300)
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1
     assert "log directory not found" in bad.stderr
+
+
+def test_replay_refuses_what_is_not_one_campaign(tmp_path, capsys) -> None:
+    """The log root (a folder of campaigns) and an empty folder end in one line, exit 2,
+    naming what was found and a campaign to replay instead."""
+    root = tmp_path / "log"
+    for name in ("alpha", "beta"):
+        (root / name / "perflogs").mkdir(parents=True)
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    for path, words in ((root, ("a folder of 2 campaigns (alpha, beta)", "log/alpha")),
+                        (empty, ("no campaign here",))):
+        assert main(["replay", str(path)]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and all(w in err for w in words), err
+        assert not (path / "paper").exists()

@@ -256,3 +256,20 @@ def test_a_profile_sets_inputs_and_engines(tmp_path) -> None:
     with pytest.raises(ConfError) as err:
         load_study(path, "quick")
     assert "profiles.quick.inputs.nosuch" in str(err.value)
+
+
+@pytest.mark.parametrize("edit, field", [
+    (("    ladders: {linear: [7, 28, 112], pow2: [4, 16, 64]}",
+      "    ladders: {linear: [7, 28, 112], pwo2: [4, 16, 64]}"), "profiles.quick.ladders.pwo2"),
+    (("    repetitions: 2\n", "    repetitions: 1000000000\n"), "profiles.quick.repetitions"),
+])
+def test_study_typos_are_refused(tmp_path, edit, field) -> None:
+    """A misspelt ladder in a profile, or a runaway repetition count, is one error naming
+    the field, not a silently different campaign."""
+    text = (ROOT / "conf" / "studies" / "hyperx-vs-fattree-sc19.yaml").read_text()
+    assert edit[0] in text
+    path = tmp_path / "s.yaml"
+    path.write_text(text.replace(edit[0], edit[1], 1))
+    with pytest.raises(ConfError) as err:
+        load_study(path, "quick")
+    assert field in str(err.value)

@@ -97,9 +97,7 @@ def run(args: argparse.Namespace) -> int:
     from t2hx.flowsim.noise import Noise
     from t2hx.flowsim.runcache import RunCache
 
-    if args.noise_cv < 0:
-        raise WorkloadError(f"negative --noise-cv {args.noise_cv}", field="--noise-cv",
-                            fix="give a coefficient of variation >= 0, e.g. 0.05")
+    check_ranges(args)
     request = request_of(args)
     noise = Noise(args.noise, args.noise_cv, args.noise_seed)
     cache = None if args.no_cache else RunCache(args.work)
@@ -112,6 +110,31 @@ def run(args: argparse.Namespace) -> int:
     else:
         sys.stdout.write(text)
     return 0
+
+
+#: The numeric options' valid ranges (lowest, highest; None: unbounded). A value outside
+#: would still print plausible-looking numbers (a negative size, nan rates), so it is refused.
+RANGES: dict[str, tuple[float | None, float | None]] = {
+    "size": (0, None), "times": (1, None), "window": (1, None), "rounds": (1, None),
+    "reps": (1, None), "iterations": (1, None), "lmc": (0, 7), "repetition": (0, None),
+    "seed": (0, None), "noise_seed": (0, None), "noise_cv": (0, None),
+    "parx_threshold": (0, None)}
+
+
+def check_ranges(args: argparse.Namespace) -> None:
+    for name, (low, high) in RANGES.items():
+        value = getattr(args, name, None)
+        if value is None or not isinstance(value, (int, float)):
+            continue
+        if (low is not None and value < low) or (high is not None and value > high) \
+                or value != value:
+            bounds = f">= {low:g}" if high is None else f"in {low:g}..{high:g}"
+            option = "--" + name.replace("_", "-")
+            raise WorkloadError(f"{option} {value} is out of range", field=option,
+                                fix=f"give a value {bounds}")
+    if args.compute_scale <= 0:
+        raise WorkloadError(f"--compute-scale {args.compute_scale} is not positive",
+                            field="--compute-scale", fix="give a factor > 0, e.g. 10")
 
 
 def request_of(args: argparse.Namespace) -> SimRequest:

@@ -25,15 +25,13 @@ Results differ from the reference only by the order of floating-point additions;
 from __future__ import annotations
 
 import ctypes
-from pathlib import Path
 
 import numpy as np
 
-from t2hx.errors import T2hxError
+from t2hx.flowsim import ckernel
 from t2hx.flowsim.fluid import SMALL_BYTES, Comm, Compute, Job, Plan, State
 from t2hx.flowsim.network import Network
 
-KERNEL = Path(__file__).resolve().parent / "kernel" / "libfluidk.so"
 
 #: Cached (flow, rate) pairs (16 bytes each); the cache is emptied when full.
 POOL_PAIRS = 24 << 20
@@ -45,19 +43,8 @@ MAX_ENDS = 1 << 20
 COUNTERS = ("hits", "misses", "events", "flow_visits", "set_hits", "rounds", "solved_flows",
             "solved_links", "partial", "partial_flows", "partial_fallbacks")
 
-_lib: ctypes.CDLL | None = None
-
-
 def _kernel() -> ctypes.CDLL:
-    global _lib
-    if _lib is None:
-        if not KERNEL.exists():
-            raise T2hxError(f"the fast fluid engine's kernel is not built: {KERNEL}",
-                            fix="run run/setup (it runs make in t2hx/flowsim/kernel)")
-        lib = ctypes.CDLL(str(KERNEL))
-        lib.t2hx_fluid_run.restype = ctypes.c_int
-        _lib = lib
-    return _lib
+    return ckernel.load("libfluidk.so", "t2hx_fluid_run", "the fast fluid engine")
 
 
 def run_jobs_fast(net: Network, jobs: list[Job], until: float = np.inf,

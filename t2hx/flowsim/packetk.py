@@ -13,30 +13,18 @@ from __future__ import annotations
 
 import ctypes
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 
-from t2hx.errors import T2hxError, WorkloadError
+from t2hx.errors import WorkloadError
+from t2hx.flowsim import ckernel
 
-KERNEL = Path(__file__).resolve().parent / "kernel" / "libpacketk.so"
 #: The kernel's counters, in its order.
 COUNTERS = ("events", "packet_hops", "packets_created", "packets_delivered",
             "credit_errors", "heap_peak", "pool_peak")
 
-_lib: ctypes.CDLL | None = None
-
-
 def _kernel() -> ctypes.CDLL:
-    global _lib
-    if _lib is None:
-        if not KERNEL.exists():
-            raise T2hxError(f"the packet engine's kernel is not built: {KERNEL}",
-                            fix="run run/setup (it runs make in t2hx/flowsim/kernel)")
-        lib = ctypes.CDLL(str(KERNEL))
-        lib.t2hx_packet_run.restype = ctypes.c_int
-        _lib = lib
-    return _lib
+    return ckernel.load("libpacketk.so", "t2hx_packet_run", "the packet engine")
 
 
 @dataclass

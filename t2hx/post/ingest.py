@@ -86,12 +86,30 @@ class Ingested:
     provenance: dict[str, Any]
 
 
+#: What a campaign's directory holds (any one of them makes it one).
+CAMPAIGN_MARKS = (PROVENANCE, "perflogs", "runs", "capacity")
+
+
+def is_campaign(path: Path) -> bool:
+    return path.is_dir() and any((path / mark).exists() for mark in CAMPAIGN_MARKS)
+
+
 def require_logdir(logdir: Path) -> Path:
+    """A campaign's log directory, or one line saying what was found instead: replaying the
+    log root or an empty folder would mix campaigns or report nothing with exit 0."""
     logdir = Path(logdir)
+    fix = "pass a campaign directory such as log/reference"
     if not logdir.is_dir():
-        raise T2hxError("log directory not found", file=logdir,
-                        fix="pass a campaign directory such as log/reference")
-    return logdir
+        raise T2hxError("log directory not found", file=logdir, fix=fix)
+    if is_campaign(logdir):
+        return logdir
+    inside = sorted(p.name for p in logdir.iterdir() if is_campaign(p))
+    if inside:
+        raise T2hxError(f"a folder of {len(inside)} campaigns ({', '.join(inside[:5])}"
+                        f"{', …' if len(inside) > 5 else ''}), not one campaign", file=logdir,
+                        fix=f"replay one of them, e.g. {logdir / inside[0]}")
+    raise T2hxError("no campaign here: no provenance.json, perflogs/, runs/ or capacity/",
+                    file=logdir, fix=fix)
 
 
 def ingest(logdir: Path) -> Ingested:
