@@ -314,6 +314,20 @@ PACKET = {
     }, doc="the HCA's host interface: hca: {pcie_gen: 2, lanes: 8}"),
 }
 
+# The fluid engines' inter-job interference term, fitted to packet-engine runs by
+# bench/interference.py (bench/results/interference.json; docs/modelling.md#interference;
+# tests/test_interference.py holds these to that file's fit).
+FIT_GAIN = 0.5446
+FIT_EXPOSURE = 0.0007
+INTERFERENCE = {
+    "mode": F(str, default="packet_fit", choices=("packet_fit", "off"),
+              doc="packet_fit: correct each job's fluid slowdown by the term; off: max-min only"),
+    "fluid_gain": F(float, default=FIT_GAIN, min=0.0,
+                    doc="weight of the fluid slowdown above 1 (bench/results/interference.json)"),
+    "exposure": F(float, default=FIT_EXPOSURE,
+                  doc="slowdown per unit of exposure (bench/results/interference.json)"),
+}
+
 # LogGP-style parameters of the flow model (t2hx.flowsim); defaults are QDR 4x InfiniBand
 # with a ConnectX-2 class HCA: ~100 ns per switch, ~0.6 us software overhead per side.
 MODEL = {
@@ -335,6 +349,9 @@ MODEL = {
                    doc="plane:port of each rail, e.g. lanes: [fattree:1, fattree2:1] "
                    "(default: ports 1..rails of the simulated plane)"),
     }, doc="multirail: {policy: stripe, rails: 2} (t2hx.flowsim.multirail)"),
+    "interference": F(dict, default=None, fields=INTERFERENCE,
+                      doc="the fluid engines' inter-job term fitted to the packet engine "
+                      "(t2hx.flowsim.interference, docs/modelling.md#interference)"),
     "packet": F(dict, default=None, fields=PACKET,
                 doc="packet engine: packet: {mtu: 2048, buffer_bytes: 16384} "
                 "(t2hx.flowsim.packet, docs/modelling.md#packet-engine)"),

@@ -64,6 +64,7 @@ def capacity_text(system: str, plane: str, routing: str, capacity: Path, window:
     checks/capacity.py) until the simulated window closes: one record per finished run,
     then the window's end. Each app's fluid job comes from its benchmark module, so a new
     capacity app needs no change here."""
+    from t2hx.flowsim import interference
     from t2hx.flowsim.appmodel import system_node
     from t2hx.flowsim.network import open_network
     from t2hx.study import load_study
@@ -79,10 +80,20 @@ def capacity_text(system: str, plane: str, routing: str, capacity: Path, window:
         hosts += mine
     net = open_network(system, plane, routing, hosts=hosts, work=work, routing=routing_dir,
                        lmc=lmc)
-    jobs = capacity_jobs(net, spans, load_study(), system_node(system), REPEATS)
-    fluid_engine(engine)(net, jobs, until=window)
+    study, node = load_study(), system_node(system)
+    jobs = capacity_jobs(net, spans, study, node, REPEATS)
+    simulate = fluid_engine(engine)
+    simulate(net, jobs, until=window)
+    term = interference.Term.of(net.system.model)
+    if term is not None:      # each app alone on its nodes: one run, for its slowdown
+        alone = [simulate(net, [job], until=window)[0]
+                 for job in capacity_jobs(net, spans, study, node, 1)]
+        interference.correct(net, jobs, np.array([_first_run(job) for job in alone]),
+                             window, term)
     out = [wire.sim_header({"system": system, "plane": plane, "routing": routing,
-                            "window": f"{window:g}", "engine": engine}, kind="capacity")]
+                            "window": f"{window:g}", "engine": engine,
+                            "interference": term.label if term else "off"},
+                           kind="capacity")]
     for app, job in zip(spans, jobs):
         start = 0.0
         for run, end in enumerate(e for e in job.ends if e <= window):
@@ -92,12 +103,16 @@ def capacity_text(system: str, plane: str, routing: str, capacity: Path, window:
     return "".join(out) + wire.CAPACITY_CLOSED + "\n"
 
 
+def _first_run(job: Job) -> float:
+    return job.ends[0] - job.start if job.ends else float("nan")
+
+
 def workload_text(system_name: str, plane: str, routing: str, workload: int,
                   window: float | None, work: str, engine: str) -> str:
     """One multi-job workload of the study (seed 003 §6): its jobs drawn from (seed, k) alone,
     so the same on every configuration; one record per job, then the window's end."""
     from t2hx.conf import load_system, system_path
-    from t2hx.flowsim import multijob
+    from t2hx.flowsim import interference, multijob
     from t2hx.flowsim.appmodel import system_node
     from t2hx.flowsim.network import open_network
     from t2hx.placement.jobs import draw
@@ -117,11 +132,13 @@ def workload_text(system_name: str, plane: str, routing: str, workload: int,
         at += len(s)
     inputs = [study.input(app, len(s)) for app, s in zip(apps, sets)]
     codes = [benchmarks.app(app, field="workloads.apps") for app in apps]
+    term = interference.Term.of(system.model)
     results = multijob.run_workload(net, codes, spans, inputs, float(spec["compute_scale"]),
-                                    system_node(system_name), window, fluid_engine(engine))
+                                    system_node(system_name), window, fluid_engine(engine),
+                                    term)
     head = wire.sim_header({
         "system": system.name, "plane": plane, "routing": routing, "workload": workload,
         "window": f"{window:g}", "compute_scale": f"{spec['compute_scale']:g}",
-        "engine": engine}, kind="workload")
+        "engine": engine, "interference": term.label if term else "off"}, kind="workload")
     return head + "".join(wire.workload_line(r) + "\n" for r in results) + \
         wire.WORKLOAD_CLOSED + "\n"

@@ -25,6 +25,21 @@ def mini():
 
 
 @pytest.fixture(scope="session")
+def mini_hyperx_dir(mini, routed):
+    """The mini HyperX routed by real OpenSM's DFSSSP under ibsim (its dump directory)."""
+    return routed(mini, "hyperx", "dfsssp").run.out_dir
+
+
+@pytest.fixture(scope="session")
+def mini_hyperx(mini, mini_hyperx_dir):
+    """The flow model's network of every mini host on that routing."""
+    from t2hx.flowsim.network import open_network
+
+    return open_network(mini, "hyperx", "dfsssp", hosts=mini.hostnames(),
+                        routing=mini_hyperx_dir)
+
+
+@pytest.fixture(scope="session")
 def t2hx_system():
     return load_system(T2HX)
 

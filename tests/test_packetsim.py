@@ -35,13 +35,13 @@ AS_FLOW = {"hca": {"interface": "link"}, "header_bytes": 0, "cable_ns": 0.0,
 
 
 @pytest.fixture(scope="module")
-def hx_dir(mini, routed):
-    return routed(mini, "hyperx", "dfsssp").run.out_dir
+def hx_dir(mini_hyperx_dir):
+    return mini_hyperx_dir
 
 
 @pytest.fixture(scope="module")
-def net(mini, hx_dir):
-    return open_network(mini, "hyperx", "dfsssp", hosts=mini.hostnames(), routing=hx_dir)
+def net(mini_hyperx):
+    return mini_hyperx
 
 
 def switch_of(net) -> np.ndarray:

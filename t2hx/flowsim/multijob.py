@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from t2hx.flowsim import apps
+from t2hx.flowsim import apps, interference
 from t2hx.flowsim.fluid import Job, phase_steps
 from t2hx.flowsim.network import Network
 from t2hx.wire import WorkloadJob
@@ -41,19 +41,23 @@ def mean_step(job: Job, window: float) -> tuple[int, float]:
 
 def run_workload(net: Network, apps_of: Sequence[apps.App], spans: list[np.ndarray],
                  inputs: list[dict], scale: float, node: dict, window: float,
-                 engine: Engine) -> list[WorkloadJob]:
+                 engine: Engine, term: interference.Term | None = None) -> list[WorkloadJob]:
     """All jobs together for ``window`` simulated seconds, then each alone: per job the
-    steps finished in the window and the mean seconds per step (nan: none finished)."""
+    steps finished in the window and the mean seconds per step (nan: none finished); with
+    ``term``, each job's slowdown in the mix is the packet-fitted one
+    (t2hx/flowsim/interference.py)."""
     def build() -> list[Job]:
         return [step_job(net, app, ranks, scale, inp, node, f"job{j}-{app.key}")
                 for j, (app, ranks, inp) in enumerate(zip(apps_of, spans, inputs))]
 
     together = engine(net, build(), until=window)
+    alone = [engine(net, [job], until=window)[0] for job in build()]
+    interference.correct(net, together, np.array([mean_step(a, window)[1] for a in alone]),
+                         window, term)
     out = []
-    for j, (job, alone) in enumerate(zip(together, build())):
-        engine(net, [alone], until=window)
+    for j, job in enumerate(together):
         steps, step_s = mean_step(job, window)
-        alone_steps, alone_s = mean_step(alone, window)
+        alone_steps, alone_s = mean_step(alone[j], window)
         out.append(WorkloadJob(j, apps_of[j].key, len(spans[j]), steps, step_s, alone_steps,
                                alone_s))
     return out

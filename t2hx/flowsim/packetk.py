@@ -46,8 +46,19 @@ class Messages:
     route_off: np.ndarray   # int64, len + 1: message m's links are route[off[m]:off[m+1]]
     route: np.ndarray       # int32 link ids
     vl: np.ndarray          # int8
-    dep: np.ndarray         # int32: message that must be delivered first (earlier index), -1
-    delay: np.ndarray       # s: after the dependency's delivery, or from 0 without one
+    dep: np.ndarray         # int32: message that must be delivered first (earlier index), -1;
+                            # with ``dep_off``: all dependencies, message m's dep[off[m]:off[m+1]]
+    delay: np.ndarray       # s: after the last dependency's delivery, or from 0 without one
+    dep_off: np.ndarray | None = None   # int64, len + 1
+
+    def dependencies(self) -> tuple[np.ndarray, np.ndarray]:
+        """(offsets, dependencies) as the kernel takes them."""
+        if self.dep_off is not None:
+            return self.dep_off, self.dep
+        has = self.dep >= 0
+        off = np.zeros(len(self.dep) + 1, np.int64)
+        np.cumsum(has, out=off[1:])
+        return off, self.dep[has]
 
 
 @dataclass(frozen=True)
@@ -91,7 +102,9 @@ def simulate(links: Links, msgs: Messages, arb: Arbitration
     off = np.ascontiguousarray(msgs.route_off, np.int64)
     route = np.ascontiguousarray(msgs.route, np.int32)
     vl = np.ascontiguousarray(msgs.vl, np.int8)
-    dep = np.ascontiguousarray(msgs.dep, np.int32)
+    dep_off, dep = msgs.dependencies()
+    dep_off = np.ascontiguousarray(dep_off, np.int64)
+    dep = np.ascontiguousarray(dep if len(dep) else np.zeros(1), np.int32)
     delay = np.ascontiguousarray(msgs.delay, np.float64)
     high = np.ascontiguousarray(np.array(arb.high, np.int32).reshape(-1), np.int32)
     low = np.ascontiguousarray(np.array(arb.low, np.int32).reshape(-1), np.int32)
@@ -102,7 +115,8 @@ def simulate(links: Links, msgs: Messages, arb: Arbitration
     rc = _kernel().t2hx_packet_run(
         ctypes.c_int(len(rate)), ctypes.c_int(nvl), _p(rate, f64), _p(lat, f64), _p(fwd, f64),
         _p(hdr, i32), _p(cap, i32), _p(pair, i32), _p(debt, f64), _p(obuf, i32), _p(xrate, f64), i64(n), _p(size, i64),
-        _p(off, i64), _p(route, i32), _p(vl, ctypes.c_int8), _p(dep, i32), _p(delay, f64),
+        _p(off, i64), _p(route, i32), _p(vl, ctypes.c_int8), _p(dep_off, i64), _p(dep, i32),
+        _p(delay, f64),
         ctypes.c_int(arb.mtu), ctypes.c_int(arb.header), ctypes.c_int(int(arb.oldest_first)),
         ctypes.c_int(int(arb.per_output)),
         ctypes.c_int(len(arb.high)),

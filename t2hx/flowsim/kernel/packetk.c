@@ -24,9 +24,11 @@
  * writes) at the PCIe rates packet.py derives; a link may charge a paired link extra
  * bytes per payload byte sent (read requests of the sender's DMA travel upstream, sharing
  * the direction that carries received data). Sources are messages: a message becomes
- * active at its start time, or `delay` after the message it depends on was delivered
- * (rendezvous handshakes), and its host link serves the active messages of a VL in round
- * robin, one packet each.
+ * active at its start time, or `delay` after the last of the messages it depends on was
+ * delivered (rendezvous handshakes; a job's next step after its previous one), and its host
+ * link serves the active messages of a VL in round robin, one packet each. A message with
+ * no links (and no bytes) is a join: it is delivered the moment it starts, so a step of
+ * n messages waits on one join of the n before it, not on n x n dependencies.
  *
  * Events: READY (a packet's head may leave the node it reached), WAKE (an output may
  * transmit: it fell idle, or credits come back), START (a message becomes active) and
@@ -93,7 +95,7 @@ typedef struct {
     /* messages */
     int64_t nmsg;
     const int64_t *bytes, *route_off;
-    const int32_t *route, *dep;
+    const int32_t *route;
     const int8_t *vl;
     const double *delay;
     int mtu, ib_hdr, oldest;           /* oldest: inputs of a VL served oldest packet first */
@@ -110,7 +112,8 @@ typedef struct {
     ret_t *ring;                                   /* credits coming back, per (link, VL) */
     int32_t *rnext;                                /* per requester: next in its list */
     /* messages */
-    int32_t *sent, *done, *npk, *child, *sibling;
+    int32_t *sent, *done, *npk, *wait, *child;     /* wait: dependencies not delivered */
+    int64_t *child_off;                            /* children of m: child[off[m]..off[m+1]) */
     double *first, *end;
     /* packets */
     pkt_t *pool; int32_t free_pkt, fresh, pool_cap, pool_used, pool_peak;
@@ -467,6 +470,15 @@ static void transmit(st_t *s, int32_t l, int v, int32_t r, double now) {
     if (follow >= 0 && follow != l) arbitrate(s, follow, now);
 }
 
+/* Message m was delivered at t: children whose last dependency it was start `delay` later
+ * (events leave in time order, so the last delivery is the latest). */
+static void release(st_t *s, int64_t m, double t) {
+    for (int64_t k = s->child_off[m]; k < s->child_off[m + 1]; k++) {
+        int32_t c = s->child[k];
+        if (--s->wait[c] == 0) push(s, t + s->delay[c], EV_START, c);
+    }
+}
+
 static void *zalloc(size_t n, size_t size, int *bad) {
     void *p = calloc(n ? n : 1, size);
     if (!p) *bad = 1;
@@ -487,8 +499,8 @@ int t2hx_packet_run(int nlinks, int nvl, const double *rate, const double *lat,
                     const int32_t *pair, const double *debt_per_byte,
                     const int32_t *obuf, const double *xrate,
                     int64_t nmsg, const int64_t *bytes, const int64_t *route_off,
-                    const int32_t *route, const int8_t *vl, const int32_t *dep,
-                    const double *delay, int mtu, int ib_hdr, int oldest, int voq,
+                    const int32_t *route, const int8_t *vl, const int64_t *dep_off,
+                    const int32_t *dep, const double *delay, int mtu, int ib_hdr, int oldest, int voq,
                     int nhigh, const int32_t *high, int nlow, const int32_t *low,
                     int64_t high_limit, double *first, double *end, int64_t *counters) {
     if (nlinks <= 0 || nlinks > (int)EV_ARG || nvl <= 0 || nvl > 15 || mtu <= 0 ||
@@ -501,7 +513,7 @@ int t2hx_packet_run(int nlinks, int nvl, const double *rate, const double *lat,
     s.cap = cap; s.pair = pair; s.debt_per_byte = debt_per_byte;
     s.obuf = obuf; s.xrate = xrate;
     s.nmsg = nmsg; s.bytes = bytes; s.route_off = route_off; s.route = route; s.vl = vl;
-    s.dep = dep; s.delay = delay; s.mtu = mtu; s.ib_hdr = ib_hdr; s.oldest = oldest; s.voq = voq;
+    s.delay = delay; s.mtu = mtu; s.ib_hdr = ib_hdr; s.oldest = oldest; s.voq = voq;
     s.nhigh = nhigh; s.nlow = nlow; s.high = high; s.low = low; s.high_limit = high_limit;
     s.first = first; s.end = end;
     int64_t nq = (int64_t)nlinks * nvl;
@@ -524,8 +536,9 @@ int t2hx_packet_run(int nlinks, int nvl, const double *rate, const double *lat,
     s.sent = zalloc((size_t)nmsg, sizeof(int32_t), &bad);
     s.done = zalloc((size_t)nmsg, sizeof(int32_t), &bad);
     s.npk = zalloc((size_t)nmsg, sizeof(int32_t), &bad);
-    s.child = zalloc((size_t)nmsg, sizeof(int32_t), &bad);
-    s.sibling = zalloc((size_t)nmsg, sizeof(int32_t), &bad);
+    s.wait = zalloc((size_t)nmsg, sizeof(int32_t), &bad);
+    s.child_off = zalloc((size_t)nmsg + 1, sizeof(int64_t), &bad);
+    s.child = zalloc((size_t)(dep_off[nmsg] > 0 ? dep_off[nmsg] : 1), sizeof(int32_t), &bad);
     int rc = 1;
     if (bad) goto out;
     rc = 3;
@@ -549,18 +562,28 @@ int t2hx_packet_run(int nlinks, int nvl, const double *rate, const double *lat,
         }
         s.wake_at[l] = INFINITY;
     }
+    if (dep_off[0] != 0) goto out;
     for (int64_t m = 0; m < nmsg; m++) {
-        if (bytes[m] < 0 || route_off[m + 1] - route_off[m] < 1 || vl[m] < 0 || vl[m] >= nvl)
+        int64_t hops = route_off[m + 1] - route_off[m];
+        if (bytes[m] < 0 || hops < 0 || (hops == 0 && bytes[m] > 0) || vl[m] < 0 ||
+            vl[m] >= nvl || dep_off[m + 1] < dep_off[m])
             goto out;
-        if (dep[m] >= m || dep[m] < -1) goto out;   /* dependencies point backwards */
+        for (int64_t k = dep_off[m]; k < dep_off[m + 1]; k++) {
+            if (dep[k] >= m || dep[k] < 0) goto out;   /* dependencies point backwards */
+            s.child_off[dep[k] + 1]++;
+        }
         int64_t n = (bytes[m] + mtu - 1) / mtu;
         s.npk[m] = (int32_t)(n > 0 ? n : 1);
-        s.child[m] = -1;
+        s.wait[m] = (int32_t)(dep_off[m + 1] - dep_off[m]);
         first[m] = end[m] = -1.0;
     }
-    for (int64_t m = nmsg - 1; m >= 0; m--)
-        if (dep[m] >= 0) { s.sibling[m] = s.child[dep[m]]; s.child[dep[m]] = (int32_t)m; }
-    for (int64_t m = 0; m < nmsg; m++) s.host[route[route_off[m]]] = 1;
+    for (int64_t m = 0; m < nmsg; m++) s.child_off[m + 1] += s.child_off[m];
+    for (int64_t m = 0; m < nmsg; m++)          /* `sent` as a fill cursor, reset below */
+        for (int64_t k = dep_off[m]; k < dep_off[m + 1]; k++)
+            s.child[s.child_off[dep[k]] + s.sent[dep[k]]++] = (int32_t)m;
+    memset(s.sent, 0, (size_t)nmsg * sizeof(int32_t));
+    for (int64_t m = 0; m < nmsg; m++)
+        if (route_off[m + 1] > route_off[m]) s.host[route[route_off[m]]] = 1;
     for (int32_t l = 0; l < nlinks; l++)    /* a host's send queue has no output buffer */
         if (s.host[l] && obuf[l] > 0) goto out;
     for (int64_t m = 0; m < nmsg; m++)      /* a host's link carries nothing else */
@@ -584,7 +607,7 @@ int t2hx_packet_run(int nlinks, int nvl, const double *rate, const double *lat,
     s.fresh = 0;
     s.last = 0;
     for (int64_t m = 0; m < nmsg; m++)
-        if (dep[m] < 0) push(&s, delay[m], EV_START, (int32_t)m);
+        if (s.wait[m] == 0) push(&s, delay[m], EV_START, (int32_t)m);
     int64_t finished = 0;
     while (s.hn > 0 && !s.overflow) {
         ev_t ev = pop(&s);
@@ -615,6 +638,12 @@ int t2hx_packet_run(int nlinks, int nvl, const double *rate, const double *lat,
             if (e.t == s.wake_at[e.a]) s.wake_at[e.a] = INFINITY;
             arbitrate(&s, e.a, e.t);
         } else if (e.type == EV_START) {
+            if (s.route_off[e.a + 1] == s.route_off[e.a]) {     /* a join */
+                first[e.a] = end[e.a] = e.t;
+                finished++;
+                release(&s, e.a, e.t);
+                continue;
+            }
             int32_t l = s.route[s.route_off[e.a]];
             request(&s, l, s.vl[e.a], (int32_t)(nq + e.a));
             arbitrate(&s, l, e.t);
@@ -628,8 +657,7 @@ int t2hx_packet_run(int nlinks, int nvl, const double *rate, const double *lat,
             if (++s.done[m] == s.npk[m]) {
                 end[m] = e.t;
                 finished++;
-                for (int32_t c = s.child[m]; c >= 0; c = s.sibling[c])
-                    push(&s, e.t + delay[c], EV_START, c);
+                release(&s, m, e.t);
             }
         }
     }
@@ -646,7 +674,7 @@ out:
    
    
     free(s.rnext); free(s.sent); free(s.done); free(s.npk);
-    free(s.child); free(s.sibling); free(s.ring); free(s.pool);
+    free(s.wait); free(s.child_off); free(s.child); free(s.ring); free(s.pool);
     for (int b = 0; b < BUCKETS; b++) free(s.bk[b].a);
     return rc;
 }
