@@ -17,9 +17,6 @@ from t2hx.post.ingest import ingest
 LOG = ROOT / "log" / "reference"
 FLOPS = {"Gflop/s": 1e9, "GFLOP/s": 1e9}
 BANDWIDTH = {"MiB/s": 2 ** 20, "MB/s": 1e6, "GB/s": 1e9}
-# Netgauge labels its eBB number MiB/s but computes size x reps / us: decimal MB/s
-# (t2hx/post/parsers/netgauge.py).
-BYTES_PER_UNIT = {"ebb": 1e6}
 TIMES = {"s", "us"}
 
 
@@ -64,7 +61,7 @@ def test_no_bandwidth_above_the_link_rate():
     assert len(rows)
     for row in rows.itertuples():
         _, link = plane_of(row.partition)
-        scale = BYTES_PER_UNIT.get(row.benchmark, BANDWIDTH[row.unit])
+        scale = BANDWIDTH[row.unit]
         assert row.value * scale <= link * (1 + 1e-9), row
 
 

@@ -152,8 +152,11 @@ def test_netgauge_ebb(name: str, ranks: int, num: int, mibs: float, us: float) -
     recs = parse_file("ebb", FIX / "netgauge" / name)
     bw = one(recs, metric="bandwidth")
     assert (bw["value"], bw["unit"], bw["better"], bw["ranks"], bw["num"], bw["msg_size"],
-            bw["rounds"]) == (mibs, "MiB/s", "higher", ranks, num, 1048576, 100)
+            bw["rounds"]) == (mibs, "MB/s", "higher", ranks, num, 1048576, 100)
     assert one(recs, metric="time")["value"] == us
+    # netgauge's "MiB/s" is bytes per µs (its 20 exchanges of 1 MiB over the average time):
+    # decimal MB/s, recorded as such
+    assert bw["value"] == pytest.approx(1048576 * 20 / us, rel=1e-6)
 
 
 def test_netgauge_truncated_has_no_result() -> None:

@@ -1,6 +1,7 @@
 """``t2hx scorecard LOGDIR [--json OUT]``: seed 000's quantitative statements (Fig 1, §5) beside
-ours from a campaign's log directory, with a verdict each (agrees / same direction /
-contradicts / not run; rules in t2hx.post.scorecard). Prints the table and the verdict counts.
+ours from a campaign's log directory, with a verdict each (agrees / same direction / weaker /
+stronger / vacuous / contradicts / not run; rules in docs/modelling.md#scorecard), and for a
+claim over several node counts the verdict at each. Prints the table and the verdict counts.
 Every claim is scored on the runs of the study's own system; runs of another system (a port)
 only on the claims marked ``portable`` (docs/studies.md#ports-and-the-seeds-claims)."""
 
@@ -43,6 +44,7 @@ def run(args: argparse.Namespace) -> int:
             for v in verdicts:
                 print(f"\n{v.id} ({v.source}): {v.statement}" + (f"\n  {v.note}" if v.note else ""))
         print(S.counts_line(verdicts))
+        print("\n".join(["by mechanism:", *S.mechanism_lines(verdicts)]))
     # The contract file holds the first system's verdicts: the study's own when scored.
     verdicts = scores[0].verdicts if scores else []
     if args.json is not None:

@@ -220,6 +220,15 @@ def capacity_paragraph(windows: list[dict]) -> str:
     return text + (" " + " ".join(notes) if notes else "")
 
 
+VERDICT_RULES = ("agrees: within the claim's tolerance; same direction: same sign, magnitude "
+                 "within 3× of the published one; weaker / stronger: same sign, more than 3× "
+                 "smaller / larger; vacuous: an on-par or bound claim that holds where the "
+                 "same cells show no effect at all, so it could not have failed; "
+                 "contradicts: opposite sign or ordering, or no effect where the paper "
+                 "reports one; not run: no like-for-like data here (the note says which "
+                 "case is needed)")
+
+
 def scorecard_blocks(sc: pd.DataFrame, study: str = "hyperx-vs-fattree-sc19") -> list[Block]:
     """The scorecard: the study's seed statements, published vs ours, verdict, and what a
     'not run' needs (columns of t2hx.post.scorecard.frame)."""
@@ -229,15 +238,19 @@ def scorecard_blocks(sc: pd.DataFrame, study: str = "hyperx-vs-fattree-sc19") ->
         ("p", "Every quantitative statement of the study's seed paper about its results that "
          "this study can test, with the published number, ours from this campaign "
          "like for like (the same node counts, message sizes and combos; best of N), and "
-         "a verdict: agrees (within the claim's tolerance), same direction (same sign or "
-         "ordering, outside it), contradicts (opposite sign or ordering, or no effect where "
-         "the paper reports one), not run (no like-for-like data here; the note says which "
-         f"case is needed). Claims and tolerances: conf/claims/{study}.yaml; "
-         "rules: t2hx/post/scorecard/. Regenerate alone with `t2hx scorecard LOGDIR`."),
+         f"a verdict ({VERDICT_RULES}). Node counts where the compared combos run on the "
+         "same fabric by construction are left out (the note says which), and a claim over "
+         "several node counts is also judged at each. Claims and tolerances: "
+         f"conf/claims/{study}.yaml; rules: docs/modelling.md#scorecard. Regenerate alone "
+         "with `t2hx scorecard LOGDIR`."),
         ("p", f"{len(sc)} claims: " + ", ".join(f"{n[v]} {v}" for v in VERDICTS) + "."),
+        ("p", "By the mechanism the paper gives for each claim: " + "; ".join(
+            f"{mech} ({len(g)}): " + ", ".join(f"{k} {v}" for v in VERDICTS
+                                               if (k := int((g["verdict"] == v).sum())))
+            for mech, g in sc.groupby("mechanism", sort=False)) + "."),
         ("table", sc[["claim", "source", "published", "ours", "verdict"]]),
-        ("h", 3, "Statements and what is missing"),
-        ("table", sc[["claim", "statement", "note"]]),
+        ("h", 3, "Statements, verdicts per node count, and what is missing"),
+        ("table", sc[["claim", "statement", "per node count", "note"]]),
     ]
 
 
@@ -282,11 +295,10 @@ def port_scorecard_blocks(system: str, sc: pd.DataFrame | None, study: str,
             ("p", f"The seed's claims (conf/claims/{study}.yaml) are statements about {seed}. "
              f"On {system} only those marked `portable: true` are scored: orderings of "
              "combos (a sign, a rank, on par) over no fixed node count, which do not depend "
-             "on the seed machine's racks or sizes. Verdicts: agrees, same direction, "
-             "contradicts, not run (rules: t2hx/post/scorecard/)."),
+             f"on the seed machine's racks or sizes. Verdicts: {VERDICT_RULES}."),
             ("p", f"{len(sc)} claims: " + ", ".join(f"{n[v]} {v}" for v in VERDICTS) + "."),
             ("table", sc[["claim", "source", "published", "ours", "verdict"]]),
-            ("table", sc[["claim", "statement", "note"]])]
+            ("table", sc[["claim", "statement", "per node count", "note"]])]
 
 
 NETWORK_BENCHMARKS = tuple(b.key for b in benchmarks.REGISTRY if b.group == "network")

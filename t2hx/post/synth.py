@@ -28,7 +28,7 @@ def _cases(nodes: list[int], sizes: list[int]):
             for coll in COLLECTIVES:
                 for s in sizes if coll != "barrier" else [0]:
                     yield combo, f"imb-{coll}", "t_min", "us", n, s, 2.0 + s / 1e3
-            yield combo, "ebb", "bandwidth", "MiB/s", n, 1048576, 2000.0
+            yield combo, "ebb", "bandwidth", "MB/s", n, 1048576, 2000.0
             for app in APPS:
                 yield combo, app, "solver_walltime", "s", n, None, 100.0
             yield combo, "hpl", "gflops", "Gflop/s", n, None, 50.0 * n

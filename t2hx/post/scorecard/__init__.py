@@ -26,27 +26,38 @@ Computing ours (``compute`` of a claim)
   base's median run-to-run spread (max−min)/best minus the subject's: positive = the subject
   varies less), ``unmeasured`` (no campaign records it).
 
-Verdicts
+Verdicts (docs/modelling.md#scorecard)
 --------
 ``dir(x)`` is +1 above the dead band, −1 below minus it, 0 inside ("no effect"; the band is the
 paper's own "within ±1 %", §5.2). ``tol(p) = max(abs, rel·|p|)`` from the claims file.
 
+* **Rungs.** A gain claim over several node counts is also judged at each (``rungs`` of the
+  verdict: "28: agrees · 112: weaker"). A node count of at most ``one_switch`` (claims file
+  defaults: every placement puts that many nodes on one switch of either plane) at which
+  every cell's gain is exactly 0 is the same fabric twice by construction: it is left out of
+  the headline and marked ``identical``. A zero gain at a larger count is a result and stays.
 * ``not run`` — no like-for-like data: a combo, node count or message size of the claim is
   missing, a requirement (e.g. the 3 h capacity window) is not met, a ``spread`` claim meets
   only identical repetitions or only simulated ones (the noise model gives every combo the
   same spread, so it says nothing about which fabric varies less), or the claim is
   ``unmeasured``. The verdict names what is missing.
-* ``gain: g`` / ``ratio: r`` (= gain r − 1): **agrees** if |ours − g| ≤ tol(g); else **same
-  direction** if dir(ours) = dir(g); else **contradicts** (opposite sign, or no effect where the
-  paper reports one).
+* ``gain: g`` / ``ratio: r`` (= gain r − 1): **agrees** if |ours − g| ≤ tol(g); else, with
+  dir(ours) = dir(g) ≠ 0, **same direction** if |ours| is within 3× of |g|, **weaker** if
+  more than 3× smaller, **stronger** if more than 3× larger; else **contradicts** (opposite
+  sign, or no effect where the paper reports one).
 * ``range: [lo, hi]``: **agrees** if every cell's gain lies in [lo − tol, hi + tol] with tol =
-  tol(midpoint); else **same direction** if dir(median) = dir(midpoint); else **contradicts**.
+  tol(midpoint); else the median cell against the midpoint as for a gain.
 * ``sign: ±1``: **agrees** if dir(ours) equals it, else **contradicts** (no magnitude to miss).
-* ``par: true``: **agrees** if |ours| ≤ par_band, else **contradicts**.
-* ``at_least: b`` / ``at_most: b``: **agrees** if the bound holds, else **contradicts**.
+* ``par: true`` / ``at_least: b`` / ``at_most: b``: **contradicts** if it fails; if it holds,
+  **agrees** only when the claim's cells show an effect beyond the dead band somewhere (any
+  combo's gain over the base in a cell, the subject's gain changing between cells, or for
+  values any combo's difference from the subject's), else **vacuous**: a model that shows
+  no difference anywhere passes every "on par" and could not have failed.
 * ``value: v``: **agrees** if |ours/v − 1| ≤ value_tolerance, else **contradicts** (an absolute
   number has no direction).
-* ``rank: r`` (−1 = last): **agrees** if ours is the same place, else **contradicts**.
+* ``rank: r`` (−1 = last): combos whose median gains lie within the dead band of each other
+  tie; **agrees** if ours is that place alone, **weaker** if it shares it in a tie,
+  **contradicts** otherwise.
 """
 
 from __future__ import annotations
@@ -62,17 +73,18 @@ from t2hx import ROOT
 from t2hx.errors import T2hxError
 from t2hx.post.scorecard.claims import (CLAIMS, CLAIMS_DIR, DEFAULT_CLAIMS_STUDY, claims_of,
                                         load_claims, portable_claims)
-from t2hx.post.scorecard.judge import judge
+from t2hx.post.scorecard.judge import judge, rung_verdicts
 from t2hx.post.scorecard.kinds import KINDS, Ours, capacity_windows, check_requires, compute
 from t2hx.post.scorecard.selection import (BASE_SPEC, CELL, NotRun, best, cell_gains, label,
                                            matches, select, workload_jobs)
 from t2hx.post.scorecard.text import (VERDICTS, Verdict, contract, counts, counts_line, frame,
-                                      needs, ours_text, published_text, table_text, where)
+                                      mechanism_lines, needs, ours_text, published_text,
+                                      table_text, where)
 
 __all__ = ["BASE_SPEC", "CELL", "CLAIMS", "CLAIMS_DIR", "DEFAULT_CLAIMS_STUDY", "KINDS",
            "NotRun", "Ours", "SystemScore", "VERDICTS", "Verdict", "best", "by_system",
            "capacity_windows", "cell_gains", "claims_of", "compute", "contract", "counts",
-           "counts_line", "frame", "judge", "label", "load_claims", "matches", "needs",
+           "counts_line", "frame", "judge", "mechanism_lines", "label", "load_claims", "matches", "needs",
            "ours_text", "portable_claims", "published_text", "score", "scorecard",
            "scorecards", "select", "study_systems", "table_text", "where", "workload_jobs"]
 
@@ -92,19 +104,27 @@ def score(results: pd.DataFrame, claims: list[dict[str, Any]] | None = None,
                                                                      "par_band") if k in c}}
         pub = c["published"]
         try:
-            ours = compute(results, c, ctx)
+            ours = compute(results, c, {**ctx, "one_switch": int(settings.get("one_switch", 0))})
             if not math.isfinite(ours.value):
                 raise NotRun("no finite value")
             note = check_requires(c["compute"], ctx)
+            if ours.identical:
+                note = "; ".join(filter(None, [note, "left out: n=" + ",".join(
+                    map(str, ours.identical)) + " (the same fabric for both by construction)"]))
+            rungs = rung_verdicts(pub, ours, settings)
             out.append(Verdict(c["id"], c["source"], c["statement"],
                                published_text(pub, c["compute"]),
-                               ours_text(pub, c["compute"], ours), judge(pub, ours, settings),
-                               note))
+                               ours_text(pub, c["compute"], ours,
+                                         float(settings.get("dead_band", 0.01))),
+                               judge(pub, ours, settings), note,
+                               " · ".join(f"{n}: {v}" for n, v in rungs.items()),
+                               c.get("mechanism", "")))
         except NotRun as why:
             out.append(Verdict(c["id"], c["source"], c["statement"],
                                published_text(pub, c["compute"]), "–",
                                "not run", f"{why}; needs {needs(c['compute'])}"
-                               if c["compute"]["kind"] != "unmeasured" else str(why)))
+                               if c["compute"]["kind"] != "unmeasured" else str(why),
+                               mechanism=c.get("mechanism", "")))
     return out
 
 

@@ -19,6 +19,18 @@ CLAIMS = CLAIMS_DIR / f"{DEFAULT_CLAIMS_STUDY}.yaml"
 # or an absolute number: magnitudes belong to the seed's machine.
 PORTABLE_FORMS = ("sign", "rank", "par")
 
+#: What a claim's effect comes from, as its paper explains it (docs/modelling.md#scorecard).
+MECHANISMS = {
+    "congestion": "links shared by a job's own flows: routing, path diversity, topology",
+    "endpoint": "software at the endpoints: the MPI path (PARX's bfo PML), per-message costs",
+    "host": "the node's injection: HCA, host interface, absolute bandwidths",
+    "placement": "which nodes a job gets: locality, spreading, isolation",
+    "interference": "other jobs' traffic on shared links (capacity, multi-job workloads)",
+    "compute": "the codes' compute share, which hides the network",
+    "variability": "run-to-run spread",
+    "bandwidth": "link rate, rails, planes and tapering of a configuration",
+}
+
 
 def load_claims(path: Path = CLAIMS) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     try:
@@ -33,6 +45,10 @@ def load_claims(path: Path = CLAIMS) -> tuple[dict[str, Any], list[dict[str, Any
         if "compute" not in c or "published" not in c or "source" not in c:
             raise T2hxError(f"claim {c['id']}: needs source, published and compute", file=path)
         _check_portable(c, path)
+        if c.get("mechanism") not in MECHANISMS:
+            raise T2hxError(f"claim {c['id']}: mechanism is {c.get('mechanism')!r}", file=path,
+                            field=f"claims[{c['id']}].mechanism",
+                            fix="one of " + ", ".join(MECHANISMS))
     return data.get("defaults") or {}, claims
 
 

@@ -9,8 +9,32 @@ import numpy as np
 from t2hx.errors import T2hxError
 from t2hx.post.scorecard.selection import Ours
 
+#: "Same direction" needs the magnitude within this factor of the published one.
+MAGNITUDE = 3.0
+
+
 def _dir(x: float, dead: float) -> int:
     return 1 if x > dead else -1 if x < -dead else 0
+
+
+def _direction(o: float, g: float, dead: float) -> str:
+    """Beyond the tolerance: same sign and magnitude within MAGNITUDE, weaker, stronger, or
+    contradicts (opposite sign, or no effect where the paper reports one)."""
+    if _dir(o, dead) != _dir(g, dead) or _dir(o, dead) == 0:
+        return "contradicts"
+    if abs(o) * MAGNITUDE < abs(g):
+        return "weaker"
+    if abs(o) > MAGNITUDE * abs(g):
+        return "stronger"
+    return "same direction"
+
+
+def _bounded(holds: bool, ours: Ours, dead: float) -> str:
+    """A bound or "on par" that holds says something only if the same cells show an effect
+    somewhere: otherwise the model could not have failed it."""
+    if not holds:
+        return "contradicts"
+    return "agrees" if ours.control is not None and ours.control > dead else "vacuous"
 
 
 def judge(pub: dict[str, Any], ours: Ours, settings: dict[str, Any]) -> str:
@@ -26,16 +50,19 @@ def judge(pub: dict[str, Any], ours: Ours, settings: dict[str, Any]) -> str:
             raise T2hxError("a published rank is judged against a computed one",
                             field="compute.kind", fix="compute a rank claim with kind: rank")
         want = pub["rank"] if pub["rank"] > 0 else ours.of + 1 + pub["rank"]
-        return "agrees" if ours.rank == want else "contradicts"
+        first, last = rank_span(ours, dead)
+        if first == last == want:
+            return "agrees"
+        return "weaker" if first <= want <= last else "contradicts"     # tied with neighbours
     if "value" in pub:
         ok = abs(o / float(pub["value"]) - 1.0) <= float(settings.get("value_tolerance", 0.1))
         return "agrees" if ok else "contradicts"
     if "at_least" in pub:
-        return "agrees" if o >= float(pub["at_least"]) else "contradicts"
+        return _bounded(o >= float(pub["at_least"]), ours, dead)
     if "at_most" in pub:
-        return "agrees" if o <= float(pub["at_most"]) else "contradicts"
+        return _bounded(o <= float(pub["at_most"]), ours, dead)
     if "par" in pub:
-        return "agrees" if abs(o) <= float(settings.get("par_band", 0.05)) else "contradicts"
+        return _bounded(abs(o) <= float(settings.get("par_band", 0.05)), ours, dead)
     if "sign" in pub:
         return "agrees" if _dir(o, dead) == int(pub["sign"]) else "contradicts"
     if "range" in pub:
@@ -45,9 +72,24 @@ def judge(pub: dict[str, Any], ours: Ours, settings: dict[str, Any]) -> str:
         cells = ours.cells if ours.cells else [o]
         if all(lo - t <= c <= hi + t for c in cells):
             return "agrees"
-        return "same direction" if _dir(float(np.median(cells)), dead) == _dir(mid, dead) \
-            else "contradicts"
+        return _direction(float(np.median(cells)), mid, dead)
     g = float(pub["gain"]) if "gain" in pub else float(pub["ratio"]) - 1.0
     if abs(o - g) <= tol_of(g):
         return "agrees"
-    return "same direction" if _dir(o, dead) == _dir(g, dead) else "contradicts"
+    return _direction(o, g, dead)
+
+
+def rank_span(ours: Ours, dead: float) -> tuple[int, int]:
+    """The places the subject may hold: combos within the dead band of its score tie."""
+    o, scores = ours.value, ours.cells or [ours.value]
+    return (1 + sum(s > o + dead for s in scores), sum(s >= o - dead for s in scores))
+
+
+def rung_verdicts(pub: dict[str, Any], ours: Ours, settings: dict[str, Any]
+                  ) -> dict[int, str]:
+    """The claim judged at each node count on its own (bounds keep the claim's control)."""
+    out = {}
+    for n, rung in sorted(ours.rungs.items()):
+        rung.control = ours.control
+        out[n] = "identical" if n in ours.identical else judge(pub, rung, settings)
+    return out

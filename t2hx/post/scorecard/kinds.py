@@ -48,7 +48,7 @@ def check_requires(comp: dict[str, Any], context: dict[str, Any]) -> str:
 
 
 def compute(results: pd.DataFrame, claim: dict[str, Any], context: dict[str, Any]) -> Ours:
-    comp = claim["compute"]
+    comp = {"one_switch": context.get("one_switch", 0), **claim["compute"]}
     kind = comp["kind"]
     if kind == "unmeasured":
         raise NotRun(comp.get("needs", "no campaign records it"))
@@ -59,13 +59,58 @@ def compute(results: pd.DataFrame, claim: dict[str, Any], context: dict[str, Any
     df = select(results, comp)
     if df.empty:
         raise NotRun("no such runs in the log")
-    return KINDS[kind](df, comp, comp.get("base", BASE_SPEC), bool(comp.get("sum_metrics")))
+    base, sm = comp.get("base", BASE_SPEC), bool(comp.get("sum_metrics"))
+    ours = KINDS[kind](df, comp, base, sm)
+    if BOUNDS & set(claim["published"]):
+        ours.control = control_effect(df, comp, base, sm)
+    return ours
+
+
+#: Published forms a model passes by showing no effect at all: judged with a control.
+BOUNDS = {"par", "at_least", "at_most"}
+#: A rung of at most ``one_switch`` nodes (the claims file's: every placement puts them on
+#: one switch) whose every cell's gain is below this is the same fabric twice: it cannot
+#: tell combos apart. A zero gain at a larger rung is a result, and stays.
+IDENTICAL = 1e-9
 
 
 def gain_kind(df: pd.DataFrame, comp: dict[str, Any], base: dict[str, str], sm: bool) -> Ours:
+    """The aggregate gain over the cells of the rungs that can differ, and per rung."""
     g = cell_gains(df, comp["subject"], base, sm)
-    return Ours(agg(g["gain"], comp.get("aggregate", "median")), list(g["gain"]),
-                where=where(comp, g))
+    how = comp.get("aggregate", "median")
+    rungs = {int(n): r for n, r in g.groupby("nodes")} if g["nodes"].notna().all() else {}
+    same = sorted(n for n, r in rungs.items()
+                  if n <= comp["one_switch"] and (r["gain"].abs() < IDENTICAL).all())
+    used = g[~g["nodes"].isin(same)] if len(same) < len(rungs) else g
+    per = {n: Ours(agg(r["gain"], how), list(r["gain"]), where=where(comp, r))
+           for n, r in rungs.items()} if len(rungs) > 1 else {}
+    return Ours(agg(used["gain"], how), list(used["gain"]), where=where(comp, used),
+                rungs=per, identical=same if len(same) < len(rungs) else [])
+
+
+def control_effect(df: pd.DataFrame, comp: dict[str, Any], base: dict[str, str],
+                   sm: bool) -> float | None:
+    """The largest effect the claim's cells show anywhere: any combo's gain over the base in
+    a cell (values: any combo's relative difference from the subject's), or the subject's
+    gain changing from cell to cell. None: the cells hold nothing to contrast."""
+    combos = df[["topology", "routing", "placement"]].drop_duplicates().to_dict("records")
+    effects: list[float] = []
+    if comp["kind"] == "value":
+        subject = best(df, comp["subject"], sm)[CELL + ["value"]]
+        for spec in combos:
+            other = best(df, spec, sm)[CELL + ["value"]]
+            m = subject.merge(other, on=CELL, suffixes=("", "_o"))
+            effects += list((m["value_o"] / m["value"] - 1).abs())
+    else:
+        for spec in combos:
+            if spec == {k: base.get(k) for k in spec}:
+                continue
+            try:
+                g = cell_gains(df, spec, base, sm)["gain"]
+            except NotRun:
+                continue
+            effects += list(g.abs()) + [float(g.max() - g.min())]
+    return max(effects) if effects else None
 
 
 def value_kind(df: pd.DataFrame, comp: dict[str, Any], base: dict[str, str], sm: bool) -> Ours:
@@ -94,8 +139,8 @@ def rank_kind(df: pd.DataFrame, comp: dict[str, Any], base: dict[str, str], sm: 
         scores[name] = float(g.loc[keep, "gain"].median())
     order = sorted(scores, key=lambda k: -scores[k])
     subject = label(comp["subject"])
-    return Ours(scores[subject], rank=order.index(subject) + 1, of=len(order),
-                where=where(comp, next(iter(per.values()))))
+    return Ours(scores[subject], list(scores.values()), rank=order.index(subject) + 1,
+                of=len(order), where=where(comp, next(iter(per.values()))))
 
 
 def trend_kind(df: pd.DataFrame, comp: dict[str, Any], base: dict[str, str], sm: bool) -> Ours:

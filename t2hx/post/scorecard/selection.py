@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import pandas as pd
@@ -25,10 +25,13 @@ class NotRun(Exception):
 class Ours:
     """Our number for a claim, and what it was computed over."""
     value: float                        # gain, value, trend, spread difference
-    cells: list[float] | None = None    # range claims: every cell's gain
+    cells: list[float] | None = None    # every cell's gain (rank: every ranked combo's score)
     rank: int | None = None
     of: int | None = None
     where: str = ""
+    control: float | None = None        # the largest effect any contrast of the cells shows
+    rungs: dict[int, Ours] = field(default_factory=dict)   # per node count, when several
+    identical: list[int] = field(default_factory=list)     # rungs equal by construction
 
 
 def listed(v: Any) -> list:

@@ -8,9 +8,11 @@ from typing import Any
 
 import pandas as pd
 
+from t2hx.post.scorecard.judge import rank_span
 from t2hx.post.scorecard.selection import BASE_SPEC, Ours, label, listed
 
-VERDICTS = ("agrees", "same direction", "contradicts", "not run")
+VERDICTS = ("agrees", "same direction", "weaker", "stronger", "vacuous", "contradicts",
+            "not run")
 
 
 @dataclass
@@ -22,6 +24,8 @@ class Verdict:
     ours: str
     verdict: str
     note: str = ""
+    rungs: str = ""          # per node count: "28: agrees · 112: weaker" (several counts)
+    mechanism: str = ""      # what the paper says the effect comes from (claims.MECHANISMS)
 
 
 def where(comp: dict[str, Any], cells: pd.DataFrame | None = None) -> str:
@@ -103,7 +107,8 @@ def published_text(pub: dict[str, Any], comp: dict[str, Any] | None = None) -> s
         return f"≥ {_pct(pub['at_least'])}" if "unit" not in pub else \
             f"≥ {pub['at_least']:g} {pub['unit']}"
     if "at_most" in pub:
-        return f"≤ {pub['at_most']:g} {pub.get('unit', '')}".strip()
+        return f"≤ {_pct(pub['at_most'])}" if "unit" not in pub else \
+            f"≤ {pub['at_most']:g} {pub['unit']}"
     if "value" in pub:
         return f"{pub['value']:g} {pub.get('unit', '')}".strip()
     if "rank" in pub:
@@ -115,10 +120,12 @@ def _pct(x: float) -> str:
     return f"{x * 100:+.1f} %"
 
 
-def ours_text(pub: dict[str, Any], comp: dict[str, Any], ours: Ours) -> str:
+def ours_text(pub: dict[str, Any], comp: dict[str, Any], ours: Ours, dead: float = 0.01) -> str:
     o = ours.value
     if comp["kind"] == "rank":
-        text = f"#{ours.rank} of {ours.of} (median gain {_pct(o)})"
+        lo, hi = rank_span(ours, dead)
+        place = f"#{lo}" if lo == hi else f"#{lo}–{hi} (tied)"
+        text = f"{place} of {ours.of} (median gain {_pct(o)})"
     elif comp["kind"] == "value":
         text = f"{o:.3g} {pub.get('unit', '')}".strip()
     elif comp["kind"] == "spread":
@@ -146,15 +153,26 @@ def contract(verdicts: list[Verdict]) -> dict[str, Any]:
 
 
 def frame(verdicts: list[Verdict]) -> pd.DataFrame:
-    return pd.DataFrame([[v.id, v.source, v.statement, v.published, v.ours, v.verdict, v.note]
-                         for v in verdicts],
+    return pd.DataFrame([[v.id, v.source, v.statement, v.published, v.ours, v.verdict, v.note,
+                          v.rungs, v.mechanism] for v in verdicts],
                         columns=["claim", "source", "statement", "published", "ours",
-                                 "verdict", "note"])
+                                 "verdict", "note", "per node count", "mechanism"])
 
 
 def counts_line(verdicts: list[Verdict]) -> str:
     c = counts(verdicts)
     return f"scorecard: {len(verdicts)} claims: " + ", ".join(f"{c[v]} {v}" for v in VERDICTS)
+
+
+def mechanism_lines(verdicts: list[Verdict]) -> list[str]:
+    """Per mechanism: the claims and their verdicts' counts (zero counts left out)."""
+    out = []
+    for mech in dict.fromkeys(v.mechanism for v in verdicts if v.mechanism):
+        mine = [v for v in verdicts if v.mechanism == mech]
+        c = counts(mine)
+        out.append(f"  {mech} ({len(mine)}): " + ", ".join(f"{c[v]} {v}" for v in VERDICTS
+                                                          if c[v]))
+    return out
 
 
 def table_text(verdicts: list[Verdict]) -> str:
@@ -163,5 +181,8 @@ def table_text(verdicts: list[Verdict]) -> str:
     w = [max(len(r[i]) for r in rows + [head]) for i in range(3)]
     lines = [f"{head[0]:{w[0]}}  {head[1]:{w[1]}}  {head[2]:{w[2]}}  {head[3]}",
              "-" * (sum(w) + 6 + 14)]
-    lines += [f"{a:{w[0]}}  {b:{w[1]}}  {c:{w[2]}}  {d}" for a, b, c, d in rows]
+    for v, (a, b, c, d) in zip(verdicts, rows):
+        lines.append(f"{a:{w[0]}}  {b:{w[1]}}  {c:{w[2]}}  {d}")
+        if v.rungs:
+            lines.append(f"{'':{w[0]}}  per node count: {v.rungs}")
     return "\n".join(lines) + "\n"
