@@ -158,6 +158,13 @@ def test_every_figure_kind_and_byte_identical_replay(tmp_path: Path) -> None:
         row = next(line for line in md.splitlines() if line.startswith(f"| {key} |"))
         assert not row.endswith("| – |"), row
     assert "| Fig 7 | capacity run: finished runs per app and combo | capacity |" in md
+    # what an evaluator reads first: simulated or measured, how, and the scorecard's counts
+    glance = md[md.index("## At a glance"):md.index("## Systems")]
+    assert "all simulated" in glance and "noise model" in glance and "Scorecard (" in glance
+    # provenance: each key once, the runs as a table of their own
+    prov = md[md.index("## Provenance"):md.index("## Inputs")]
+    keys = [ln.split("|")[1].strip() for ln in prov.splitlines() if ln.startswith("| ")]
+    assert len(keys) == len(set(keys)) and "runs" not in keys and "{" not in prov
     # replay of a copy elsewhere: byte-identical data tables
     copy = tmp_path / "b" / "quick"
     shutil.copytree(log, copy, ignore=shutil.ignore_patterns("paper"))

@@ -15,9 +15,11 @@ import os
 import subprocess
 import sys
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 
 from t2hx import ROOT
+from t2hx.campaign import guard
 from t2hx.campaign.provenance import provenance, write_provenance
 from t2hx.campaign.selection import (SIM, check_selection, say_left_out, select_study,
                                      selection)
@@ -87,11 +89,14 @@ def run(req: CampaignRequest) -> int:
         print(status(req.campaign, req.system, req.profile))
         return 0
     cmd = reframe_command(ready, "--dry-run" if req.verb == "dry-run" else "-r")
-    if req.verb == "run":
-        write_provenance(req.campaign, req.system, req.profile, ready.rf_system,
-                         list(ready.conf_systems), cmd)
-    out = subprocess.run(cmd, env=ready.env, cwd=ROOT,
-                         stdout=subprocess.DEVNULL if req.quiet else None)
+    with guard.campaign_lock(work_root() / "reframe" / req.campaign, req.campaign):
+        if req.verb == "run":
+            _tidy(req.campaign, req.quiet)
+            write_provenance(req.campaign, req.system, req.profile, ready.rf_system,
+                             list(ready.conf_systems), cmd)
+        out = subprocess.run(cmd, env=ready.env, cwd=ROOT,
+                             stdout=subprocess.DEVNULL if req.quiet else None,
+                             preexec_fn=partial(guard.die_with_parent, os.getpid()))
     if req.verb == "run" and out.returncode == 0 and req.report:
         from t2hx.post.replay import replay
 
@@ -99,6 +104,18 @@ def run(req: CampaignRequest) -> int:
         done = replay(log_root() / req.campaign, quiet=req.quiet or None)
         print(f"campaign {req.campaign}: figures and report in {done.out}")
     return out.returncode
+
+
+def _tidy(campaign: str, quiet: bool) -> None:
+    """Before a run appends to a campaign: what an earlier run's death left half-done."""
+    folder = log_root() / campaign
+    for line in guard.repair_perflogs(folder / "perflogs"):
+        print(line, file=sys.stderr)
+    gone = guard.sweep_temporaries(folder) + guard.sweep_temporaries(
+        work_root() / "reframe" / campaign)
+    if gone and not quiet:
+        print(f"campaign {campaign}: removed {gone} temporary files an earlier run left",
+              file=sys.stderr)
 
 
 def dry_run_dir(campaign: str) -> Path:

@@ -122,10 +122,17 @@ def replay(logdir: Path, out: Path | None = None, quiet: bool | None = None) -> 
                    for p in sorted(Path(logdir).glob("capacity/**/window.json"))]
         bl = report.blocks(campaign, ing.provenance, summ, baseline, figs, sim, ref, out, sc,
                            windows, values=report.measured_values(results) if single else None,
-                           systems=table, others=others, own=own, engines=engine_cmp)
+                           systems=table, others=others, own=own, engines=engine_cmp,
+                           ran=_ran(results, summ))
         report.write_report(out, bl, f"t2hx report — {campaign}" + report.on_systems(names))
         prog.say(f"{len(figs)} figures, {len(summ['skipped'])} skipped input(s); report in {out}")
     return ReplayResult(out, figs, summ)
+
+
+def _ran(results: pd.DataFrame, summary: dict[str, Any]) -> dict[str, int]:
+    return {"runs": int(summary.get("runs_used", 0)), "records": len(results),
+            "benchmarks": int(results["benchmark"].nunique()) if len(results) else 0,
+            "combos": int(results["combo"].nunique()) if len(results) else 0}
 
 
 def _study(prov: dict[str, Any], summary):
