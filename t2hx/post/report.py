@@ -189,10 +189,12 @@ def _words(v: Any) -> str:
     if isinstance(v, bool):
         return "yes" if v else "no"
     if isinstance(v, dict):
-        return ", ".join(f"{a}={c}" for a, c in v.items())
-    if isinstance(v, list):
-        return ", ".join(map(str, v)) or "none"
-    return "none" if v is None or v == "" else str(v)
+        text = ", ".join(f"{a}={c}" for a, c in v.items())
+    elif isinstance(v, list):
+        text = ", ".join(map(str, v))
+    else:
+        text = "" if v is None else str(v)
+    return text or "none"
 
 
 def glance_blocks(ran: dict[str, int], simulated: bool, scorecard: pd.DataFrame | None,
