@@ -5,7 +5,8 @@ A quoted figure is marked in the Markdown (the markers do not render):
     took <!--bench reproduce.json wall_s {:.0f}-->581<!--/bench--> s wall
 
 i.e. the results file, a dotted key path into it (``cases.hit``, ``wall_s_per_combo.hx-parx-
-clustered``; list items by index) and a Python format. ``python bench/quote.py`` rewrites
+clustered``; list items by index; a key with blanks, such as ``not run``, written with
+underscores: ``counts.not_run``) and a Python format. ``python bench/quote.py`` rewrites
 every marked figure from the current results; ``--check`` only reports the stale ones and
 exits 1 (tests/test_docs.py runs the check, so a bench rerun cannot leave the docs behind).
 """
@@ -30,7 +31,10 @@ def documents() -> list[Path]:
 def value(file: str, path: str) -> object:
     data = json.loads((RESULTS / file).read_text())
     for key in path.split("."):
-        data = data[int(key)] if isinstance(data, list) else data[key]
+        if isinstance(data, list):
+            data = data[int(key)]
+        else:
+            data = data[key] if key in data else data[key.replace("_", " ")]
     return data
 
 

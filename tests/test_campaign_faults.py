@@ -95,22 +95,32 @@ def records(log: Path) -> Counter:
 def test_killing_the_campaign_kills_reframe_and_the_rerun_records_each_case_once(tmp_path
                                                                                 ) -> None:
     env = env_for(tmp_path, campaign="k")
-    cmd = [T2HX, "campaign", "run", "--system", "sim", "--profile", "quick",
-           "--campaign", "k", "--quiet", "--no-report", "--", "-n", "MpiGraph"]
+    cmd = [T2HX, "-q", "campaign", "run", "--system", "sim", "--profile", "quick",
+           "--campaign", "k", "--no-report", "--", "-n", "MpiGraph", "-P", "num_nodes=7"]
     run = subprocess.Popen(cmd, env=env, cwd=ROOT, stdout=subprocess.DEVNULL,
-                           stderr=subprocess.DEVNULL)
+                           stderr=subprocess.PIPE, text=True)
     log = tmp_path / "log" / "k"
-    deadline = time.monotonic() + 240
-    while time.monotonic() < deadline and not records(log):   # mid-campaign: some recorded
-        time.sleep(0.5)
-    family = descendants(run.pid)
-    assert records(log) and family, "the campaign never got going"
-    run.send_signal(signal.SIGKILL)
-    run.wait()
-    deadline = time.monotonic() + 60
-    while alive(family) and time.monotonic() < deadline:
-        time.sleep(0.5)
-    assert not alive(family), "ReFrame or a case outlived the killed campaign"
+    family: set[int] = set()
+    try:
+        deadline = time.monotonic() + 240
+        while time.monotonic() < deadline and not records(log):   # mid-campaign
+            assert run.poll() is None, f"the campaign ended first: {run.stderr.read()[-2000:]}"
+            time.sleep(0.5)
+        family = descendants(run.pid)
+        assert records(log) and family, "the campaign never got going"
+        run.send_signal(signal.SIGKILL)
+        run.wait()
+        deadline = time.monotonic() + 60
+        while alive(family) and time.monotonic() < deadline:
+            time.sleep(0.5)
+        assert not alive(family), "ReFrame or a case outlived the killed campaign"
+    finally:                        # whatever failed, nothing of it may outlive the test
+        for pid in alive(family | descendants(run.pid)) | {run.pid}:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        run.wait()
     again = subprocess.run(cmd, env=env, cwd=ROOT, capture_output=True, text=True,
                            timeout=900)
     assert again.returncode == 0, again.stdout[-2000:] + again.stderr[-2000:]

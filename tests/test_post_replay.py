@@ -100,7 +100,7 @@ def test_hand_checked_figures(tmp_path: Path) -> None:
     eb = pd.read_csv(files["ebb-bandwidth.dat"], sep="\t", comment="#")
     assert eb.to_dict("list") == {"nodes": [14], "ft": [120.0], "hx": [150.0]}
     md = (tmp_path / "out" / "report.md").read_text()
-    for text in ("c0ffee", "0123abc", "openmpi=4.1.4", "2026-11-21", "| baseline combo | ft |",
+    for text in ("c0ffee", "0123abc", "openmpi=4.1.4", "2026-11-21", "| baseline | ft |",
                  "figures/gain-grid-imb-allreduce.png", "2.26", "Nothing was skipped"):
         assert text in md, text
     html = (tmp_path / "out" / "report.html").read_text()

@@ -294,7 +294,8 @@ def test_cli_table_and_contract(tmp_path, capsys):
     line = next(x for x in text.splitlines() if x.startswith("fig1-parx-vs-dfsssp "))
     assert "+66.0 %" in line and "+63.6 %" in line and line.endswith("agrees")
     data = json.loads(out.read_text())
-    assert set(data) == {"claims", "counts"}
+    assert set(data) == {"claims", "counts", "mechanisms"}
+    assert sum(sum(c.values()) for c in data["mechanisms"].values()) == len(data["claims"])
     assert list(data["counts"]) == list(VERDICTS)
     _, claims = load_claims()
     assert [c["id"] for c in data["claims"]] == [c["id"] for c in claims]

@@ -147,9 +147,12 @@ def counts(verdicts: list[Verdict]) -> dict[str, int]:
 
 def contract(verdicts: list[Verdict]) -> dict[str, Any]:
     """``bench/results/scorecard.json``: {claims: [{id, source, published, ours, verdict}],
-    counts: {verdict: n}} (plus statement and note per claim for a reader)."""
+    counts: {verdict: n}, mechanisms: {mechanism: {verdict: n}}} (plus statement, note,
+    verdicts per node count and mechanism per claim for a reader)."""
+    mechs = dict.fromkeys(v.mechanism for v in verdicts if v.mechanism)
     return {"claims": [{k: v for k, v in asdict(x).items()} for x in verdicts],
-            "counts": counts(verdicts)}
+            "counts": counts(verdicts),
+            "mechanisms": {m: counts([v for v in verdicts if v.mechanism == m]) for m in mechs}}
 
 
 def frame(verdicts: list[Verdict]) -> pd.DataFrame:
