@@ -82,6 +82,10 @@ BENCHMARK = {
     "engine": F(str, default=FLOW_ENGINE, choices=NETWORK_ENGINES,
                 doc="network engine of its simulated cases: flow (max-min, the default) or "
                 "packet (docs/modelling.md#packet-engine), e.g. engine: packet"),
+    "nodes": F(list, default=None, items=F(int, min=1),
+               doc="node counts of its ladder it runs at (default: all), e.g. nodes: [28]"),
+    "packet_up_to": F(int, default=None, min=1,
+                      doc="with engine: packet, the flow engine above this node count"),
 }
 CAPACITY = {
     "window": F(str, default="3h", check=_duration),
@@ -137,6 +141,10 @@ PROFILE = {
                 doc="input keys set per benchmark, e.g. inputs: {ebb: {rounds: 100}}"),
     "engines": F(dict, default=None, values=F(str, choices=NETWORK_ENGINES),
                  doc="network engine per benchmark, e.g. engines: {ebb: flow}"),
+    "nodes": F(dict, default=None, values=F(list, items=F(int, min=1)),
+               doc="node counts per benchmark, a subset of its ladder, e.g. nodes: {mpigraph: [28]}"),
+    "packet_up_to": F(int, default=None, min=1,
+                      doc="packet-engine benchmarks run on the flow engine above this node count"),
     "workloads": F(dict, default={}, fields={
         "count": F(int, default=None, min=1),
         "window": F(str, default=None, check=_duration),
@@ -264,14 +272,21 @@ class Study:
     def nodes(self, name: str) -> list[int]:
         """The node ladder of a benchmark (before clipping to a system's size)."""
         bench = self.catalog[name]
-        return [n for n in self.ladders[bench["ladder"]] if n not in bench["exclude"]]
+        return [n for n in self.ladders[bench["ladder"]] if n not in bench["exclude"]
+                and (bench["nodes"] is None or n in bench["nodes"])]
 
     def variants(self, name: str) -> list[str]:
         return list(self.benchmarks.get(name, self.catalog[name])["variants"]) or [""]
 
-    def engine(self, name: str) -> str:
-        """The network engine a benchmark's simulated cases run on (``engine:``)."""
-        return self.catalog[name]["engine"]
+    def engine(self, name: str, nodes: int | None = None) -> str:
+        """The network engine a benchmark's simulated cases run on (``engine:``; the flow
+        engine above ``packet_up_to`` nodes, where the packet engine's cost outgrows the run)."""
+        bench = self.catalog[name]
+        limit = bench["packet_up_to"]
+        if bench["engine"] == "packet" and nodes is not None and limit is not None \
+                and nodes > limit:
+            return FLOW_ENGINE
+        return bench["engine"]
 
     def input(self, name: str, nodes: int) -> dict:
         """The benchmark's input at this node count (scale overrides applied in order)."""
@@ -475,7 +490,7 @@ def _profile_benchmarks(data: dict, profile: str, path: Path) -> dict:
     """A profile's ``inputs:`` and ``engines:`` set into its benchmarks' entries."""
     prof = _profile(data, profile, path)
     benches = dict(data["benchmarks"])
-    for key, what in (("inputs", "input"), ("engines", "engine")):
+    for key, what in (("inputs", "input"), ("engines", "engine"), ("nodes", "nodes")):
         for name, value in (prof[key] or {}).items():
             if name not in benches:
                 raise ConfError(f"unknown benchmark '{name}'", file=path,
@@ -483,6 +498,9 @@ def _profile_benchmarks(data: dict, profile: str, path: Path) -> dict:
                                 fix="use names of benchmarks: " + ", ".join(benches))
             new = {**benches[name][what], **value} if what == "input" else value
             benches[name] = {**benches[name], what: new}
+    if prof["packet_up_to"] is not None:
+        benches = {name: {**b, "packet_up_to": prof["packet_up_to"]}
+                   if b["engine"] == "packet" else b for name, b in benches.items()}
     return {**data, "benchmarks": benches}
 
 
@@ -550,6 +568,11 @@ def _check(data: dict, catalog: dict, path: Path) -> None:
             raise ConfError(f"unknown ladder '{bench['ladder']}'", file=path,
                             field=f"benchmarks.{name}.ladder",
                             fix="use one of: " + ", ".join(data["ladders"]))
+        off = [n for n in bench["nodes"] or [] if n not in data["ladders"][bench["ladder"]]]
+        if off:       # a count off the ladder would silently run nothing
+            raise ConfError(f"{off[0]} nodes are not on the '{bench['ladder']}' ladder",
+                            file=path, field=f"benchmarks.{name}.nodes",
+                            fix="use counts of ladders." + bench["ladder"])
         if not re.fullmatch(r"[a-z0-9][a-z0-9-]*", name):
             raise ConfError("benchmark names are lower-case words and dashes", file=path,
                             field=f"benchmarks.{name}", fix="rename it, e.g. ring-allreduce")

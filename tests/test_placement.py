@@ -57,6 +57,18 @@ def test_clustered_always_gives_distinct_nodes_and_nests():
     assert part[0] == 0
 
 
+def test_a_clustered_job_that_fits_one_leaf_gets_it():
+    """Seed 000 §5.1: at 7 nodes the clustered list is the linear one (one HyperX switch);
+    one node more and the geometric strides apply. The t2hx hostfiles follow (the leaf size
+    comes from the conf's planes: 7 per HyperX switch, 14 per fat-tree leaf)."""
+    assert basic.clustered(672, 7, rng_for(1, "c"), one_leaf=7).tolist() == list(range(7))
+    eight = basic.clustered(672, 8, rng_for(1, "c"), one_leaf=7)
+    assert eight.tolist() == basic.clustered(672, 8, rng_for(1, "c")).tolist() != list(range(8))
+    root = ROOT / "hostfiles" / "t2hx"
+    assert (root / "clustered" / "7.txt").read_text() == (root / "linear" / "7.txt").read_text()
+    assert (root / "clustered" / "14.txt").read_text() != (root / "linear" / "14.txt").read_text()
+
+
 def test_random_is_a_permutation_of_a_subset():
     order = basic.random_order(672, 56, rng_for(1, "random"))
     assert len(set(order.tolist())) == 56 and 0 <= order.min() and order.max() < 672

@@ -273,3 +273,25 @@ def test_study_typos_are_refused(tmp_path, edit, field) -> None:
     with pytest.raises(ConfError) as err:
         load_study(path, "quick")
     assert field in str(err.value)
+
+
+def test_paper_profile_cuts_are_data() -> None:
+    """The paper profile runs every ladder count but mpiGraph's (28 only, seed 000 Fig 1),
+    10 repetitions, 3 h of capacity, and the flow engine above 224 nodes for the packet
+    engine's benchmarks (an app stays on its own engine); the full profile keeps all."""
+    paper, full = load_study(profile="paper"), load_study(profile="full")
+    assert paper.nodes("mpigraph") == [28] and paper.nodes("imb") == full.nodes("imb")
+    assert paper.repetitions == 10 and paper.capacity["window"] == "3h"
+    assert [paper.engine("imb", n) for n in (224, 448)] == ["packet", "flow"]
+    assert paper.engine("amg", 672) == full.engine("amg", 672) == "flow"
+    assert full.engine("imb", 672) == "packet"
+    assert paper.all_cases(672) < full.all_cases(672)
+
+
+def test_profile_nodes_off_the_ladder_are_refused(tmp_path) -> None:
+    """A node count the benchmark's ladder lacks would run nothing: refused, naming it."""
+    path = tmp_path / "s.yaml"
+    path.write_text(STUDY.replace("nodes: {mpigraph: [28]}", "nodes: {mpigraph: [30]}"))
+    with pytest.raises(ConfError) as err:
+        load_study(path, "paper")
+    assert "benchmarks.mpigraph.nodes" in str(err.value) and "30" in str(err.value)

@@ -294,7 +294,7 @@ class T2hxCheck(rfm.RunOnlyRegressionTest):
     @property
     def engine(self) -> str:
         """The network engine of this benchmark's simulated cases (the study's ``engine:``)."""
-        return STUDY.engine(self.study_name)
+        return STUDY.engine(self.study_name, self.num_nodes)
 
     @staticmethod
     def command(launch: Launch) -> tuple[str, list[str]]:

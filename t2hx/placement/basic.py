@@ -28,16 +28,20 @@ def random_order(total: int, n: int, rng: np.random.Generator) -> np.ndarray:
 
 
 def clustered(total: int, n: int, rng: np.random.Generator, p: float = DEFAULT_P,
-              start: int = 0) -> np.ndarray:
+              start: int = 0, one_leaf: int = 0) -> np.ndarray:
     """Start at node ``start``, then stride ``Δ ~ Geometric(p)`` (Δ ≥ 1, mean 1/p):
     ``j = i + Δ``. Emulates the fragmented allocation of a busy production system.
 
     Past the end of the list the walk wraps around and counts only nodes not yet taken, so
     it always yields ``n`` distinct nodes (a hole left by the first pass is filled on the
     next). While nothing wraps (n·/p well below the list length) the strides are exactly the
-    geometric draws. ``start = 0`` follows seed 000, whose 7-node clustered list was the
-    linear one (all on one HyperX switch)."""
+    geometric draws. A job of at most ``one_leaf`` nodes (those sharing the start node's
+    switch) gets that switch: the first ``n`` nodes, as a topology-aware scheduler gives a
+    job that fits one leaf. With ``start = 0`` this follows seed 000 §5.1, whose 7-node
+    clustered list was the linear one (all on one HyperX switch)."""
     check_count(n, total)
+    if n <= one_leaf:
+        return np.arange(start, start + n, dtype=np.int64) % total
     if not 0.0 < p <= 1.0:
         raise PlacementError(f"clustered stride probability p = {p} is outside (0, 1]",
                              field="p", fix="use e.g. p = 0.8 (mean stride 1.25)")

@@ -119,7 +119,7 @@ def place(system: System, placement: str, n: int, nodes: list[str], opts: Option
         case "linear":
             idx = basic.linear(total, n)
         case "clustered":
-            idx = basic.clustered(total, n, rng, opts.p)
+            idx = basic.clustered(total, n, rng, opts.p, one_leaf=_first_leaf(system, nodes, opts))
         case "random":
             idx = basic.random_order(total, n, rng)
         case "ring":
@@ -134,6 +134,27 @@ def place(system: System, placement: str, n: int, nodes: list[str], opts: Option
             check_placements([placement])
             raise AssertionError(placement)    # every name in PLACEMENTS has a case above
     return [nodes[i] for i in idx]
+
+
+def _first_leaf(system: System, nodes: list[str], opts: Options) -> int:
+    """How many of the first usable nodes share the first node's switch on every plane: a
+    job that small is given that one switch (seed 000 §5.1: at 7 nodes the clustered and
+    linear lists are identical, all on one HyperX switch)."""
+    key = ("first_leaf", tuple(nodes[:64]))
+    if key not in opts._cache:
+        from t2hx.fabric.build import build_plane
+        whole = len(nodes)
+        for plane in system.planes:
+            fabric = build_plane(system, plane)
+            leaf = fabric.switch_of(fabric.index(nodes[0]))
+            same = 0
+            for name in nodes[:whole]:
+                if fabric.switch_of(fabric.index(name)) != leaf:
+                    break
+                same += 1
+            whole = same
+        opts._cache[key] = whole
+    return opts._cache[key]
 
 
 def _plane_name(system: System, opts: Options) -> str:
@@ -222,7 +243,7 @@ def _manifest(system: System, placement: str, nodes: list[str], counts: list[int
               files: dict[str, str], opts: Options) -> dict:
     params: dict[str, object] = {}
     if placement == "clustered":
-        params = {"p": opts.p, "start": 0}
+        params = {"p": opts.p, "start": 0, "one_leaf_up_to": _first_leaf(system, nodes, opts)}
     elif placement in ("two-opt", "hierarchical"):
         params = {"plane": _plane_name(system, opts)}
         if placement == "two-opt":
