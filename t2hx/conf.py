@@ -328,6 +328,21 @@ INTERFERENCE = {
                   doc="slowdown per unit of exposure (bench/results/interference.json)"),
 }
 
+# A capacity run's launch and the codes' own set-up + teardown beside the timed section,
+# measured by bench/overheads.py (bench/results/overheads.json; docs/modelling.md#run-overheads;
+# tests/test_overhead.py holds these to that file). Codes not listed: launch only.
+RUN_OVERHEAD_LAUNCH_S = 0.4159
+RUN_OVERHEAD_SETUP = {"minife": 1.4295, "amg": 0.6092, "comd": 0.0104, "graph500": 2.5503,
+                      "hpcg": 0.0033}
+RUN_OVERHEAD = {
+    "mode": F(str, default="measured", choices=("measured", "off"),
+              doc="measured: capacity runs last launch + set-up + solve + teardown; off: solve"),
+    "launch_s": F(float, default=RUN_OVERHEAD_LAUNCH_S, min=0.0,
+                  doc="mpirun start-up of the smallest job on one node, s"),
+    "setup": F(dict, default=RUN_OVERHEAD_SETUP, values=F((int, float), min=0),
+               doc="code: (set-up + teardown) / timed section, e.g. setup: {minife: 1.4}"),
+}
+
 # LogGP-style parameters of the flow model (t2hx.flowsim); defaults are QDR 4x InfiniBand
 # with a ConnectX-2 class HCA: ~100 ns per switch, ~0.6 us software overhead per side.
 MODEL = {
@@ -349,6 +364,9 @@ MODEL = {
                    doc="plane:port of each rail, e.g. lanes: [fattree:1, fattree2:1] "
                    "(default: ports 1..rails of the simulated plane)"),
     }, doc="multirail: {policy: stripe, rails: 2} (t2hx.flowsim.multirail)"),
+    "run_overhead": F(dict, default=None, fields=RUN_OVERHEAD,
+                      doc="a capacity run's launch and set-up/teardown (t2hx.flowsim.overhead, "
+                      "docs/modelling.md#run-overheads)"),
     "interference": F(dict, default=None, fields=INTERFERENCE,
                       doc="the fluid engines' inter-job term fitted to the packet engine "
                       "(t2hx.flowsim.interference, docs/modelling.md#interference)"),

@@ -21,6 +21,7 @@ from t2hx.errors import WorkloadError
 
 if TYPE_CHECKING:
     from t2hx.flowsim.fluid import Job
+    from t2hx.flowsim.overhead import RunOverhead
     from t2hx.flowsim.network import Network
     from t2hx.study import Study
 
@@ -37,16 +38,24 @@ def fluid_engine(name: str) -> Callable:
 
 
 def capacity_jobs(net: Network, spans: dict[str, np.ndarray], study: Study, node: dict,
-                  repeat: int) -> list[Job]:
+                  repeat: int, overhead: RunOverhead | None = None) -> list[Job]:
     """The capacity mix's fluid jobs: each app's benchmark on its ranks with the study's
     input at its node count (calibrated models; docs/modelling.md#capacity-mode) on the
-    conf's node."""
+    conf's node; with ``overhead``, each run starts with its launch and the code's set-up
+    and teardown (docs/modelling.md#run-overheads)."""
+    from t2hx.flowsim.apps import compute_seconds
+    from t2hx.flowsim.fluid import Compute
+
     out = []
     for app, ranks in spans.items():
         name = study.capacity_benchmark(app)
         build = fluid_job_of(benchmarks.get(name, field=f"capacity.apps.{app}"))
         inp = study.input(name, len(ranks)) if name in study.catalog else None
-        out.append(build(net, ranks, repeat, inp, node))
+        job = build(net, ranks, repeat, inp, node)
+        if overhead is not None:
+            extra = overhead.seconds(name, len(ranks), compute_seconds(job.steps))
+            job.steps = [Compute(extra), *job.steps]
+        out.append(job)
     return out
 
 
@@ -66,6 +75,7 @@ def capacity_text(system: str, plane: str, routing: str, capacity: Path, window:
     capacity app needs no change here."""
     from t2hx.flowsim import interference
     from t2hx.flowsim.appmodel import system_node
+    from t2hx.flowsim.overhead import RunOverhead
     from t2hx.flowsim.network import open_network
     from t2hx.study import load_study
 
@@ -81,18 +91,20 @@ def capacity_text(system: str, plane: str, routing: str, capacity: Path, window:
     net = open_network(system, plane, routing, hosts=hosts, work=work, routing=routing_dir,
                        lmc=lmc)
     study, node = load_study(), system_node(system)
-    jobs = capacity_jobs(net, spans, study, node, REPEATS)
+    overhead = RunOverhead.of(net.system.model)
+    jobs = capacity_jobs(net, spans, study, node, REPEATS, overhead)
     simulate = fluid_engine(engine)
     simulate(net, jobs, until=window)
     term = interference.Term.of(net.system.model)
     if term is not None:      # each app alone on its nodes: one run, for its slowdown
         alone = [simulate(net, [job], until=window)[0]
-                 for job in capacity_jobs(net, spans, study, node, 1)]
+                 for job in capacity_jobs(net, spans, study, node, 1, overhead)]
         interference.correct(net, jobs, np.array([_first_run(job) for job in alone]),
                              window, term)
     out = [wire.sim_header({"system": system, "plane": plane, "routing": routing,
                             "window": f"{window:g}", "engine": engine,
-                            "interference": term.label if term else "off"},
+                            "interference": term.label if term else "off",
+                            "run_overhead": overhead.label if overhead else "off"},
                            kind="capacity")]
     for app, job in zip(spans, jobs):
         start = 0.0

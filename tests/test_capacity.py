@@ -130,7 +130,7 @@ def test_capacity_runs_on_a_240_node_system(tmp_path, capsys) -> None:
     spec = tmp_path / "capacity.json"
     spec.write_text(json.dumps(jobs))
     assert main(["-q", "campaign", "simulate-capacity", "--system", str(conf), "--plane",
-                 "hyperx", "--routing", "dfsssp", "--capacity", str(spec), "--window", "1.5",
+                 "hyperx", "--routing", "dfsssp", "--capacity", str(spec), "--window", "4",
                  "--work", str(tmp_path / "work")]) == 0
     out = capsys.readouterr().out
     assert out.rstrip().endswith("T2HX capacity window closed")

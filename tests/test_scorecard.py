@@ -458,3 +458,31 @@ def test_portable_is_an_ordering_over_no_fixed_node_count(tmp_path):
     assert load_claims(path)[1][0]["portable"] is True
     _, claims = load_claims()
     assert 0 < sum(1 for c in claims if c.get("portable")) < len(claims)
+
+
+def test_extremes_rank_the_benchmark_whose_gains_span_widest():
+    """"The highest spikes in both directions": the named benchmark's span of gains (highest
+    minus lowest over its cells) is compared with the other benchmarks'."""
+    kw = dict(kind="extremes", benchmark=["imb-bcast", "imb-alltoall"], metric="t_min",
+              subject=[DFL])
+    spiky = table((FT, "imb-alltoall", "t_min", 28, 8, [10.0]), (DFL, "imb-alltoall", "t_min", 28, 8, [5.0]),
+                  (FT, "imb-alltoall", "t_min", 28, 64, [10.0]), (DFL, "imb-alltoall", "t_min", 28, 64, [20.0]),
+                  (FT, "imb-bcast", "t_min", 28, 8, [10.0]), (DFL, "imb-bcast", "t_min", 28, 8, [11.0]),
+                  (FT, "imb-bcast", "t_min", 28, 64, [10.0]), (DFL, "imb-bcast", "t_min", 28, 64, [9.0]))
+    assert verdict(spiky, {"rank": 1}, of_benchmark="imb-alltoall", **kw) == "agrees"
+    assert verdict(spiky, {"rank": 1}, of_benchmark="imb-bcast", **kw) == "contradicts"
+
+
+def test_routing_claims_read_the_campaigns_routing_analysis(tmp_path):
+    """A routing fact (DFSSSP's VLs) comes from log/<campaign>/analysis; without it the
+    claim is not run and says what it needs."""
+    comp = dict(kind="routing", plane="hyperx", engine="dfsssp", field="vls")
+    c = {**claim({"value": 3, "unit": "VLs"}), "compute": comp}
+    empty = table((FT, "mpigraph", "send_avg", 28, 1048576, [1.0]))
+    v = score(empty, [c], DEFAULTS, logdir=tmp_path)[0]
+    assert v.verdict == "not run" and "routing analysis" in v.note
+    (tmp_path / "analysis").mkdir()
+    for vls, want in ((2, "contradicts"), (3, "agrees")):
+        (tmp_path / "analysis" / "hyperx-dfsssp.json").write_text(json.dumps({"vls": vls}))
+        v = score(empty, [c], DEFAULTS, logdir=tmp_path)[0]
+        assert (v.verdict, v.ours.split(" [")[0]) == (want, f"{vls} VLs")

@@ -55,6 +55,9 @@ class AppSpec:
     measure_rules: tuple[tuple[str, Rule], ...] = ()   # name -> measure (conf/appmodels.yaml)
     metric_rule: Callable[[dict[str, Any], dict[str, Any]], float] = metric_seconds
     #                                       a calibration run's (run, input) -> timed seconds
+    sets_rule: Callable[[dict[str, Any], float], int] | None = None
+    #    a whole run's repeats of the modelled timed section: (input, seconds of one) -> count
+    #    (HPCG times sets for the input's seconds); None: one
 
     def measure(self, name: str, inp: dict[str, Any], ranks: int) -> float:
         """``one`` (independent of the input) or one of the code's measures."""

@@ -28,7 +28,7 @@ from t2hx.flowsim import appmodel, collectives
 from t2hx.flowsim.appmodel import ModelRules
 from t2hx.flowsim.bulk import Phase
 from t2hx.flowsim.engines import SimNetwork
-from t2hx.flowsim.fluid import Job, phase_steps
+from t2hx.flowsim.fluid import Compute, Job, phase_steps
 from t2hx.grids import grid3, grid4, hpl_grid
 
 
@@ -243,4 +243,12 @@ def app_job(net: SimNetwork, app: App, ranks: np.ndarray, scale: float = 1.0,
     """The app as a fluid-mode job on ``ranks`` (capacity runs, interference)."""
     ranks = np.asarray(ranks, dtype=np.int64)
     phases = iteration_phases(app, len(ranks), scale, net.loggp.reduce_rate, inp, node)
-    return Job(app.key, phase_steps(ranks, phases) * iterations_of(app, inp), repeat)
+    steps = phase_steps(ranks, phases) * iterations_of(app, inp)
+    if app.sets_rule is not None and inp is not None:   # a whole run, not one timed set
+        steps = steps * app.sets_rule(inp, compute_seconds(steps))
+    return Job(app.key, steps, repeat)
+
+
+def compute_seconds(steps: list) -> float:
+    """The compute part of fluid steps (what a run takes with a free network)."""
+    return sum(s.seconds for s in steps if isinstance(s, Compute))

@@ -98,6 +98,7 @@ def score(results: pd.DataFrame, claims: list[dict[str, Any]] | None = None,
     defaults = defaults or {}
     ctx = dict(context or {})
     ctx.setdefault("capacity_windows", capacity_windows(logdir))
+    ctx.setdefault("logdir", logdir)
     out = []
     for c in claims:
         settings: dict[str, Any] = {**defaults, **{k: c[k] for k in ("dead_band", "tolerance", "value_tolerance",

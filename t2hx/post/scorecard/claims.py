@@ -29,6 +29,7 @@ MECHANISMS = {
     "compute": "the codes' compute share, which hides the network",
     "variability": "run-to-run spread",
     "bandwidth": "link rate, rails, planes and tapering of a configuration",
+    "deadlock": "what the routing needs to stay deadlock-free (virtual lanes)",
 }
 
 

@@ -4,6 +4,7 @@ are checked first."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 from collections.abc import Callable
@@ -12,7 +13,7 @@ import pandas as pd
 
 from t2hx.errors import T2hxError
 from t2hx.post.scorecard.selection import (BASE_SPEC, CELL, NotRun, Ours, agg, best,
-                                           cell_gains, label, matches, select,
+                                           cell_gains, label, listed, matches, select,
                                            workload_jobs)
 from t2hx.post.scorecard.text import where
 from t2hx.wire import parse_sim_header
@@ -52,10 +53,12 @@ def compute(results: pd.DataFrame, claim: dict[str, Any], context: dict[str, Any
     kind = comp["kind"]
     if kind == "unmeasured":
         raise NotRun(comp.get("needs", "no campaign records it"))
-    if kind not in KINDS:
+    if kind not in KINDS and kind != "routing":
         raise T2hxError(f"claim {claim['id']}: unknown compute kind {kind!r}",
-                        fix="one of " + ", ".join([*KINDS, "unmeasured"]))
+                        fix="one of " + ", ".join([*KINDS, "routing", "unmeasured"]))
     check_requires(comp, context)
+    if kind == "routing":
+        return routing_kind(comp, context)
     df = select(results, comp)
     if df.empty:
         raise NotRun("no such runs in the log")
@@ -155,6 +158,39 @@ def trend_kind(df: pd.DataFrame, comp: dict[str, Any], base: dict[str, str], sm:
     return Ours(float(hi - lo), where=where(comp, g))
 
 
+def routing_kind(comp: dict[str, Any], context: dict[str, Any]) -> Ours:
+    """A field of the campaign's routing analysis of one plane and engine
+    (``log/<campaign>/analysis/<plane>-<engine>.json``, t2hx.post.routing), e.g. its VLs."""
+    logdir = context.get("logdir")
+    name = f"{comp['plane']}-{comp['engine']}"
+    path = Path(logdir) / "analysis" / f"{name}.json" if logdir else None
+    if path is None or not path.is_file():
+        raise NotRun(f"no routing analysis {name} in the log")
+    value = json.loads(path.read_text()).get(comp["field"])
+    if not isinstance(value, (int, float)):
+        raise NotRun(f"the routing analysis {name} has no number {comp['field']!r}")
+    return Ours(float(value), where=f"routing analysis {name}")
+
+
+def extremes_kind(df: pd.DataFrame, comp: dict[str, Any], base: dict[str, str],
+                  sm: bool) -> Ours:
+    """The named benchmark's place among ``benchmark`` by the span of its cells' gains
+    (highest minus lowest, over every subject combo): "the highest spikes in both
+    directions". Scores are spans, so rank ties use the dead band like ranks of gains."""
+    spans = {}
+    for bench in listed(comp["benchmark"]):
+        sub = df[df["benchmark"] == bench]
+        gains = pd.concat([cell_gains(sub, spec, base, sm)["gain"]
+                           for spec in listed(comp["subject"]) if matches(sub, spec).any()])
+        spans[bench] = float(gains.max() - gains.min())
+    target = comp["of_benchmark"]
+    if target not in spans:
+        raise NotRun(f"no {target} runs")
+    order = sorted(spans, key=lambda k: -spans[k])
+    return Ours(spans[target], list(spans.values()), rank=order.index(target) + 1,
+                of=len(order), where=where(comp, df))
+
+
 def spread_kind(df: pd.DataFrame, comp: dict[str, Any], base: dict[str, str], sm: bool) -> Ours:
     s, b = best(df, comp["subject"], sm), best(df, base, sm)
     m = s.merge(b[CELL + ["spread"]], on=CELL, suffixes=("", "_base")).dropna(
@@ -181,6 +217,8 @@ def _workload_kind(df: pd.DataFrame, comp: dict[str, Any], base: dict[str, str],
     the base's, minus 1."""
     jobs = workload_jobs(df)
     subject = comp["subject"]
+    if kind == "app_gain":
+        return _app_gain(df, jobs, comp, base)
     pick = {}
     for name, spec in (("subject", subject), ("base", base)):
         combos = set(df[matches(df, spec)]["combo"])
@@ -198,6 +236,30 @@ def _workload_kind(df: pd.DataFrame, comp: dict[str, Any], base: dict[str, str],
     return Ours(perf["subject"] / perf["base"] - 1.0, where=f"workload, {text}")
 
 
+def _app_gain(df: pd.DataFrame, jobs: pd.DataFrame, comp: dict[str, Any],
+              base: dict[str, str]) -> Ours:
+    """One app's mean step time in the workloads on the base over the subject's, minus 1
+    (seed 003 Fig 9a's per-application gains); several subjects: the best."""
+    app = comp["app"]
+
+    def step(spec: dict[str, str]) -> float:
+        combos = set(df[matches(df, spec)]["combo"])
+        mine = jobs[jobs["combo"].isin(combos) & (jobs["app"] == app)]["mix"]
+        if mine.empty:
+            raise NotRun(f"no {app} jobs in the workloads of {label(spec)}")
+        return float(mine.mean())
+
+    t_base = step(base)
+    gains = [t_base / step(spec) - 1.0 for spec in listed(comp["subject"])]
+    n = len(jobs[jobs["app"] == app][["workload", "job"]].drop_duplicates())
+    return Ours(max(gains), gains, where=f"workload, {n} {app} jobs")
+
+
+def app_gain_kind(df: pd.DataFrame, comp: dict[str, Any], base: dict[str, str],
+                  sm: bool) -> Ours:
+    return _workload_kind(df, comp, base, "app_gain")
+
+
 def interference_kind(df: pd.DataFrame, comp: dict[str, Any], base: dict[str, str],
                       sm: bool) -> Ours:
     return _workload_kind(df, comp, base, "interference")
@@ -211,4 +273,5 @@ def throughput_kind(df: pd.DataFrame, comp: dict[str, Any], base: dict[str, str]
 Kind = Callable[[pd.DataFrame, dict[str, Any], dict[str, str], bool], Ours]
 KINDS: dict[str, Kind] = {"gain": gain_kind, "value": value_kind, "rank": rank_kind,
                           "trend": trend_kind, "spread": spread_kind,
+                          "extremes": extremes_kind, "app_gain": app_gain_kind,
                           "interference": interference_kind, "throughput": throughput_kind}

@@ -50,6 +50,8 @@ def where(comp: dict[str, Any], cells: pd.DataFrame | None = None) -> str:
 
 def needs(comp: dict[str, Any]) -> str:
     """The study case a claim needs: benchmark, metric, combos, nodes, sizes, conditions."""
+    if comp["kind"] == "routing":
+        return f"the routing analysis of {comp['plane']} with {comp['engine']} (t2hx reproduce)"
     specs = [comp["subject"]] if isinstance(comp.get("subject"), dict) else \
         list(comp.get("subject") or [])
     if comp["kind"] == "rank":
@@ -126,7 +128,11 @@ def ours_text(pub: dict[str, Any], comp: dict[str, Any], ours: Ours, dead: float
         lo, hi = rank_span(ours, dead)
         place = f"#{lo}" if lo == hi else f"#{lo}–{hi} (tied)"
         text = f"{place} of {ours.of} (median gain {_pct(o)})"
-    elif comp["kind"] == "value":
+    elif comp["kind"] == "extremes":
+        lo, hi = rank_span(ours, dead)
+        place = f"#{lo}" if lo == hi else f"#{lo}–{hi} (tied)"
+        text = f"{place} of {ours.of} (span of gains {_pct(o)})"
+    elif comp["kind"] in ("value", "routing"):
         text = f"{o:.3g} {pub.get('unit', '')}".strip()
     elif comp["kind"] == "spread":
         text = f"spread difference {_pct(o)}"
