@@ -66,6 +66,7 @@ FIG1: Fig1 = {"benchmark": "mpigraph", "metric": "send_avg", "nodes": 28, "msg_s
               "parx": ("hyperx", "parx")}
 FIG1_COMBOS: tuple[Fig1Combo, ...] = ("ft", "dfsssp", "parx")
 SCORECARD = ROOT / "bench" / "results" / "scorecard.json"
+PAPER_CAMPAIGN = "paper-scale"     # log/paper-scale: the paper profile's committed campaign
 
 
 @dataclass
@@ -86,8 +87,9 @@ class Options:
 
     @property
     def scorecard(self) -> Path:
-        """The contract file of the reference campaign, else one in the campaign's log."""
-        return SCORECARD if self.campaign == "reference" else self.logdir / "scorecard.json"
+        """The contract file of the paper-scale campaign (the README's headline), else one in
+        the campaign's log."""
+        return SCORECARD if self.campaign == PAPER_CAMPAIGN else self.logdir / "scorecard.json"
 
 
 def reproduce(opts: Options) -> int:
@@ -107,7 +109,7 @@ def reproduce(opts: Options) -> int:
         print(line)
     if previous is not None:
         print(compare(results, previous))
-    print(scorecard(results, opts.logdir, opts.scorecard))
+    print(scorecard(results, opts.logdir, opts.scorecard, opts.profile))
     if ran != 0:
         print(f"reproduce: ReFrame reported failures (exit {ran}); rerun to resume the "
               f"campaign, see {opts.logdir}", file=sys.stderr)
@@ -254,7 +256,7 @@ def fig1_verdicts(results) -> list[str]:
     return out
 
 
-def scorecard(results, logdir: Path, out: Path) -> str:
+def scorecard(results, logdir: Path, out: Path, profile: str | None = None) -> str:
     """Score the claims of the campaign's study (conf/claims/<study>.yaml), write the
     contract file, return the counts."""
     from t2hx.post import scorecard as S
@@ -279,7 +281,7 @@ def scorecard(results, logdir: Path, out: Path) -> str:
                 f"{', '.join(study.own_systems())}, not this campaign's systems")
     verdicts = own.verdicts
     atomic_write(out, json.dumps(S.contract(verdicts), indent=2, ensure_ascii=False) + "\n")
-    return f"{S.counts_line(verdicts)} (table: t2hx scorecard {logdir}; {out})"
+    return f"{S.counts_line(verdicts, profile)} (table: t2hx scorecard {logdir}; {out})"
 
 
 def compare(results, previous: Path) -> str:

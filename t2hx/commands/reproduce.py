@@ -1,6 +1,7 @@
 """``t2hx reproduce``: the main job on the embedded simulated cluster (see t2hx.reproduce).
 
-Routing analysis of every plane and engine, the quick study (``--full``: the whole matrix)
+Routing analysis of every plane and engine, the quick study (``--profile paper``: what the
+claims need at the paper's scales, into ``log/paper-scale``; ``--full``: the whole matrix)
 through ReFrame on the ``sim`` system, figures and report into ``paper/``, then the Fig 1
 checks and the comparison with the campaign's previous complete run. Extra ReFrame options
 follow ``--``.
@@ -16,10 +17,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("reproduce", help="run the study on the embedded simulated cluster",
                        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--system", default="t2hx", help="system conf (default: t2hx)")
-    p.add_argument("--full", action="store_true",
-                   help="the whole study matrix instead of the quick profile")
-    p.add_argument("--campaign", default="reference",
-                   help="log/<campaign> (default: reference, the committed campaign)")
+    how = p.add_mutually_exclusive_group()
+    how.add_argument("--full", action="store_true",
+                     help="the whole study matrix instead of the quick profile")
+    how.add_argument("--profile", default=None,
+                     help="a profile of the study, e.g. paper (seed 000's scales; "
+                     "default campaign log/paper-scale)")
+    p.add_argument("--campaign", default=None,
+                   help="log/<campaign> (default: reference, the committed quick campaign; "
+                   "paper-scale with --profile paper)")
     p.add_argument("--out", type=Path, default=None,
                    help="figures and report (default: paper/ for the reference campaign, "
                    "else log/<campaign>/paper)")
@@ -39,11 +45,13 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     from t2hx.reframe_site import NAME_RE
     from t2hx.reproduce import Options, reproduce
 
-    if not NAME_RE.match(args.campaign):
-        raise T2hxError(f"campaign name {args.campaign!r}", field="--campaign",
+    profile = args.profile or ("full" if args.full else "quick")
+    campaign = args.campaign or ("paper-scale" if profile == "paper" else "reference")
+    if not NAME_RE.match(campaign):
+        raise T2hxError(f"campaign name {campaign!r}", field="--campaign",
                         fix="use letters, digits, '-' and '_' only")
     opts = Options(system=load_system(system_path(args.system)),
-                   profile="full" if args.full else "quick", campaign=args.campaign,
+                   profile=profile, campaign=campaign,
                    out=args.out, logs=log_root(), work=work_root(), quiet=args.quiet,
                    reframe_args=[a for a in args.reframe_args if a != "--"],
                    study=args.study)

@@ -31,6 +31,8 @@ def run(args: argparse.Namespace) -> int:
     from t2hx.atomic import atomic_write
 
     scores = S.scorecards(args.logdir, args.claims)
+    prov = args.logdir / "provenance.json"
+    profile = json.loads(prov.read_text()).get("profile") if prov.is_file() else None
     for k, score in enumerate(scores):
         verdicts = score.verdicts
         if not score.own or len(scores) > 1:
@@ -43,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
         if args.verbose:
             for v in verdicts:
                 print(f"\n{v.id} ({v.source}): {v.statement}" + (f"\n  {v.note}" if v.note else ""))
-        print(S.counts_line(verdicts))
+        print(S.counts_line(verdicts, profile))
         print("\n".join(["by mechanism:", *S.mechanism_lines(verdicts)]))
     # The contract file holds the first system's verdicts: the study's own when scored.
     verdicts = scores[0].verdicts if scores else []

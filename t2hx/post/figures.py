@@ -85,18 +85,21 @@ def pick_sizes(sizes: list[int]) -> list[int]:
     return [sizes[i] for i in idx]
 
 
-def _keys_macro(combos: list[str]) -> str:
-    return "".join(f", NaN with boxes lc {i + 1} fs solid 0.35 title {plots.gp_string(c)}"
-                   for i, c in enumerate(combos))
+def _keys_macro(combos: list[str], shown: list[str] | None = None) -> str:
+    """Legend entries of ``shown`` (default: all), each in its colour among ``combos``."""
+    return "".join(f", NaN with boxes lc {combos.index(c) + 1} fs solid 0.35 title "
+                   f"{plots.gp_string(c)}" for c in (combos if shown is None else shown))
 
 
 # --- Fig 4: relative-gain grids ---------------------------------------------------------------
 
 def gain_grid(g: pd.DataFrame, bench: str, metric: str, combos: list[str], baseline: str,
               outdir: Path) -> Figure:
-    rows_combos = [c for c in combos if c != baseline]
     sub = g[(g["benchmark"] == bench) & (g["metric"] == metric) & g["nodes"].notna()
             & g["msg_size"].notna()]
+    # A combo that ran none of this benchmark (an extra combo such as Fig 1's PARX/linear)
+    # gets no row: an empty row reads as a missing result.
+    rows_combos = [c for c in combos if c != baseline and (sub["combo"] == c).any()]
     columns: list[tuple[int, int]] = []
     for nodes in sorted(sub["nodes"].unique()):
         sizes = pick_sizes([int(s) for s in sub.loc[sub["nodes"] == nodes, "msg_size"]])
@@ -139,10 +142,11 @@ def whisker(g: pd.DataFrame, bench: str, metric: str, combos: list[str], baselin
     unit = str(sub["unit"].dropna().iloc[0]) if sub["unit"].notna().any() else ""
     better = str(sub["better"].dropna().iloc[0]) if sub["better"].notna().any() else ""
     by = {(int(r.nodes), r.combo): r for r in sub.itertuples() if pd.notna(r.nodes)}
-    width = len(combos) + 1
+    shown = [c for c in combos if (sub["combo"] == c).any()]   # no legend for a combo not run
+    width = len(shown) + 1
     rows, table_rows = [], []
     for gi, nodes in enumerate(node_list):
-        for ci, combo in enumerate(combos):
+        for ci, combo in enumerate(shown):
             r = by.get((nodes, combo))
             if r is None:
                 continue
@@ -150,8 +154,8 @@ def whisker(g: pd.DataFrame, bench: str, metric: str, combos: list[str], baselin
             gain = r.gain if combo != baseline else np.nan
             label = f"{gain:+.0%}" if pd.notna(gain) else "NaN"
             label_y = r.max if pd.notna(gain) else np.nan
-            rows.append([x, ci + 1, nodes, r.min, r.q1, r.median, r.q3, r.max, gain, label_y,
-                         label])
+            rows.append([x, combos.index(combo) + 1, nodes, r.min, r.q1, r.median, r.q3,
+                         r.max, gain, label_y, label])
             table_rows.append([nodes, combo, int(r.runs), r.min, r.q1, r.median, r.q3, r.max,
                                r.best, gain])
     table = pd.DataFrame(table_rows, columns=["nodes", "combo", "runs", "min", "q1", "median",
@@ -162,7 +166,7 @@ def whisker(g: pd.DataFrame, bench: str, metric: str, combos: list[str], baselin
     data = stem.with_suffix(".dat")
     header = "x\tcombo_idx\tnodes\tmin\tq1\tmedian\tq3\tmax\tgain\tlabel_y\tgain_label"
     write_text(data, plots.table_text(None, rows, f"{title}\n{header}"))
-    xt = ", ".join(f'"{n}" {gi * width + (len(combos) - 1) / 2}' for gi, n in enumerate(node_list))
+    xt = ", ".join(f'"{n}" {gi * width + (len(shown) - 1) / 2}' for gi, n in enumerate(node_list))
     values = table[["min", "max"]].to_numpy(dtype=float)
     logy = bool(values.size and np.nanmin(values) > 0 and np.nanmax(values) / np.nanmin(values) > 50)
     extra = [f"set xtics ({xt})" if xt else "",
@@ -170,7 +174,7 @@ def whisker(g: pd.DataFrame, bench: str, metric: str, combos: list[str], baselin
              "set offsets 0,0,graph 0.08,0"]
     files = plots.render("whisker", data, stem, {
         "title": title, "ylabel_text": f"{metric} [{unit}]", "logy": logy,
-        "keys": _keys_macro(combos), "extra": "; ".join(e for e in extra if e),
+        "keys": _keys_macro(combos, shown), "extra": "; ".join(e for e in extra if e),
         "figw": min(max(3.5, 1.0 + 0.18 * len(rows)), 10.0), "figh": 3.0})
     return Figure(stem.name, "whisker", title, files, data, table)
 
@@ -247,6 +251,9 @@ def lines(g: pd.DataFrame, bench: str, metric: str, x: str, combos: list[str], o
     sub = g[(g["benchmark"] == bench) & (g["metric"] == metric) & g[x].notna()]
     if where is not None:
         sub = sub[where.reindex(sub.index, fill_value=False)]
+    sized = x == "msg_size"
+    if sized:          # message sizes span 9 decades: a log axis, where 0 B has no place
+        sub = sub[sub[x] > 0]
     if sub.empty:
         return None
     wide = sub.pivot_table(index=x, columns="combo", values="best", aggfunc="first")
@@ -257,12 +264,13 @@ def lines(g: pd.DataFrame, bench: str, metric: str, x: str, combos: list[str], o
     rows = [[int(i)] + [wide.loc[i, c] for c in wide.columns] for i in wide.index]
     write_text(data, plots.table_text([x] + list(wide.columns), rows, title))
     xs = [int(i) for i in wide.index]
-    logx = len(xs) > 2 and min(xs) > 0 and max(xs) / min(xs) >= 16
+    logx = sized or (len(xs) > 2 and min(xs) > 0 and max(xs) / min(xs) >= 16)
     vals = wide.to_numpy(dtype=float)
     logy = bool(np.isfinite(vals).any() and np.nanmin(vals) > 0
                 and np.nanmax(vals) / np.nanmin(vals) > 100)
     files = plots.render("lines", data, stem, {
-        "title": title, "nseries": len(wide.columns), "xlabel_text": x.replace("_", " "),
+        "title": title, "nseries": len(wide.columns),
+        "xlabel_text": "message size [bytes, binary prefixes]" if sized else x.replace("_", " "),
         "ylabel_text": f"{metric} [{unit}] (best of N)", "logx": logx, "logy": logy,
-        "style": "linespoints"})
+        "style": "linespoints", "extra": 'set format x "%.0b %BB"' if sized else ""})
     return Figure(stem.name, "lines", title, files, data, wide.reset_index())

@@ -16,10 +16,11 @@ import os
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from t2hx.post.engines import EngineComparison
-from t2hx.post.scorecard.text import VERDICTS
+from t2hx.post.scorecard.text import VERDICTS, profile_label
 from t2hx import benchmarks
 from t2hx.post.figures import Figure
 from t2hx.post.store import write_text
@@ -27,12 +28,35 @@ from t2hx.post.store import write_text
 Block = tuple
 
 
-def _cell(v: Any) -> str:
+#: Columns whose numbers are relative gains (shown in %), counts (integers), bytes.
+GAIN_COLUMNS = ("gain", "best-run gain", "median gain")
+COUNT_COLUMNS = ("runs", "repetitions", "records", "finished", "count", "nodes", "ranks",
+                 "jobs", "cases")
+SIZE_COLUMNS = ("msg_size",)
+
+
+def _cell(v: Any, column: str = "") -> str:
+    """A table cell for people: gains in %, counts as integers, message sizes with units."""
     if v is None or (isinstance(v, float) and pd.isna(v)) or v is pd.NA:
         return "–"
+    number = isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool)
+    if number and column in GAIN_COLUMNS:
+        return f"{100 * float(v):+.1f} %"
+    if number and column in COUNT_COLUMNS and float(v).is_integer():
+        return str(int(v))
+    if number and column in SIZE_COLUMNS and float(v).is_integer():
+        return bytes_label(int(v))
     if isinstance(v, float):
         return f"{v:.4g}"
     return str(v).replace("|", "\\|")
+
+
+def bytes_label(n: int) -> str:
+    """A byte count as people write it: 0 B, 512 B, 8 KiB, 4 MiB, 2 GiB (exact units only)."""
+    for unit, div in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= div and n % div == 0:
+            return f"{n // div} {unit}"
+    return f"{n} B"
 
 
 def on_systems(names: list[str]) -> str:
@@ -105,7 +129,7 @@ def blocks(campaign: str, prov: dict[str, Any], summary: dict[str, Any], baselin
                   f"one combo ({baseline}), so there are no relative gains, gain figures or "
                   "scorecard (they compare combos); the measured values follow, best of N."))
     if ran is not None:
-        b += glance_blocks(ran, simulated, scorecard, engines)
+        b += glance_blocks(ran, simulated, scorecard, engines, prov.get("profile"))
     if systems is not None and len(systems):
         study = str(prov.get("study") or "hyperx-vs-fattree-sc19")
         b.append(("h", 2, "Systems"))
@@ -198,7 +222,7 @@ def _words(v: Any) -> str:
 
 
 def glance_blocks(ran: dict[str, int], simulated: bool, scorecard: pd.DataFrame | None,
-                  engines: EngineComparison | None) -> list[Block]:
+                  engines: EngineComparison | None, profile: str | None = None) -> list[Block]:
     """What an evaluator needs first: what ran, simulated or measured and how, and the
     scorecard's counts."""
     what = (f"{ran['runs']} runs of {ran['benchmarks']} benchmarks on {ran['combos']} "
@@ -213,11 +237,14 @@ def glance_blocks(ran: dict[str, int], simulated: bool, scorecard: pd.DataFrame 
                "OpenSM (PARX and SAR through our plugin); "
                + (f"{', '.join(packet)} on the packet engine (MTU packets, credit flow "
                   "control per VL, the HCA's PCIe interface; each case also on the flow "
-                  "model: Network engines), " if packet else "")
+                  "model: Network engines"
+                  + ("; above the profile's packet_up_to nodes on the flow model" if profile ==
+                     "paper" else "") + "), " if packet else "")
                + "every other benchmark on the flow model (max-min fair rates) with the "
                "application models calibrated from real runs (docs/modelling.md); the "
                "capacity mix on the fluid engine with the inter-job term fitted to the "
-               "packet engine (docs/modelling.md#interference). Nothing in this log was "
+               "packet engine (docs/modelling.md#interference), each run with its launch "
+               "and set-up (docs/modelling.md#run-overheads). Nothing in this log was "
                "measured on hardware. The spread of repeated runs is the noise model's "
                "(docs/modelling.md#run-to-run-noise): every combo draws from the same "
                "measured distribution, so a whisker's width says nothing about which fabric "
@@ -225,8 +252,9 @@ def glance_blocks(ran: dict[str, int], simulated: bool, scorecard: pd.DataFrame 
     out: list[Block] = [("h", 2, "At a glance"), ("p", how)]
     if scorecard is not None:
         n = {v: int((scorecard["verdict"] == v).sum()) for v in VERDICTS}
+        label = f"; {profile_label(profile)}" if profile else ""
         out.append(("p", f"Scorecard ({len(scorecard)} claims of the seed paper, strict rules: "
-                    "docs/modelling.md#scorecard): " + ", ".join(
+                    f"docs/modelling.md#scorecard{label}): " + ", ".join(
                         f"{n[v]} {v}" for v in VERDICTS if n[v]) + "."))
     return out
 
@@ -424,7 +452,8 @@ def to_markdown(bl: list[Block]) -> str:
             out.append("| " + " | ".join(str(c) for c in df.columns) + " |")
             out.append("|" + "---|" * len(df.columns))
             for row in df.itertuples(index=False):
-                out.append("| " + " | ".join(_cell(v) for v in row) + " |")
+                out.append("| " + " | ".join(_cell(v, str(c)) for v, c in zip(row, df.columns))
+                           + " |")
             out.append("")
     return "\n".join(out)
 
@@ -450,7 +479,8 @@ def to_html(bl: list[Block], title: str) -> str:
             out.append("<table><tr>" + "".join(f"<th>{e(str(c))}</th>" for c in df.columns)
                        + "</tr>")
             for row in df.itertuples(index=False):
-                out.append("<tr>" + "".join(f"<td>{e(_cell(v))}</td>" for v in row) + "</tr>")
+                out.append("<tr>" + "".join(f"<td>{e(_cell(v, str(c)))}</td>"
+                                            for v, c in zip(row, df.columns)) + "</tr>")
             out.append("</table>")
     out.append("</body></html>")
     return "\n".join(out) + "\n"

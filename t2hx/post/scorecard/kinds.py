@@ -180,9 +180,13 @@ def extremes_kind(df: pd.DataFrame, comp: dict[str, Any], base: dict[str, str],
     spans = {}
     for bench in listed(comp["benchmark"]):
         sub = df[df["benchmark"] == bench]
-        gains = pd.concat([cell_gains(sub, spec, base, sm)["gain"]
-                           for spec in listed(comp["subject"]) if matches(sub, spec).any()])
-        spans[bench] = float(gains.max() - gains.min())
+        if not matches(sub, base).any():
+            continue
+        parts = [cell_gains(sub, spec, base, sm)["gain"]
+                 for spec in listed(comp["subject"]) if matches(sub, spec).any()]
+        if parts:
+            gains = pd.concat(parts)
+            spans[bench] = float(gains.max() - gains.min())
     target = comp["of_benchmark"]
     if target not in spans:
         raise NotRun(f"no {target} runs")

@@ -168,9 +168,21 @@ def frame(verdicts: list[Verdict]) -> pd.DataFrame:
                                  "verdict", "note", "per node count", "mechanism"])
 
 
-def counts_line(verdicts: list[Verdict]) -> str:
+#: What a campaign's profile means for its scorecard (printed beside the counts).
+PROFILE_LABELS = {"paper": "paper profile: the seed's scales",
+                  "quick": "quick profile: a subset of the seed's scales, not the paper's",
+                  "full": "full profile: the study's whole matrix"}
+
+
+def profile_label(profile: str | None) -> str:
+    return PROFILE_LABELS.get(profile or "", f"{profile} profile") if profile else ""
+
+
+def counts_line(verdicts: list[Verdict], profile: str | None = None) -> str:
     c = counts(verdicts)
-    return f"scorecard: {len(verdicts)} claims: " + ", ".join(f"{c[v]} {v}" for v in VERDICTS)
+    label = f" ({profile_label(profile)})" if profile else ""
+    return f"scorecard{label}: {len(verdicts)} claims: " + ", ".join(
+        f"{c[v]} {v}" for v in VERDICTS)
 
 
 def mechanism_lines(verdicts: list[Verdict]) -> list[str]:
