@@ -1,0 +1,72 @@
+#!/usr/bin/env python3
+"""Wall time of the paper-scale campaign (``run/reproduce --profile paper``, committed as
+log/paper-scale/) on this machine, from its own ReFrame reports, and the same campaign on a
+Slurm partition estimated from the measured Slurm throughput of bench/campaign.py. Adds
+``paper_scale`` to bench/results/campaign.json (other keys kept).
+
+A campaign may run in several ReFrame sessions (resumed, or capability and capacity apart):
+its wall time is the sum of the sessions' elapsed times; cases are what the sessions ran.
+The Slurm figure is an estimate, not a run: the paper profile's cases at the per-case
+overhead measured through Slurm (bench/campaign.py, 2 concurrent jobs on 2 cores) plus the
+simulation time this machine spent (the same on a Slurm node of the same speed), a lower
+bound for a partition of that size.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from t2hx.atomic import atomic_write  # noqa: E402
+
+RESULT = ROOT / "bench" / "results" / "campaign.json"
+
+
+def sessions(logdir: Path) -> list[dict]:
+    out = []
+    for path in sorted((logdir / "reframe").glob("report-*.json")):
+        info = json.loads(path.read_text())["session_info"]
+        out.append({"report": path.name, "start": info["time_start"], "end": info["time_end"],
+                    "elapsed_s": round(float(info["time_elapsed"]), 1),
+                    "cases": int(info["num_cases"]), "failures": int(info["num_failures"])})
+    if not out:
+        raise SystemExit(f"{logdir}: no ReFrame reports in reframe/ (run the campaign first)")
+    return out
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("logdir", nargs="?", default=str(ROOT / "log" / "paper-scale"))
+    args = ap.parse_args()
+    logdir = Path(args.logdir)
+    runs = sessions(logdir)
+    prov = json.loads((logdir / "provenance.json").read_text())
+    result = json.loads(RESULT.read_text()) if RESULT.is_file() else {}
+    wall = sum(r["elapsed_s"] for r in runs)
+    cases = sum(r["cases"] for r in runs)
+    slurm_s_per_case = 60.0 / float(result["cases_per_min_slurm"])
+    local_s_per_case = 60.0 / float(result["cases_per_min_local"])
+    # The simulation work itself is what the local wall time holds beyond the per-case
+    # overhead measured on cheap cases; on Slurm the overhead is Slurm's.
+    simulate_s = max(0.0, wall - cases * local_s_per_case)
+    result["paper_scale"] = {
+        "profile": prov.get("profile"), "system": prov.get("system"), "cores": 2,
+        "sessions": runs, "cases": cases, "wall_s": round(wall, 1),
+        "wall_h": round(wall / 3600, 2),
+        "slurm_estimate_h": round((cases * slurm_s_per_case + simulate_s) / 3600, 2),
+        "slurm_estimate_basis": "estimate, not a run: cases x the Slurm per-case time "
+        "measured by bench/campaign.py (2 concurrent jobs, 2 cores) + the simulation time "
+        "measured here beyond the local per-case time",
+    }
+    atomic_write(RESULT, json.dumps(result, indent=2) + "\n")
+    print(json.dumps(result["paper_scale"], indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
