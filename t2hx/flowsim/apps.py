@@ -19,6 +19,7 @@ seed 000 §4.2–4.3, NOT calibrated against runs; only codes without a calibrat
 from __future__ import annotations
 
 from dataclasses import dataclass
+from collections.abc import Callable
 from typing import Protocol
 
 import numpy as np
@@ -48,6 +49,9 @@ class App(ModelRules, Protocol):
     """A code the model runs: its calibrated model's input rules and its skeleton."""
     @property
     def skeleton(self) -> Skeleton: ...
+
+    @property
+    def sets_rule(self) -> Callable[[dict, float], int] | None: ...  # repeats of a run
 
 
 

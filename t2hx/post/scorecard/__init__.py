@@ -84,7 +84,8 @@ from t2hx.post.scorecard.text import (VERDICTS, Verdict, contract, counts, count
 __all__ = ["BASE_SPEC", "CELL", "CLAIMS", "CLAIMS_DIR", "DEFAULT_CLAIMS_STUDY", "KINDS",
            "NotRun", "Ours", "SystemScore", "VERDICTS", "Verdict", "best", "by_system",
            "capacity_windows", "cell_gains", "claims_of", "compute", "contract", "counts",
-           "counts_line", "profile_label", "frame", "judge", "mechanism_lines", "label", "load_claims", "matches", "needs",
+           "counts_line", "profile_label", "frame", "judge", "mechanism_lines", "label",
+           "load_claims", "matches", "needs",
            "ours_text", "portable_claims", "published_text", "score", "scorecard",
            "scorecards", "select", "study_systems", "table_text", "where", "workload_jobs"]
 
