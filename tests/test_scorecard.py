@@ -340,9 +340,8 @@ def test_reference_campaign():
 def test_paper_scale_campaign():
     """log/paper-scale (the paper profile): bench/results/scorecard.json is its scorecard,
     the capacity claims run on its 3 h window, and a claim is "not run" only where no case
-    of this machine could give it (kind: unmeasured), each with its reason."""
-    _, claims = load_claims()
-    kinds = {c["id"]: c["compute"]["kind"] for c in claims}
+    of this machine could give it (no benchmark records it, or it needs real runs' spread),
+    each with its reason: never for a case the campaign lacks."""
     verdicts = {v.id: v for v in scorecard(ROOT / "log" / "paper-scale")}
     committed = json.loads((ROOT / "bench" / "results" / "scorecard.json").read_text())
     assert committed == json.loads(json.dumps(contract(list(verdicts.values())),
@@ -350,7 +349,8 @@ def test_paper_scale_campaign():
     assert all(v.verdict != "not run" for k, v in verdicts.items() if k.startswith("fig7"))
     for k, v in verdicts.items():
         if v.verdict == "not run":
-            assert kinds[k] == "unmeasured" and v.note, (k, v.note)
+            assert v.note and "no such runs" not in v.note and "capacity window" not in v.note, \
+                (k, v.note)
     # every node count the paper shows is judged on its own where the claim spans several
     assert any(v.rungs.count(":") >= 5 for v in verdicts.values())
 
