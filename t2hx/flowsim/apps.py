@@ -10,7 +10,8 @@ TSUBAME2 Westmere node, divided by the compute-scaling factor of seed 003 §5.2 
 25×, 50× mean a node that computes that much faster) followed by the communication the
 code does per iteration (halo exchanges on a 3-D process grid, transposes = alltoall,
 allreduces, broadcasts, HPL panel broadcasts along process rows, BFS frontier exchanges).
-Collectives expand into Open MPI 4.1's default algorithms (:mod:`t2hx.flowsim.collectives`).
+Collectives expand into the algorithms Open MPI's fixed decision rules pick, the rule set the
+system conf names (``model.collectives``, :mod:`t2hx.flowsim.collectives`; default 4.1).
 
 The skeletons' per-iteration volumes and compute times are guesses from the inputs of
 seed 000 §4.2–4.3, NOT calibrated against runs; only codes without a calibration use them.
@@ -26,6 +27,7 @@ import numpy as np
 
 from t2hx.errors import WorkloadError
 from t2hx.flowsim import appmodel, collectives
+from t2hx.flowsim.collectives import DEFAULT_RULES
 from t2hx.flowsim.appmodel import ModelRules
 from t2hx.flowsim.bulk import Phase
 from t2hx.flowsim.engines import SimNetwork
@@ -88,14 +90,17 @@ def halo4d(n: int, size: float) -> Phase:
 
 
 def iteration_phases(app: App, n: int, scale: float, reduce_rate: float,
-                     inp: dict | None = None, node: dict | None = None) -> list[Phase]:
+                     inp: dict | None = None, node: dict | None = None,
+                     rules: str = DEFAULT_RULES) -> list[Phase]:
     """One iteration: the calibrated model's (t2hx/flowsim/appmodel.py) when the code has
-    one and the run's input is known, else the skeleton's."""
+    one and the run's input is known, else the skeleton's; collectives as ``rules`` pick
+    them (the conf's ``model.collectives``)."""
     if inp is not None:
         model = appmodel.model(app)
         if model is not None:
-            return model_phases(model, n, scale, reduce_rate, inp, node or appmodel.default_node())
-    return skeleton_phases(app.skeleton, n, scale, reduce_rate)
+            return model_phases(model, n, scale, reduce_rate, inp,
+                                node or appmodel.default_node(), rules)
+    return skeleton_phases(app.skeleton, n, scale, reduce_rate, rules)
 
 
 def iterations_of(app: App, inp: dict | None) -> int:
@@ -110,7 +115,7 @@ def scaled(compute_s: float, scale: float) -> float:
 
 
 def model_phases(model: appmodel.AppModel, n: int, scale: float, reduce_rate: float,
-                 inp: dict, node: dict) -> list[Phase]:
+                 inp: dict, node: dict, rules: str = DEFAULT_RULES) -> list[Phase]:
     its = model.iterations
     out = [Phase.of([], [], 0, scaled(model.compute_seconds(n, inp, node) / its, scale),
                     "compute")]
@@ -118,11 +123,12 @@ def model_phases(model: appmodel.AppModel, n: int, scale: float, reduce_rate: fl
         return out
     for term, total in zip(model.terms, model.term_bytes(n, inp)):
         if total > 0:
-            out.extend(term_phases(term.pattern, n, total / its, reduce_rate))
+            out.extend(term_phases(term.pattern, n, total / its, reduce_rate, rules))
     return out
 
 
-def term_phases(pattern: str, n: int, per_rank: float, reduce_rate: float) -> list[Phase]:
+def term_phases(pattern: str, n: int, per_rank: float, reduce_rate: float,
+                rules: str = DEFAULT_RULES) -> list[Phase]:
     """One call of a traffic pattern in which a rank sends ``per_rank`` bytes on average."""
     r = np.arange(n)
     if pattern in ("halo3d", "staged_halo3d"):     # CoMD's edge cells ride in its faces
@@ -143,7 +149,7 @@ def term_phases(pattern: str, n: int, per_rank: float, reduce_rate: float) -> li
     m = per_rank / appmodel.PATTERNS[pattern](n, 1.0)      # the call's bytes per rank
     if coll == "Alltoall":
         m /= n                                             # IMB's #bytes: per pair
-    return collectives.phases(coll, n, max(1, int(m)), reduce_rate)[1]
+    return collectives.phases(coll, n, max(1, int(m)), reduce_rate, rules=rules)[1]
 
 
 def rimp2_phases(n: int, tensor: float) -> list[Phase]:
@@ -193,7 +199,8 @@ def panel_phases(n: int, panel: float) -> list[Phase]:
     return out
 
 
-def skeleton_phases(sk: Skeleton, n: int, scale: float, reduce_rate: float) -> list[Phase]:
+def skeleton_phases(sk: Skeleton, n: int, scale: float, reduce_rate: float,
+                    rules: str = DEFAULT_RULES) -> list[Phase]:
     out = [Phase.of([], [], 0, scaled(sk.compute_s, scale), "compute")]
     for kind, size in sk.comm:
         if n == 1:
@@ -202,7 +209,7 @@ def skeleton_phases(sk: Skeleton, n: int, scale: float, reduce_rate: float) -> l
             out.append(halo(n, size))
         elif kind == "alltoall_total":   # a transpose of ``size`` bytes spread over all ranks
             m = max(1, size // (n * n))
-            out.extend(collectives.phases("Alltoall", n, m, reduce_rate)[1])
+            out.extend(collectives.phases("Alltoall", n, m, reduce_rate, rules=rules)[1])
         elif kind == "panel":            # HPL: 1-ring broadcast along each process row
             p, q = hpl_grid(n)
             for hop in range(q - 1):
@@ -216,7 +223,7 @@ def skeleton_phases(sk: Skeleton, n: int, scale: float, reduce_rate: float) -> l
             out.append(Phase.of(r, (r + q) % n, size // max(q, 1), name="swap"))
         else:
             coll = {"allreduce": "Allreduce", "bcast": "Bcast"}[kind]
-            out.extend(collectives.phases(coll, n, size, reduce_rate)[1])
+            out.extend(collectives.phases(coll, n, size, reduce_rate, rules=rules)[1])
     return out
 
 
@@ -235,7 +242,8 @@ def run_app(net: SimNetwork, app: App, scale: float = 1.0, iterations: int | Non
     if scale < 0:
         raise WorkloadError("compute scale must be >= 0", field="compute-scale",
                             fix="use e.g. 1, 2, 10, 25 or 50, or 0 for communication only")
-    ph = iteration_phases(app, net.ranks, scale, net.loggp.reduce_rate, inp, node)
+    ph = iteration_phases(app, net.ranks, scale, net.loggp.reduce_rate, inp, node,
+                          net.loggp.collectives)
     t = net.run(ph).total
     its = iterations or iterations_of(app, inp)
     calibrated = inp is not None and appmodel.model(app) is not None
@@ -246,7 +254,8 @@ def app_job(net: SimNetwork, app: App, ranks: np.ndarray, scale: float = 1.0,
             repeat: int = 1, inp: dict | None = None, node: dict | None = None) -> Job:
     """The app as a fluid-mode job on ``ranks`` (capacity runs, interference)."""
     ranks = np.asarray(ranks, dtype=np.int64)
-    phases = iteration_phases(app, len(ranks), scale, net.loggp.reduce_rate, inp, node)
+    phases = iteration_phases(app, len(ranks), scale, net.loggp.reduce_rate, inp, node,
+                              net.loggp.collectives)
     steps = phase_steps(ranks, phases) * iterations_of(app, inp)
     if app.sets_rule is not None and inp is not None:   # a whole run, not one timed set
         steps = steps * app.sets_rule(inp, compute_seconds(steps))

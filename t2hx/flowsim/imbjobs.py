@@ -77,7 +77,7 @@ def emdl_job(net: Network, name: str, ranks: np.ndarray, repeat: int = 1,
     for size in msglog_sizes(*msglog):
         # A 0-byte allreduce still synchronises: model it as the 1-byte one.
         phases = collectives.phases("Allreduce", len(ranks), max(size, 1),
-                                    net.loggp.reduce_rate)[1]
+                                    net.loggp.reduce_rate, rules=net.loggp.collectives)[1]
         one = phase_steps(ranks, phases)
         busy = EMDL_SLEEP_S + sum(ph.compute for ph in phases)
         steps += (one + [Compute(EMDL_SLEEP_S)]) * repetitions(size, busy)

@@ -30,7 +30,8 @@ Engine = Callable[..., list[Job]]
 def step_job(net: Network, app: apps.App, ranks: np.ndarray, scale: float, inp: dict,
              node: dict, name: str) -> Job:
     """One application's time step, repeated: the calibrated model when the app has one."""
-    phases = apps.iteration_phases(app, len(ranks), scale, net.loggp.reduce_rate, inp, node)
+    phases = apps.iteration_phases(app, len(ranks), scale, net.loggp.reduce_rate, inp, node,
+                                   rules=net.loggp.collectives)
     return Job(name, phase_steps(np.asarray(ranks, dtype=np.int64), phases), MAX_STEPS)
 
 

@@ -24,6 +24,7 @@ from t2hx.routing import parx
 from t2hx.conf import System, load_system, system_path
 from t2hx.errors import ConfError, WorkloadError
 from t2hx.flowsim import bulk
+from t2hx.flowsim.collectives import DEFAULT_RULES
 from t2hx.flowsim.multirail import MultiRail, shares
 from t2hx.fabric.build import build_plane
 from t2hx.fabric.graph import Fabric
@@ -48,11 +49,14 @@ class LogGP:
     overhead: float = 0.6e-6
     gap: float = 0.3e-6
     reduce_rate: float = 32.0 * GBIT
+    collectives: str = DEFAULT_RULES     # coll/tuned rule set (t2hx.flowsim.collectives.RULES)
 
     @classmethod
     def from_conf(cls, model: dict) -> LogGP:
+        # .get: a model dict built by hand (not by load_system) may lack the field
         return cls(hop=model["switch_latency_ns"] * 1e-9, overhead=model["overhead_us"] * 1e-6,
-                   gap=model["gap_us"] * 1e-6, reduce_rate=model["reduce_gbps"] * GBIT)
+                   gap=model["gap_us"] * 1e-6, reduce_rate=model["reduce_gbps"] * GBIT,
+                   collectives=model.get("collectives", DEFAULT_RULES))
 
     def latency(self, switches: np.ndarray) -> np.ndarray:
         """Zero-byte one-way time: send + receive overhead and the switch hops."""

@@ -133,7 +133,8 @@ def imb(net: SimNetwork, name: str, sizes: list[int]) -> list[ImbRow]:
     n = _need_ranks(net, 1, name)
     rows = []
     for m in ([0] if name == "Barrier" else sizes):
-        alg, ph = collectives.phases(name, n, m, net.loggp.reduce_rate)
+        alg, ph = collectives.phases(name, n, m, net.loggp.reduce_rate,
+                                     rules=net.loggp.collectives)
         res = net.run(ph)
         end = res.rank_end if res.rank_end is not None else np.zeros(n)
         t = end * 1e6
