@@ -13,9 +13,9 @@
    campaign had a complete earlier run (the committed ``log/reference``), the largest
    difference to it.
 5. **Scorecard** (t2hx.post.scorecard): every quantitative statement of seed 000 §5 and Fig 1 with
-   ours and a verdict; the verdict counts are printed and the contract file
-   ``bench/results/scorecard.json`` (other campaigns: ``log/<campaign>/scorecard.json``) is
-   written atomically.
+   ours and a verdict; the verdict counts are printed, labelled with the profile, and the
+   contract file ``log/<campaign>/scorecard.json`` is written atomically (for the paper
+   profile's ``paper-scale`` campaign: ``bench/results/scorecard.json``, the README's).
 
 Rerunning resumes an interrupted campaign (ReFrame skips recorded cases). A campaign that
 completed is started afresh: the old records move to ``log/.<campaign>.previous`` until the

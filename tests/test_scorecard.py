@@ -337,24 +337,6 @@ def test_reference_campaign():
                                               ensure_ascii=False))
 
 
-def test_paper_scale_campaign():
-    """log/paper-scale (the paper profile): bench/results/scorecard.json is its scorecard,
-    the capacity claims run on its 3 h window, and a claim is "not run" only where no case
-    of this machine could give it (no benchmark records it, or it needs real runs' spread),
-    each with its reason: never for a case the campaign lacks."""
-    verdicts = {v.id: v for v in scorecard(ROOT / "log" / "paper-scale")}
-    committed = json.loads((ROOT / "bench" / "results" / "scorecard.json").read_text())
-    assert committed == json.loads(json.dumps(contract(list(verdicts.values())),
-                                              ensure_ascii=False))
-    assert all(v.verdict != "not run" for k, v in verdicts.items() if k.startswith("fig7"))
-    for k, v in verdicts.items():
-        if v.verdict == "not run":
-            assert v.note and "no such runs" not in v.note and "capacity window" not in v.note, \
-                (k, v.note)
-    # every node count the paper shows is judged on its own where the claim spans several
-    assert any(v.rungs.count(":") >= 5 for v in verdicts.values())
-
-
 def test_fig1_linear_28_is_one_rack():
     """The Fig 1 claims select linear placement at 28 nodes as "the same 28 nodes of one rack"
     (hostfiles depend on system, placement and node count only, so both planes use them)."""
@@ -380,9 +362,14 @@ def test_reproduce_writes_the_contract(tmp_path):
     assert line.startswith(f"scorecard: {len(data['claims'])} claims: ")
     assert f"{data['counts']['agrees']} agrees" in line
     assert not list(out.parent.glob(".*"))                      # atomic: no temp file left
-    assert Options(system=None).scorecard == SCORECARD           # reference campaign
+    # the paper-scale campaign's scorecard is the README's; the quick one stays in its log
+    assert Options(system=None, campaign="paper-scale").scorecard == SCORECARD
+    assert Options(system=None, logs=tmp_path).scorecard == tmp_path / "reference" / \
+        "scorecard.json"
     assert Options(system=None, campaign="x", logs=tmp_path).scorecard == \
         tmp_path / "x" / "scorecard.json"
+    labelled = reproduce_scorecard(ingest(log).results, log, out, "quick")
+    assert labelled.startswith("scorecard (quick profile: a subset of the seed's scales")
 
 
 def test_report_reference_rows_like_for_like():
