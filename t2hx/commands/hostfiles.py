@@ -38,7 +38,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--placements", default=None, metavar="LIST", type=A.text_line,
                    help=f"comma list of {', '.join(PLACEMENTS)} (default: the placements of "
                    "the study's combos)")
-    p.add_argument("--counts", default=None, metavar="LIST", type=A.positive_int_list,
+    p.add_argument("--counts", default=None, metavar="LIST",
                    help="comma list of node counts instead of the ladders")
     p.add_argument("--nodes", default=None, metavar="LIST|@FILE", type=A.text_line,
                    help="restrict to these hosts (comma list, or @file with one per line)")
@@ -63,10 +63,13 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def _int_list(text: str, flag: str) -> list[int]:
     try:
-        return [int(x) for x in text.split(",") if x.strip()]
+        values = [int(x) for x in text.split(",") if x.strip()]
     except ValueError:
-        raise T2hxError(f"'{text}' is not a comma list of integers", field=flag,
-                        fix=f"e.g. {flag} 7,14,28") from None
+        values = []
+    if not values or min(values) < 1:       # none, or 0 / negative node counts
+        raise T2hxError(f"{text!r} is not a comma list of integers >= 1", field=flag,
+                        fix=f"e.g. {flag} 7,14,28")
+    return values
 
 
 def _nodes(text: str | None) -> list[str] | None:
