@@ -6,16 +6,17 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from t2hx import argtypes as A
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("calibrate", help="measure an app's compute and communication here",
                        description=__doc__)
-    p.add_argument("app", nargs="?",
+    p.add_argument("app", nargs="?", type=A.name,
                    help="a benchmark of t2hx/benchmarks/ with a local binary, e.g. amg")
     p.add_argument("--table", action="store_true",
                    help="print the committed calibrations as a Markdown table instead")
-    p.add_argument("--ranks", default="1,2,4,8",
+    p.add_argument("--ranks", default="1,2,4,8", type=A.positive_int_list,
                    help="rank counts, comma separated (default 1,2,4,8; oversubscribed here: "
                    "three multi-rank counts, so the model's prediction of the largest can fail)")
     p.add_argument("--models", action="store_true",
@@ -24,7 +25,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--machine", action="store_true",
                    help="measure this machine's single-core flop and memory rates into "
                    "machine.json instead (the reference app models scale from)")
-    p.add_argument("--out", default=None,
+    p.add_argument("--out", default=None, type=A.output_dir,
                    help="directory for <app>.json (default conf/calibration)")
     p.set_defaults(func=run)
 
@@ -33,6 +34,9 @@ def run(args: argparse.Namespace) -> int:
     from t2hx import calibration
     from t2hx.errors import T2hxError
 
+    if args.app and (args.table or args.models or args.machine):    # it would be ignored
+        raise T2hxError(f"APP {args.app} with --table, --models or --machine", field="APP",
+                        fix="give either an APP to calibrate or one of those options")
     if args.table:
         print(calibration.table())
         return 0

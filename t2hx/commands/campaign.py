@@ -18,10 +18,12 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from t2hx import argtypes as A
 
 from t2hx.campaign import CampaignRequest, run
 from t2hx.campaign.selection import SIM
 from t2hx.errors import T2hxError
+from t2hx.conf import ENGINES
 from t2hx.jobmix import FLUID_ENGINES
 from t2hx.paths import work_root
 from t2hx.study import DEFAULT_STUDY, STUDY_ENV
@@ -40,11 +42,12 @@ def register(sub: argparse._SubParsersAction) -> None:
                        help="sim (the study's own systems, simulated; default), "
                        "sim:NAME[,NAME] (these conf systems, simulated: a port), local, or "
                        "NAME (the real cluster of conf/systems/NAME.yaml)")
-        v.add_argument("--campaign", default="default", help="log/<campaign> (default: default)")
-        v.add_argument("--profile", default=None,
+        v.add_argument("--campaign", default="default", type=A.name,
+                       help="log/<campaign> (default: default)")
+        v.add_argument("--profile", default=None, type=A.name,
                        help="study profile: full or quick (default: full; status: the "
                        "campaign's)")
-        v.add_argument("--study", default=None,
+        v.add_argument("--study", default=None, type=A.text_line,
                        help="a study of conf/studies/ by name, or a study file (default: "
                        f"${STUDY_ENV} or {DEFAULT_STUDY})")
         if verb == "run":
@@ -58,16 +61,21 @@ def register(sub: argparse._SubParsersAction) -> None:
     r = verbs.add_parser("reroute", help="route a plane for one job (the checks' pre-run "
                          "step: parx/sar re-routes; on a real cluster every combo's engine)",
                          description=REROUTE_DOC)
-    r.add_argument("--system", required=True, help="conf/systems/<sys>.yaml")
-    r.add_argument("--plane", required=True, help="plane name")
-    r.add_argument("--routing", required=True, help="the combo's engine (sim: parx or sar)")
+    r.add_argument("--system", required=True, type=A.system, help="conf/systems/<sys>.yaml")
+    r.add_argument("--plane", required=True, type=A.name, help="plane name")
+    r.add_argument("--routing", required=True, choices=ENGINES, metavar="ROUTING",
+                   help="the combo's engine (sim: parx or sar)")
     r.add_argument("--mode", default="sim", choices=("sim", "real"),
                    help="sim: route under ibsim into --out; real: have the plane's OpenSM "
                    "route with it (docs/cluster.md) and record the verified result")
-    r.add_argument("--out", default="routing", help="routing directory (default: routing)")
-    r.add_argument("--hostfile", action="append", default=[], help="the job's hostfile")
-    r.add_argument("--benchmark", action="append", default=[], help="the job's benchmark")
-    r.add_argument("--jobs-json", help="capacity.json of the capacity check (several jobs)")
+    r.add_argument("--out", default="routing", type=A.output_dir,
+                   help="routing directory (default: routing)")
+    r.add_argument("--hostfile", action="append", default=[], type=A.input_file,
+                   help="the job's hostfile")
+    r.add_argument("--benchmark", action="append", default=[], type=A.name,
+                   help="the job's benchmark")
+    r.add_argument("--jobs-json", type=A.input_file,
+                   help="capacity.json of the capacity check (several jobs)")
     r.set_defaults(func=cmd_route_job)
     register_capacity(verbs)
     register_workload(verbs)
@@ -134,14 +142,15 @@ def register_capacity(verbs: argparse._SubParsersAction) -> None:
                          "(capacity.json of checks/capacity.py) in the event-driven fluid "
                          "model until the simulated window closes; prints one line per "
                          "finished run, then the window's end (the check's record format).")
-    c.add_argument("--system", required=True)
-    c.add_argument("--plane", required=True)
-    c.add_argument("--routing", required=True)
-    c.add_argument("--capacity", required=True, help="capacity.json")
-    c.add_argument("--window", type=float, required=True, help="simulated seconds")
-    c.add_argument("--work", default=str(work_root()), help="routing cache (work/)")
-    c.add_argument("--routing-dir", help="OpenSM dumps from a re-route")
-    c.add_argument("--lmc", type=int, help="LMC (default: the plane's conf; parx needs 2)")
+    c.add_argument("--system", required=True, type=A.system)
+    c.add_argument("--plane", required=True, type=A.name)
+    c.add_argument("--routing", required=True, choices=ENGINES, metavar="ROUTING")
+    c.add_argument("--capacity", required=True, type=A.input_file, help="capacity.json")
+    c.add_argument("--window", type=A.seconds, required=True, help="simulated seconds")
+    c.add_argument("--work", default=str(work_root()), type=A.output_dir,
+                   help="routing cache (work/)")
+    c.add_argument("--routing-dir", type=A.input_dir, help="OpenSM dumps from a re-route")
+    c.add_argument("--lmc", type=A.lmc, help="LMC (default: the plane's conf; parx needs 2)")
     c.add_argument("--engine", choices=list(FLUID_ENGINES), default="fast",
                    help="fluid engine: fast (compiled event loop, t2hx/flowsim/kernel; default) or exact "
                    "(the reference it is checked against)")
@@ -173,14 +182,16 @@ def register_workload(verbs: argparse._SubParsersAction) -> None:
     w = verbs.add_parser("simulate-workload", help="a multi-job workload on the flow model",
                          description=WORKLOAD_DOC,
                          formatter_class=argparse.RawDescriptionHelpFormatter)
-    w.add_argument("--system", required=True, help="conf/systems/<sys>.yaml or its name")
-    w.add_argument("--plane", required=True)
-    w.add_argument("--routing", required=True)
-    w.add_argument("--workload", type=int, required=True,
+    w.add_argument("--system", required=True, type=A.system,
+                   help="conf/systems/<sys>.yaml or its name")
+    w.add_argument("--plane", required=True, type=A.name)
+    w.add_argument("--routing", required=True, choices=ENGINES, metavar="ROUTING")
+    w.add_argument("--workload", type=A.non_negative_int, required=True,
                    help="which of the study's workloads (0 .. workloads.count - 1)")
-    w.add_argument("--window", type=float, default=None,
+    w.add_argument("--window", type=A.seconds, default=None,
                    help="simulated seconds (default: the study's workloads.window)")
-    w.add_argument("--work", default=str(work_root()), help="routing cache (work/)")
+    w.add_argument("--work", default=str(work_root()), type=A.output_dir,
+                   help="routing cache (work/)")
     w.add_argument("--engine", choices=list(FLUID_ENGINES), default="fast",
                    help="fluid engine: fast (default) or exact (the reference)")
     w.set_defaults(func=cmd_simulate_workload)

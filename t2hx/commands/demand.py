@@ -9,6 +9,7 @@ import re
 import shutil
 import tempfile
 from pathlib import Path
+from t2hx import argtypes as A
 
 from t2hx.paths import profiles_root, work_root
 from t2hx.routing import demand as dm
@@ -31,12 +32,12 @@ def register(sub: argparse._SubParsersAction) -> None:
                    metavar=("PROFILE_PREFIX", "HOSTFILE"),
                    help="a profiled job: the pml_monitoring_filename prefix and the hostfile "
                    "of this run (repeat for several jobs)")
-    b.add_argument("--out", required=True, help="demand file to write")
+    b.add_argument("--out", required=True, type=A.output_file, help="demand file to write")
     _plane_args(b, required=False)
     b.set_defaults(func=cmd_build)
 
     c = verbs.add_parser("check", help="validate a demand or job file against a plane")
-    c.add_argument("file", help="demand file (or job file with --jobs)")
+    c.add_argument("file", type=A.input_file, help="demand file (or job file with --jobs)")
     c.add_argument("--jobs", action="store_true", help="the file is a SAR job file")
     _plane_args(c, required=True)
     c.set_defaults(func=cmd_check)
@@ -44,7 +45,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     j = verbs.add_parser("jobs", help="hostfiles of running jobs → SAR job file")
     j.add_argument("--job", nargs=2, action="append", required=True,
                    metavar=("JOB_ID", "HOSTFILE"), help="a job id and its hostfile (repeat)")
-    j.add_argument("--out", required=True, help="job file to write")
+    j.add_argument("--out", required=True, type=A.output_file, help="job file to write")
     _plane_args(j, required=False)
     j.set_defaults(func=cmd_jobs)
 
@@ -53,39 +54,48 @@ def register(sub: argparse._SubParsersAction) -> None:
                          description="Records the communication profile `t2hx campaign reroute` "
                          "looks up for parx: every rank's pml_monitoring file, plus "
                          "<benchmark>/<np>.json saying how it was recorded.")
-    r.add_argument("--benchmark", required=True, help="study benchmark name, e.g. hpl")
-    r.add_argument("--np", type=int, required=True, help="MPI ranks (on this machine)")
+    r.add_argument("--benchmark", required=True, type=A.name, help="study benchmark name, e.g. hpl")
+    r.add_argument("--np", type=A.int_range(2, 1 << 20, what="ranks"), required=True,
+                   help="MPI ranks (on this machine)")
     r.add_argument("--hpcc", metavar="N:NB", help="run Debian's hpcc with this HPL problem "
                    "(hpccinf.txt from its example, P x Q most square) instead of a command")
-    r.add_argument("--input", action="append", default=[], metavar="FILE",
+    r.add_argument("--input", action="append", default=[], type=A.input_file, metavar="FILE",
                    help="copy this file into the run's working directory (e.g. HPL.dat)")
-    r.add_argument("--prefix", help="file prefix (default: the command's name)")
-    r.add_argument("--out", default=None, help="profiles folder (default: where re-routing "
+    r.add_argument("--prefix", type=A.name, help="file prefix (default: the command's name)")
+    r.add_argument("--out", default=None, type=A.output_dir,
+                   help="profiles folder (default: where re-routing "
                    "reads them, $T2HX_PROFILES or conf/profiles)")
-    r.add_argument("--timeout", type=float, default=1800, help="seconds for the run")
+    r.add_argument("--timeout", type=A.seconds, default=1800, help="seconds for the run")
     r.add_argument("command", nargs=argparse.REMAINDER, help="after --: the MPI program")
     r.set_defaults(func=cmd_record)
 
     m = verbs.add_parser("model", help="a MODELLED profile (pml_monitoring format) from a "
                          "flow-model app skeleton; never into conf/profiles")
-    m.add_argument("--benchmark", required=True, help="app skeleton (t2hx.flowsim.apps)")
-    m.add_argument("--np", type=int, required=True, help="ranks")
-    m.add_argument("--iterations", type=int, help="solver iterations (default: skeleton's)")
-    m.add_argument("--out", default=str(work_root() / "profiles-modelled"),
+    m.add_argument("--benchmark", required=True, type=A.name,
+                   help="app skeleton (t2hx.flowsim.apps)")
+    m.add_argument("--np", type=A.int_range(2, 4096, what="ranks"), required=True, help="ranks")
+    m.add_argument("--iterations", type=A.positive_int,
+                   help="solver iterations (default: skeleton's)")
+    m.add_argument("--out", default=str(work_root() / "profiles-modelled"), type=A.output_dir,
                    help="folder; files land in <out>/<benchmark>/<np>/modelled.<rank>.prof")
     m.set_defaults(func=cmd_model)
 
 
 def _plane_args(p: argparse.ArgumentParser, required: bool) -> None:
-    p.add_argument("--system", required=required, help="conf/systems/<sys>.yaml or its name "
+    p.add_argument("--system", required=required, type=A.system,
+                   help="conf/systems/<sys>.yaml or its name "
                    "(validates node names and the HyperX shape)")
-    p.add_argument("--plane", default="hyperx", help="plane name (default: hyperx)")
+    p.add_argument("--plane", default=None, type=A.name,
+                   help="plane name (default: hyperx; needs --system)")
 
 
 def _fabric(args: argparse.Namespace):
     if not args.system:
+        if args.plane is not None:      # it would be ignored: say so
+            raise T2hxError("--plane needs --system", field="--plane",
+                            fix="give --system too, or leave --plane out")
         return None
-    return build_plane(load_system(system_path(args.system)), args.plane)
+    return build_plane(load_system(system_path(args.system)), args.plane or "hyperx")
 
 
 def cmd_build(args: argparse.Namespace) -> int:

@@ -8,10 +8,11 @@ import io
 import json
 import subprocess
 from pathlib import Path
+from t2hx import argtypes as A
 
 from t2hx.routing import analysis
 from t2hx.routing.engines import route_args
-from t2hx.conf import load_system, system_path
+from t2hx.conf import ENGINES, load_system, system_path
 from t2hx.errors import RoutingError, T2hxError
 from t2hx.fabric import cost
 from t2hx.fabric.build import build_plane
@@ -40,8 +41,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     r = verbs.add_parser("route", help="route the plane with OpenSM under ibsim and analyse")
     _common(r)
-    r.add_argument("--routing", required=True, help="OpenSM routing engine (e.g. ftree, dfsssp)")
-    r.add_argument("--lmc", type=int, default=None, help="LID mask control 0-7 (default: conf)")
+    r.add_argument("--routing", required=True, choices=ENGINES, metavar="ROUTING",
+                   help="OpenSM routing engine (e.g. ftree, dfsssp)")
+    r.add_argument("--lmc", type=A.lmc, default=None, help="LID mask control 0-7 (default: conf)")
     r.set_defaults(func=cmd_route)
 
     i = verbs.add_parser("import", help="copy a real fabric's OpenSM dumps (DIR or HOST:DIR)")
@@ -53,23 +55,29 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     a = verbs.add_parser("analyze", help="analyse routing dumps (hops, EFI, jobs, CDG)")
     _common(a)
-    a.add_argument("--dumps", required=True, help="directory of a route or import run")
-    a.add_argument("--jobs", help="job-to-node mapping: one job per line, hostnames "
+    a.add_argument("--dumps", required=True, type=A.input_dir,
+                   help="directory of a route or import run")
+    a.add_argument("--jobs", type=A.input_file,
+                   help="job-to-node mapping: one job per line, hostnames "
                    "separated by spaces")
     a.set_defaults(func=cmd_analyze)
 
     c = verbs.add_parser("cost", help="switch, cable and HCA-port counts of whole systems")
-    c.add_argument("systems", nargs="+", help="conf/systems/<sys>.yaml or names")
-    c.add_argument("--reference", help="system whose counts the ratio columns divide by")
+    c.add_argument("systems", nargs="+", type=A.system, help="conf/systems/<sys>.yaml or names")
+    c.add_argument("--reference", type=A.name,
+                   help="system whose counts the ratio columns divide by")
     c.add_argument("--json", action="store_true", help="print JSON instead of a Markdown table")
     c.set_defaults(func=cmd_cost)
 
 
 def _common(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--system", required=True, help="conf/systems/<sys>.yaml or its name")
-    p.add_argument("--plane", required=True, help="plane name in that file")
-    p.add_argument("--out", help="output directory (default: work/<sys>/<plane>/...)")
-    p.add_argument("-q", "--quiet", action="store_true", help="no progress output")
+    p.add_argument("--system", required=True, type=A.system,
+                   help="conf/systems/<sys>.yaml or its name")
+    p.add_argument("--plane", required=True, type=A.name, help="plane name in that file")
+    p.add_argument("--out", type=A.output_dir,
+                   help="output directory (default: work/<sys>/<plane>/...)")
+    p.add_argument("-q", "--quiet", action="store_true", default=argparse.SUPPRESS,
+                   help="no progress output")
 
 
 def _load(args: argparse.Namespace):

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from t2hx import argtypes as A
 
 from t2hx.paths import hostfiles_root
-from t2hx.conf import load_system, system_path
+from t2hx.conf import ENGINES, load_system, system_path
 from t2hx.errors import T2hxError
 from t2hx.placement.collectives import COLLECTIVES
 from t2hx.placement.hostfiles import DEFAULT_SEED, OBJECTIVES, PLACEMENTS, Options, generate
@@ -30,41 +31,45 @@ def register(sub: argparse._SubParsersAction) -> None:
                        "study's ladders ($T2HX_STUDY or the default study; counts above the "
                        "usable nodes are left out).",
                        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--system", required=True, metavar="FILE",
+    p.add_argument("--system", required=True, metavar="FILE", type=A.system,
                    help="conf/systems/<sys>.yaml (or just the system name)")
-    p.add_argument("--out", type=Path, default=hostfiles_root(), metavar="DIR",
+    p.add_argument("--out", type=A.as_path(A.output_dir), default=hostfiles_root(), metavar="DIR",
                    help="output root (default: the checkout's hostfiles/)")
-    p.add_argument("--placements", default=None, metavar="LIST",
+    p.add_argument("--placements", default=None, metavar="LIST", type=A.text_line,
                    help=f"comma list of {', '.join(PLACEMENTS)} (default: the placements of "
                    "the study's combos)")
     p.add_argument("--counts", default=None, metavar="LIST",
                    help="comma list of node counts instead of the ladders")
-    p.add_argument("--nodes", default=None, metavar="LIST|@FILE",
+    p.add_argument("--nodes", default=None, metavar="LIST|@FILE", type=A.text_line,
                    help="restrict to these hosts (comma list, or @file with one per line)")
-    p.add_argument("--seed", type=int, default=DEFAULT_SEED, help="base seed (default: "
+    p.add_argument("--seed", type=A.non_negative_int, default=DEFAULT_SEED,
+                   help="base seed (default: "
                    f"{DEFAULT_SEED})")
-    p.add_argument("--p", type=float, default=0.8, dest="p",
+    p.add_argument("--p", type=A.unit_interval, default=0.8, dest="p",
                    help="clustered: probability of the geometric stride (default 0.8)")
-    p.add_argument("--plane", default=None,
+    p.add_argument("--plane", default=None, type=A.name,
                    help="two-opt/hierarchical: plane whose fabric is used (default hyperx)")
-    p.add_argument("--engine", default=None,
+    p.add_argument("--engine", default=None, choices=ENGINES, metavar="ENGINE",
                    help="two-opt: OpenSM engine (default the plane's first opensm.routing)")
     p.add_argument("--collective", default="allreduce", choices=COLLECTIVES,
                    help="two-opt: collective whose messages are optimised (default allreduce)")
     p.add_argument("--objective", default="hops", choices=sorted(OBJECTIVES),
                    help="two-opt: minimise total hops (default) or link contention (pairs "
                    "of same-step messages sharing a link)")
-    p.add_argument("--iterations", type=int, default=200_000,
+    p.add_argument("--iterations", type=A.non_negative_int, default=200_000,
                    help="two-opt: swap trials per hostfile (default 200000, as seed 001)")
     p.set_defaults(func=run)
 
 
 def _int_list(text: str, flag: str) -> list[int]:
     try:
-        return [int(x) for x in text.split(",") if x.strip()]
+        values = [int(x) for x in text.split(",") if x.strip()]
     except ValueError:
-        raise T2hxError(f"'{text}' is not a comma list of integers", field=flag,
-                        fix=f"e.g. {flag} 7,14,28") from None
+        values = []
+    if not values or min(values) < 1:       # none, or 0 / negative node counts
+        raise T2hxError(f"{text!r} is not a comma list of integers >= 1", field=flag,
+                        fix=f"e.g. {flag} 7,14,28")
+    return values
 
 
 def _nodes(text: str | None) -> list[str] | None:
@@ -85,6 +90,15 @@ def run(args: argparse.Namespace) -> int:
     system = load_system(system_path(args.system))
     placements = (load_study(profile="full").placements() if args.placements is None else
                   [x.strip() for x in args.placements.split(",") if x.strip()])
+    if not placements:
+        raise T2hxError(f"--placements {args.placements!r} names none", field="--placements",
+                        fix=f"a comma list of {', '.join(PLACEMENTS)}")
+    if args.plane is not None or args.engine is not None:     # refused now, not ignored
+        plane = system.plane(args.plane or "hyperx")
+        if args.engine is not None and args.engine not in plane.opensm["routing"]:
+            raise T2hxError(f"plane {plane.name} does not route with {args.engine}",
+                            file=system.path, field="--engine",
+                            fix=f"use one of: {', '.join(plane.opensm['routing'])}")
     opts = Options(seed=args.seed, p=args.p, plane=args.plane, engine=args.engine,
                    collective=args.collective, objective=args.objective,
                    iterations=args.iterations,

@@ -6,6 +6,7 @@ import argparse
 import json
 import sys
 
+from t2hx import argtypes as A
 from t2hx.errors import T2hxError
 from t2hx.post.parsers import FAMILIES, parse_file
 
@@ -15,9 +16,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                        description="Print one JSON object per record (benchmark, metric, unit, "
                        "better, value and the parameters the output carries) so any output "
                        "can be checked by hand. Families: " + ", ".join(FAMILIES) + ".")
-    p.add_argument("--benchmark", required=True, metavar="NAME",
+    p.add_argument("--benchmark", required=True, metavar="NAME", type=A.name,
                    help="benchmark family or alias (imb, mpigraph, ebb, hpl, hpcc, hpcg, …)")
-    p.add_argument("files", nargs="+", metavar="FILE", help="raw output files")
+    p.add_argument("files", nargs="+", metavar="FILE", type=A.input_file, help="raw output files")
     p.set_defaults(func=run)
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from t2hx import argtypes as A
 
 from t2hx.post.replay import replay
 
@@ -16,7 +17,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                            "+ CSV tables), figures/ (PNG, PDF and the gnuplot data file of each) "
                            "and report.md/report.html.")
         p.add_argument("logdir", type=Path, metavar="LOGDIR", help="log/<campaign> directory")
-        p.add_argument("--out", type=Path, metavar="DIR",
+        p.add_argument("--out", type=A.as_path(A.output_dir), metavar="DIR",
                        help="output directory (default: paper/ for log/reference, else "
                        "LOGDIR/paper)")
         p.set_defaults(func=run)

@@ -10,29 +10,30 @@ follow ``--``.
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
+from t2hx import argtypes as A
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("reproduce", help="run the study on the embedded simulated cluster",
                        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--system", default="t2hx", help="system conf (default: t2hx)")
+    p.add_argument("--system", default="t2hx", type=A.system, help="system conf (default: t2hx)")
     how = p.add_mutually_exclusive_group()
     how.add_argument("--full", action="store_true",
                      help="the whole study matrix instead of the quick profile")
-    how.add_argument("--profile", default=None,
+    how.add_argument("--profile", default=None, type=A.name,
                      help="a profile of the study, e.g. paper (seed 000's scales; "
                      "default campaign log/paper-scale)")
-    p.add_argument("--campaign", default=None,
+    p.add_argument("--campaign", default=None, type=A.name,
                    help="log/<campaign> (default: reference, the committed quick campaign; "
                    "paper-scale with --profile paper)")
-    p.add_argument("--out", type=Path, default=None,
+    p.add_argument("--out", type=A.as_path(A.output_dir), default=None,
                    help="figures and report (default: paper/ for the reference campaign, "
                    "else log/<campaign>/paper)")
-    p.add_argument("--study", default=None,
+    p.add_argument("--study", default=None, type=A.text_line,
                    help="a study of conf/studies/ (default: $T2HX_STUDY or "
                    "hyperx-vs-fattree-sc19)")
-    p.add_argument("-q", "--quiet", action="store_true", help="no progress output")
+    p.add_argument("-q", "--quiet", action="store_true", default=argparse.SUPPRESS,
+                   help="no progress output")
     p.add_argument("reframe_args", nargs=argparse.REMAINDER,
                    help="after --: more reframe options, e.g. -- -n MPIGraph")
     p.set_defaults(func=cmd_reproduce)

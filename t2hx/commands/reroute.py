@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
+from t2hx import argtypes as A
 
 from t2hx.conf import load_system, system_path
 
@@ -20,20 +21,22 @@ from t2hx.conf import load_system, system_path
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("reroute", help="re-route a plane for a new demand (parx) or job "
                        "(sar) file", description=__doc__.split("\n\n")[0])
-    p.add_argument("--system", required=True, help="conf/systems/<sys>.yaml or its name")
-    p.add_argument("--plane", default="hyperx", help="plane name (default: hyperx)")
+    p.add_argument("--system", required=True, type=A.system,
+                   help="conf/systems/<sys>.yaml or its name")
+    p.add_argument("--plane", default="hyperx", type=A.name, help="plane name (default: hyperx)")
     p.add_argument("--routing", required=True, choices=("parx", "sar"),
                    help="routing engine of the plugin")
     src = p.add_mutually_exclusive_group(required=True)
-    src.add_argument("--demand", help="PARX demand file (t2hx demand build)")
-    src.add_argument("--jobs", help="SAR job file (t2hx demand jobs)")
+    src.add_argument("--demand", type=A.input_file, help="PARX demand file (t2hx demand build)")
+    src.add_argument("--jobs", type=A.input_file, help="SAR job file (t2hx demand jobs)")
     p.add_argument("--real", action="store_true",
                    help="hand the file to the plane's real OpenSM host (opensm.sm.via)")
-    p.add_argument("--out", help="simulated: output directory (default: "
+    p.add_argument("--out", type=A.output_dir, help="simulated: output directory (default: "
                    "work/<sys>/<plane>/reroute-<routing>)")
-    p.add_argument("--timeout", type=float, default=None,
+    p.add_argument("--timeout", type=A.seconds, default=None,
                    help="seconds to wait for the new routing (default: plane opensm.timeout)")
-    p.add_argument("-q", "--quiet", action="store_true", help="no progress output")
+    p.add_argument("-q", "--quiet", action="store_true", default=argparse.SUPPRESS,
+                   help="no progress output")
     p.set_defaults(func=cmd_reroute)
 
 

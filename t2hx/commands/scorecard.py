@@ -10,15 +10,16 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
+from t2hx import argtypes as A
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("scorecard", help="seed 000's claims vs a campaign: published, ours, "
                        "verdict", description=__doc__)
     p.add_argument("logdir", type=Path, metavar="LOGDIR", help="log/<campaign> directory")
-    p.add_argument("--json", type=Path, metavar="OUT", default=None,
+    p.add_argument("--json", type=A.as_path(A.output_file), metavar="OUT", default=None,
                    help="also write {claims: [...], counts: {...}} to OUT (atomically)")
-    p.add_argument("--claims", type=Path, metavar="YAML", default=None,
+    p.add_argument("--claims", type=A.as_path(A.input_file), metavar="YAML", default=None,
                    help="claims file (default: conf/claims/<study>.yaml of the study that "
                    "produced the log)")
     p.add_argument("-v", "--verbose", action="store_true",

@@ -19,9 +19,11 @@ from dataclasses import replace
 import json
 import os
 import sys
+from t2hx import argtypes as A
 
 from t2hx import benchmarks
 from t2hx.atomic import atomic_write
+from t2hx.conf import ENGINES
 from t2hx.errors import WorkloadError
 from t2hx.paths import work_root
 from t2hx.routing.parx import DEFAULT_THRESHOLD
@@ -34,59 +36,67 @@ NO_CACHE_ENV = "T2HX_NO_SIM_CACHE"
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("simulate", help="simulate a benchmark on a routed plane (flow model)",
                        description=__doc__)
-    p.add_argument("--system", required=True, help="conf/systems/<sys>.yaml or its name")
-    p.add_argument("--plane", required=True, help="plane name in the system conf")
-    p.add_argument("--routing", required=True, help="OpenSM routing engine, e.g. dfsssp")
-    p.add_argument("--hostfile", required=True, help="one hostname per line; rank i = line i")
-    p.add_argument("--benchmark", required=True,
+    p.add_argument("--system", required=True, type=A.system,
+                   help="conf/systems/<sys>.yaml or its name")
+    p.add_argument("--plane", required=True, type=A.name, help="plane name in the system conf")
+    p.add_argument("--routing", required=True, choices=ENGINES, metavar="ROUTING",
+                   help="OpenSM routing engine, e.g. dfsssp")
+    p.add_argument("--hostfile", required=True, type=A.input_file,
+                   help="one hostname per line; rank i = line i")
+    p.add_argument("--benchmark", required=True, type=A.name,
                    help="a benchmark of t2hx/benchmarks/: "
                    f"{', '.join(benchmarks.BY_KEY)}, an alias or e.g. imb-bcast")
     p.add_argument("--engine", choices=NETWORK_ENGINES, default=FLOW_ENGINE,
                    help="network engine: flow (max-min fluid model, the default) or packet "
                    "(MTU packets with credit flow control, docs/modelling.md#packet-engine)")
-    p.add_argument("--lmc", type=int, default=None,
+    p.add_argument("--lmc", type=A.lmc, default=None,
                    help="LMC (default: the plane's conf; parx always routes with 2)")
-    p.add_argument("--routing-dir", default=None,
+    p.add_argument("--routing-dir", default=None, type=A.input_dir,
                    help="use these OpenSM dumps (guid2lid, opensm-lfts.dump) instead of routing")
-    p.add_argument("--demand", default=None, help="parx: route with this demand file")
-    p.add_argument("--jobs", default=None, help="sar: route with this job file")
-    p.add_argument("--parx-threshold", type=int, default=DEFAULT_THRESHOLD,
+    p.add_argument("--demand", default=None, type=A.input_file,
+                   help="parx: route with this demand file")
+    p.add_argument("--jobs", default=None, type=A.input_file, help="sar: route with this job file")
+    p.add_argument("--parx-threshold", type=A.non_negative_int, default=DEFAULT_THRESHOLD,
                    help="parx: messages of fewer bytes use Table 1a, others 1b "
                    f"(default {DEFAULT_THRESHOLD})")
-    p.add_argument("--work", default=str(work_root()),
+    p.add_argument("--work", default=str(work_root()), type=A.output_dir,
                    help="work dir; routing runs are cached in <work>/routing/")
-    p.add_argument("--size", type=int, default=1 << 20, help="message bytes (mpiGraph, eBB)")
-    p.add_argument("--times", type=int, default=10, help="mpiGraph iterations")
-    p.add_argument("--window", type=int, default=10, help="mpiGraph window")
-    p.add_argument("--rounds", type=int, default=100, help="eBB random bisections")
-    p.add_argument("--reps", type=int, default=20, help="eBB repetitions per round")
-    p.add_argument("--seed", type=int, default=1, help="seed (eBB bisections)")
-    p.add_argument("--msglog", default="0:22", help="IMB -msglog LO:HI")
-    p.add_argument("--collectives", default=",".join(benchmarks.IMB_COLLECTIVES),
+    p.add_argument("--size", type=A.non_negative_int, default=1 << 20,
+                   help="message bytes (mpiGraph, eBB)")
+    p.add_argument("--times", type=A.positive_int, default=10, help="mpiGraph iterations")
+    p.add_argument("--window", type=A.positive_int, default=10, help="mpiGraph window")
+    p.add_argument("--rounds", type=A.positive_int, default=100, help="eBB random bisections")
+    p.add_argument("--reps", type=A.positive_int, default=20, help="eBB repetitions per round")
+    p.add_argument("--seed", type=A.non_negative_int, default=1, help="seed (eBB bisections)")
+    p.add_argument("--msglog", default="0:22", type=A.text_line, help="IMB -msglog LO:HI")
+    p.add_argument("--collectives", default=",".join(benchmarks.IMB_COLLECTIVES), type=A.text_line,
                    help="IMB benchmarks for --benchmark imb")
-    p.add_argument("--elements", default=DEFAULT_ELEMENTS,
+    p.add_argument("--elements", default=DEFAULT_ELEMENTS, type=A.non_negative_int_list,
                    help="ring-allreduce sizes (float elements), comma separated")
-    p.add_argument("--compute-scale", type=float, default=1.0,
+    p.add_argument("--compute-scale", type=A.non_negative_float, default=1.0,
                    help="apps: compute runs this many times faster (seed 003: 2, 10, 25, 50; "
                    "0: communication only)")
-    p.add_argument("--iterations", type=int, default=None, help="apps: solver iterations")
+    p.add_argument("--iterations", type=A.positive_int, default=None,
+                   help="apps: solver iterations")
     p.add_argument("--input", default=None,
                    help="apps and x500: the run's study input as JSON, e.g. "
                    "'{\"gib_per_rank\": 1.0, \"nb\": 192}' (default: the study's input "
                    "at this rank count, conf/studies/<study>.yaml)")
-    p.add_argument("--repetition", type=int, default=0,
+    p.add_argument("--repetition", type=A.non_negative_int, default=0,
                    help="repetition index of this run (noise draw; recorded in the first line)")
     p.add_argument("--noise", choices=("none", "lognormal", "slowdown"), default="none",
                    help="run-to-run noise model (default none: every repetition identical)")
-    p.add_argument("--noise-cv", type=float, default=0.0,
+    p.add_argument("--noise-cv", type=A.non_negative_float, default=0.0,
                    help="coefficient of variation of the noise factor, e.g. 0.05")
-    p.add_argument("--noise-seed", type=int, default=0, help="seed of the noise draws")
+    p.add_argument("--noise-seed", type=A.non_negative_int, default=0,
+                   help="seed of the noise draws")
     p.add_argument("--no-cache", action="store_true",
                    default=os.environ.get(NO_CACHE_ENV, "") not in ("", "0"),
                    help=f"simulate even if the run cache holds this case (default: set "
                    f"{NO_CACHE_ENV}=1 to bypass it for a whole campaign)")
-    p.add_argument("--output", "-o", default=None, help="write here instead of stdout")
-    p.add_argument("--companion-output", default=None, metavar="FILE",
+    p.add_argument("--output", "-o", default=None, type=A.output_file,
+                   help="write here instead of stdout")
+    p.add_argument("--companion-output", default=None, type=A.output_file, metavar="FILE",
                    help="also simulate the case on the flow model (same repetition and noise "
                    "draw) and write that output here: the report's engine comparison")
     p.set_defaults(func=run)

@@ -18,8 +18,9 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from t2hx import argtypes as A
 
-from t2hx.conf import load_system, system_path
+from t2hx.conf import ENGINES, load_system, system_path
 from t2hx.errors import T2hxError
 
 
@@ -30,29 +31,34 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     a = verbs.add_parser("apply", help="route the plane's OpenSM with an engine and verify it")
     _plane(a)
-    a.add_argument("--engine", required=True, help="routing engine (one of the plane's)")
-    a.add_argument("--lmc", type=int, default=None,
+    a.add_argument("--engine", required=True, choices=ENGINES, metavar="ENGINE",
+                   help="routing engine (one of the plane's)")
+    a.add_argument("--lmc", type=A.lmc, default=None,
                    help="the LMC the request expects (default: what the engine needs)")
     a.add_argument("--input-kind", choices=("demand", "jobs"), default=None,
                    help="demand (parx) or jobs (sar)")
-    a.add_argument("--input", default=None, help="the input file, or - for stdin")
-    a.add_argument("--timeout", type=float, default=None,
+    a.add_argument("--input", default=None, type=A.input_file_or_stdin,
+                   help="the input file, or - for stdin")
+    a.add_argument("--timeout", type=A.seconds, default=None,
                    help="seconds to wait for OpenSM (default: the plane's opensm.timeout)")
     a.set_defaults(func=cmd_apply)
 
     s = verbs.add_parser("serve", help="the routing agent (MUNGE-authenticated requests)")
-    s.add_argument("--system", required=True, help="conf/systems/<sys>.yaml or its name")
-    s.add_argument("--bind", default="0.0.0.0", help="address to listen on (default all)")
-    s.add_argument("--port", type=int, default=None,
+    s.add_argument("--system", required=True, type=A.system,
+                   help="conf/systems/<sys>.yaml or its name")
+    s.add_argument("--bind", default="0.0.0.0", type=A.host,
+                   help="address to listen on (default all)")
+    s.add_argument("--port", type=A.int_range(1, 65535, "a TCP port"), default=None,
                    help="TCP port (default: the planes' opensm.sm.port)")
-    s.add_argument("--allow-user", action="append", default=[],
+    s.add_argument("--allow-user", action="append", default=[], type=A.name,
                    help="only these users (names or uids) may route; default: any user "
                    "MUNGE authenticates")
     s.set_defaults(func=cmd_serve)
 
     o = verbs.add_parser("opensm", help="run the plane's OpenSM, restarting it when it exits")
     _plane(o)
-    o.add_argument("--state", required=True, help="working directory (netfile, OpenSM's "
+    o.add_argument("--state", required=True, type=A.output_dir,
+                   help="working directory (netfile, OpenSM's "
                    "output, ibsim's log)")
     o.add_argument("--ibsim", action="store_true",
                    help="serve the plane's fabric from ibsim (OpenSM through libumad2sim)")
@@ -64,8 +70,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _plane(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--system", required=True, help="conf/systems/<sys>.yaml or its name")
-    p.add_argument("--plane", required=True, help="plane name")
+    p.add_argument("--system", required=True, type=A.system,
+                   help="conf/systems/<sys>.yaml or its name")
+    p.add_argument("--plane", required=True, type=A.name, help="plane name")
 
 
 def _system(args: argparse.Namespace):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from t2hx import argtypes as A
 
 from t2hx.spackenv import check_env
 
@@ -20,7 +21,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "check", help="YAML, pinned specs, known packages, recipes, patches",
         description="Validate spack.yaml, the overlay recipes, patches/ and the patch "
         "verification record; print one line per problem.")
-    check.add_argument("--env", type=Path, default=DEFAULT_ENV,
+    check.add_argument("--env", type=A.as_path(A.input_dir), default=DEFAULT_ENV,
                        help="environment directory (default: %(default)s)")
     check.set_defaults(func=run_check)
 
