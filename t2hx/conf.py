@@ -343,6 +343,12 @@ RUN_OVERHEAD = {
                doc="code: (set-up + teardown) / timed section, e.g. setup: {minife: 1.4}"),
 }
 
+# The PARX-aware MPI path's extra work per message (the patch's LID pick in ob1's send path),
+# measured by bench/parx_mpi_cost.py (bench/results/parx_mpi_cost.json, lid_walk_ns; the send
+# path's own difference to unpatched Open MPI is within its noise, median 0;
+# docs/modelling.md#parx-mpi-cost; tests/test_parx_flowsim.py holds it to that file).
+PARX_MESSAGE_NS = 14.29
+
 # LogGP-style parameters of the flow model (t2hx.flowsim); defaults are QDR 4x InfiniBand
 # with a ConnectX-2 class HCA: ~100 ns per switch, ~0.6 us software overhead per side.
 MODEL = {
@@ -352,6 +358,9 @@ MODEL = {
                      doc="software overhead per send and per receive (LogGP o), e.g. 0.6"),
     "gap_us": F(float, default=0.3, min=0.0,
                 doc="minimum interval between two messages a rank injects (LogGP g)"),
+    "parx_message_ns": F(float, default=PARX_MESSAGE_NS, min=0.0,
+                         doc="PARX routing: the sender's extra work per message, ns "
+                         "(bench/results/parx_mpi_cost.json)"),
     "reduce_gbps": F(float, default=32.0, min=0.1,
                      doc="rate of the local reduction in reducing collectives, Gbit/s"),
     "collectives": F(str, default="ompi-4.1", choices=("ompi-4.1", "ompi-1.10"),

@@ -169,3 +169,21 @@ def test_fig1_and_ebb14_on_the_t2hx_hyperx(t2hx_system, routed, tmp_path_factory
         "Fig 1 mpiGraph avg GiB/s": fig1, "eBB 14 nodes MiB/s": ebb})
     assert fig1["parx"] > 1.3 * fig1["dfsssp"]
     assert ebb["parx"] > 1.5 * ebb["dfsssp"]
+
+
+def test_parx_networks_pay_the_measured_mpi_cost_per_message() -> None:
+    """PARX's sender adds the PARX-aware MPI path's measured cost to every message (the
+    conf default is bench/parx_mpi_cost.py's LID walk); other engines add nothing."""
+    import json
+
+    from t2hx import ROOT
+    from t2hx.conf import PARX_MESSAGE_NS, load_system, system_path
+    from t2hx.flowsim.network import LogGP
+
+    measured = json.loads((ROOT / "bench/results/parx_mpi_cost.json").read_text())
+    assert PARX_MESSAGE_NS == measured["lid_walk_ns"]
+    model = load_system(system_path("t2hx")).model
+    hops = np.array([0.0, 3.0])
+    parx, dfsssp = LogGP.from_conf(model, "parx"), LogGP.from_conf(model, "dfsssp")
+    assert np.allclose(parx.latency(hops) - dfsssp.latency(hops), PARX_MESSAGE_NS * 1e-9)
+    assert LogGP.from_conf(model).send_extra == 0.0

@@ -50,17 +50,21 @@ class LogGP:
     gap: float = 0.3e-6
     reduce_rate: float = 32.0 * GBIT
     collectives: str = DEFAULT_RULES     # coll/tuned rule set (t2hx.flowsim.collectives.RULES)
+    send_extra: float = 0.0              # the sender's extra work per message (PARX's LID pick)
 
     @classmethod
-    def from_conf(cls, model: dict) -> LogGP:
+    def from_conf(cls, model: dict, engine: str | None = None) -> LogGP:
+        """``engine``: the routing engine; PARX's networks add the PARX-aware MPI path's
+        per-message cost (``parx_message_ns``, docs/modelling.md#parx-mpi-cost) to a send."""
         # .get: a model dict built by hand (not by load_system) may lack the field
+        extra = model.get("parx_message_ns", 0.0) * 1e-9 if engine == "parx" else 0.0
         return cls(hop=model["switch_latency_ns"] * 1e-9, overhead=model["overhead_us"] * 1e-6,
                    gap=model["gap_us"] * 1e-6, reduce_rate=model["reduce_gbps"] * GBIT,
-                   collectives=model.get("collectives", DEFAULT_RULES))
+                   collectives=model.get("collectives", DEFAULT_RULES), send_extra=extra)
 
     def latency(self, switches: np.ndarray) -> np.ndarray:
         """Zero-byte one-way time: send + receive overhead and the switch hops."""
-        return 2 * self.overhead + switches * self.hop
+        return 2 * self.overhead + self.send_extra + switches * self.hop
 
 
 @dataclass
@@ -303,7 +307,8 @@ def open_network(system: str | Path | System, plane: str, engine: str,
     hosts = _hosts(sys_, fabric, plane, hostfile, hosts)
     rails = MultiRail.from_conf(sys_.model, sys_.path, tuple(sys_.planes))
     return Network(sys_, plane, engine, fabric, tables, list(hosts),
-                   str(hostfile) if hostfile else "-", LogGP.from_conf(sys_.model), chooser,
+                   str(hostfile) if hostfile else "-", LogGP.from_conf(sys_.model, engine),
+                   chooser,
                    Path(routing), rails, _rail_planes(sys_, plane, engine, lmc, rails, work,
                                                       quiet))
 

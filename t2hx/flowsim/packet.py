@@ -137,7 +137,7 @@ class PacketNetwork:
             return empty, np.zeros(0, np.int64), np.zeros(0)
         o, g = self.loggp.overhead, self.loggp.gap
         size = ph.size.astype(np.int64)
-        start = o + g * _injection_order(ph.src)
+        start = o + self.loggp.send_extra + g * _injection_order(ph.src)
         rndv = size > self.params["eager_bytes"]
         k = np.flatnonzero(rndv)
         # kernel messages: every eager message, then RTS, CTS and data of each rendezvous
