@@ -7,16 +7,31 @@ import argparse
 import importlib
 import pkgutil
 import sys
+from typing import NoReturn
 
 from t2hx import __version__, commands
 from t2hx.errors import T2hxError
+
+
+class UsageError(Exception):
+    """A command line argparse refuses (unknown option, missing argument, a value its type
+    check rejects): printed as one line like every other t2hx error."""
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse's parser, whose errors are one line and an exit status 2 from :func:`main`
+    (argparse prints the usage and exits; t2hx's rule is one line naming the fix)."""
+
+    def error(self, message: str) -> NoReturn:
+        fix = "" if "(fix: " in message else f" (fix: see {self.prog} --help)"
+        raise UsageError(f"{self.prog}: {message}{fix}")
 
 
 def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     """The parser; with ``argv`` naming a command module, only that module is imported (the
     simulated checks start ``t2hx simulate`` hundreds of times: importing every command's
     dependencies, pandas and ReFrame's site included, tripled each start)."""
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="t2hx", description="HPC interconnect study framework (fabric, routing, "
         "placement, simulation, post-processing).")
     parser.add_argument("--version", action="version", version=f"t2hx {__version__}")
@@ -38,6 +53,9 @@ def main(argv: list[str] | None = None) -> int:
         return int(args.func(args) or 0)
     except T2hxError as err:
         print(f"t2hx: error: {err.line()}", file=sys.stderr)
+        return 2
+    except UsageError as err:
+        print(f"t2hx: error: {err}", file=sys.stderr)
         return 2
     except OSError as err:
         # A path the user gave that cannot be written or read (a file where a folder is
