@@ -132,28 +132,26 @@ def unit_interval(text: str) -> float:
     return float(_number(float, 0, 1, "a probability", above=True)(text))
 
 
-def positive_int_list(text: str) -> str:
-    """A comma list of integers >= 1 (kept as text: the command splits it)."""
+def _int_list(text: str, least: int, example: str) -> str:
+    """A comma list of integers >= ``least``, kept as text (the command splits it)."""
     try:
         values = [int(x) for x in text.split(",") if x.strip()]
     except ValueError:
         values = []
-    if not values or min(values) < 1:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a comma list of integers >= 1 "
-                                         "(fix: e.g. 1,2,4)")
+    if not values or min(values) < least:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a comma list of integers >= {least} "
+                                         f"(fix: e.g. {example})")
     return text
+
+
+def positive_int_list(text: str) -> str:
+    """A comma list of integers >= 1."""
+    return _int_list(text, 1, "1,2,4")
 
 
 def non_negative_int_list(text: str) -> str:
-    """A comma list of integers >= 0 (kept as text: the command splits it)."""
-    try:
-        values = [int(x) for x in text.split(",") if x.strip()]
-    except ValueError:
-        values = []
-    if not values or min(values) < 0:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a comma list of integers >= 0 "
-                                         "(fix: e.g. 0,32,256)")
-    return text
+    """A comma list of integers >= 0."""
+    return _int_list(text, 0, "0,32,256")
 
 
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+-]{0,99}")
