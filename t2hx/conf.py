@@ -396,7 +396,9 @@ SIMULATE = {
                    "sacct: needs accounting) or squeue (Slurm without accounting)"),
     "partition": F(str, default=None, doc="Slurm partition, e.g. partition: batch"),
     "account": F(str, default=None, doc="Slurm account"),
-    "max_jobs": F(int, default=1, min=1, doc="concurrent cases per plane"),
+    "max_jobs": F(int, default=None, min=1,
+                  doc="concurrent cases per plane (default: this machine's cores with the "
+                  "local scheduler, 1 on Slurm)"),
     "options": F(list, default=[], items=F(str), doc="extra sbatch options, e.g. [--mem=4G]"),
 }
 

@@ -5,6 +5,7 @@ exactly what the local scheduler records."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import time
 import sys
@@ -38,7 +39,7 @@ def test_simulate_section_picks_the_sim_scheduler(tmp_path, monkeypatch):
         (f"mini-{plane}", "squeue", 8, ["--partition=batch", "--account=proj"])
         for plane in ("fattree", "hyperx")]
     plain = sim_system([load_system(MINI)])["partitions"]
-    assert {(p["scheduler"], p["max_jobs"]) for p in plain} == {("local", 1)}
+    assert {(p["scheduler"], p["max_jobs"]) for p in plain} == {("local", os.cpu_count())}
     conf.write_text(MINI.read_text() + "simulate: {scheduler: pbs}\n")
     with pytest.raises(ConfError, match="simulate.scheduler"):
         load_system(conf)
