@@ -317,5 +317,6 @@ def test_engine_table_and_cli(mini, hx_dir, tmp_path, capsys) -> None:
     assert main(common + ["--engine", "packet"]) == 0
     out = capsys.readouterr().out
     assert "model=packet" in out.splitlines()[0]
-    with pytest.raises(SystemExit):
-        main(common + ["--engine", "nosuch"])
+    assert main(common + ["--engine", "nosuch"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--engine" in err[0] and "'nosuch'" in err[0], err
