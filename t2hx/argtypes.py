@@ -154,6 +154,16 @@ def non_negative_int_list(text: str) -> str:
     return _int_list(text, 0, "0,32,256")
 
 
+def msglog(text: str) -> str:
+    """IMB's ``-msglog LO:HI``: message sizes 2^LO .. 2^HI bytes, 0 <= LO <= HI <= 31 (IMB's
+    sizes are ints), kept as text."""
+    lo, _, hi = text.partition(":")
+    if not (lo.isdigit() and hi.isdigit() and int(lo) <= int(hi) <= 31):
+        raise argparse.ArgumentTypeError(f"{text[:60]!r} is not LO:HI with 0 <= LO <= HI <= 31 "
+                                         "(fix: e.g. 0:22)")
+    return text
+
+
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+-]{0,99}")
 
 

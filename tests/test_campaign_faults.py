@@ -92,20 +92,30 @@ def records(log: Path) -> Counter:
     return keys
 
 
+def small_campaign(root: Path, name: str) -> tuple[dict, list[str], Path]:
+    """(env, command, log folder) of a campaign of ten cheap cases under ``root``."""
+    cmd = [T2HX, "-q", "campaign", "run", "--system", "sim", "--profile", "quick",
+           "--campaign", name, "--no-report", "--", "-n", "MpiGraph", "-P", "num_nodes=7"]
+    return env_for(root, campaign=name), cmd, root / "log" / name
+
+
+def wait_for_a_record(run: subprocess.Popen, log: Path) -> None:
+    """Until the campaign has recorded its first case (and is still running)."""
+    deadline = time.monotonic() + 240
+    while time.monotonic() < deadline and not records(log):
+        assert run.poll() is None, f"the campaign ended first: {run.stderr.read()[-2000:]}"
+        time.sleep(0.1)
+    assert records(log), "the campaign recorded nothing in 240 s"
+
+
 def test_killing_the_campaign_kills_reframe_and_the_rerun_records_each_case_once(tmp_path
                                                                                 ) -> None:
-    env = env_for(tmp_path, campaign="k")
-    cmd = [T2HX, "-q", "campaign", "run", "--system", "sim", "--profile", "quick",
-           "--campaign", "k", "--no-report", "--", "-n", "MpiGraph", "-P", "num_nodes=7"]
+    env, cmd, log = small_campaign(tmp_path, "k")
     run = subprocess.Popen(cmd, env=env, cwd=ROOT, stdout=subprocess.DEVNULL,
                            stderr=subprocess.PIPE, text=True)
-    log = tmp_path / "log" / "k"
     family: set[int] = set()
     try:
-        deadline = time.monotonic() + 240
-        while time.monotonic() < deadline and not records(log):   # mid-campaign
-            assert run.poll() is None, f"the campaign ended first: {run.stderr.read()[-2000:]}"
-            time.sleep(0.5)
+        wait_for_a_record(run, log)                               # mid-campaign
         family = descendants(run.pid)
         assert records(log) and family, "the campaign never got going"
         run.send_signal(signal.SIGKILL)
@@ -174,3 +184,56 @@ def test_reframe_dies_with_its_parent() -> None:
     while alive({child}) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not alive({child})
+
+
+def _fill(disk: Path) -> Path:
+    """Fill the file system of ``disk`` to the last byte with one ballast file."""
+    ballast = disk / "ballast"
+    chunk = b"\0" * (1 << 20)
+    with open(ballast, "wb", buffering=0) as f:
+        try:
+            while True:
+                f.write(chunk)
+        except OSError:
+            pass
+        try:
+            while True:                         # the last partial megabyte too
+                f.write(b"\0" * 4096)
+        except OSError:
+            pass
+    return ballast
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="mounting a size-limited tmpfs needs root")
+def test_a_full_disk_loses_and_duplicates_nothing_and_leaves_no_temporaries(tmp_path) -> None:
+    """The campaign's log and work roots on a small tmpfs, filled to the last byte once the
+    first case is recorded: the run fails, and after space is freed the rerun records every
+    case exactly once, with no cut line and no temporary left behind."""
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256m", "t2hx-full", str(disk)],
+                   check=True)
+    try:
+        env, cmd, log = small_campaign(disk, "f")
+        run = subprocess.Popen(cmd, env=env, cwd=ROOT, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+        wait_for_a_record(run, log)
+        ballast = _fill(disk)
+        try:
+            out, err = run.communicate(timeout=600)
+        finally:
+            ballast.unlink()
+        assert run.returncode != 0, "a full disk went unnoticed"
+        assert "Traceback" not in err, err[-3000:]
+        again = subprocess.run(cmd, env=env, cwd=ROOT, capture_output=True, text=True,
+                               timeout=900)
+        assert again.returncode == 0, again.stdout[-3000:] + again.stderr[-3000:]
+        counts = records(log)
+        assert len(counts) >= 10 and max(counts.values()) == 1, \
+            [k for k, n in counts.items() if n > 1]
+        assert not list(log.rglob("*.cut")), "a cut line was left in a perflog"
+        left = [p for root in (log, disk / "work") for p in root.rglob(".*")
+                if p.name.endswith(".tmp") or ".old-" in p.name]
+        assert not left, left
+    finally:
+        subprocess.run(["umount", "-l", str(disk)], check=False)

@@ -33,6 +33,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from t2hx import ROOT
+from t2hx.campaign import preflight
 from t2hx.conf import load_system
 from t2hx.errors import T2hxError
 from t2hx.fabric import netfile
@@ -223,6 +224,10 @@ def check_study(path: Path) -> None:
             for nodes in study.nodes(name):
                 study.input(name, nodes)
             study.variants(name)
+        # what `campaign run` checks before it starts (t2hx.campaign.preflight)
+        preflight.check_combos(study)
+        preflight.check_inputs(study)
+        preflight.check_size(study, [])
 
 
 # ---- conf/systems ------------------------------------------------------------------------
@@ -497,3 +502,61 @@ def test_cli_replay_of_broken_logs(work: Path) -> None:
     skipped = json.loads((work / "paper" / "data" / "summary.json").read_text())["skipped"]
     assert {s["path"] for s in skipped} >= {"provenance.json", "analysis/a.csv"}
     _assert_one_line(_cli("replay", str(work / "no-such-log")), work / "no-such-log")
+
+
+# ---- cross-file checks before a campaign starts (t2hx.campaign.preflight) ----------------
+
+STUDY_BREAKS = {
+    "a combo's plane the system lacks": ("plane: hyperx,  routing: dfsssp, placement: linear",
+                                         "plane: hyprex,  routing: dfsssp, placement: linear",
+                                         "combos[2]"),
+    "an IMB sweep upside down": ('msglog: "0:22"', 'msglog: "22:0"',
+                                 "benchmarks.imb.input.msglog"),
+    "a word for a number": ("input: {gib_per_rank: 1.0, nb: 192}",
+                            "input: {gib_per_rank: lots, nb: 192}", "benchmarks.hpl.input"),
+    "a negative size": ("input: {gib_per_rank: 1.0, nb: 192}",
+                        "input: {gib_per_rank: -1, nb: 192}", "benchmarks.hpl.input"),
+    "more cases than a campaign holds": ("repetitions: 10 ", "repetitions: 1000 ",
+                                         "repetitions"),
+    "a system that does not exist": ("\nsystem: t2hx", "\nsystem: t2hy", "system"),
+}
+
+
+@pytest.mark.parametrize("what", STUDY_BREAKS)
+def test_campaign_refuses_a_study_its_system_cannot_run(work: Path, what: str) -> None:
+    """One line naming the study file and field, exit 2, before provenance or ReFrame."""
+    old, new, field = STUDY_BREAKS[what]
+    text = STUDY.read_text()
+    assert old in text, old
+    path = work / f"study-{field}.yaml"
+    path.write_text(text.replace(old, new, 1))
+    logs = work / "preflight-log"
+    run = _cli("campaign", "dry-run", "--system", "sim", "--campaign", "preflight",
+               env={"T2HX_STUDY": str(path), "T2HX_LOG_ROOT": str(logs),
+                    "T2HX_WORK_ROOT": str(work / "preflight-work")})
+    _assert_one_line(run, path)
+    assert f": {field}: " in run.stderr, run.stderr
+    assert not (logs / "preflight").exists()
+
+
+def test_an_error_in_a_plane_not_in_use_fails_now(work: Path) -> None:
+    """Too many missing cables on the HyperX fail `fabric build` of the Fat-Tree too."""
+    path = work / "cables.yaml"
+    path.write_text(MINI.read_text().replace("list: [[hx-0-0, hx-1-0]]", "random: 9999"))
+    run = _cli("fabric", "build", "--system", str(path), "--plane", "fattree",
+               "--out", str(work / "fabric-cables"))
+    _assert_one_line(run, path)
+    assert "planes.hyperx.missing_cables.random" in run.stderr
+
+
+def test_simulate_refuses_a_demand_file_the_fabric_does_not_match(work: Path) -> None:
+    """As `demand check` does: OpenSM's plugin would only log the unknown node."""
+    hosts = work / "hosts-4.txt"
+    hosts.write_text("".join(f"{h}\n" for h in load_system(MINI).hostnames()[:4]))
+    demand = work / "demand-unknown-node.txt"
+    demand.write_bytes(_valid_demand().replace(b"m1n01 ", b"zz9n99 ", 1))
+    run = _cli("simulate", "--system", str(MINI), "--plane", "hyperx", "--routing", "parx",
+               "--hostfile", str(hosts), "--benchmark", "mpigraph", "--demand", str(demand),
+               "--work", str(work / "sim-work"))
+    _assert_one_line(run, demand)
+    assert "zz9n99" in run.stderr

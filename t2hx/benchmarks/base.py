@@ -15,9 +15,12 @@ hundreds of times; workloads import the model inside their functions.
 
 from __future__ import annotations
 
+import argparse
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 from collections.abc import Callable
+
+from t2hx.errors import WorkloadError
 
 if TYPE_CHECKING:
     import numpy as np
@@ -37,6 +40,23 @@ FluidJob = Callable[["Network", "np.ndarray", int, "dict | None", "dict | None"]
 
 def no_header(request: SimRequest) -> dict[str, object]:
     return {}
+
+
+def option(inp: dict[str, Any], key: str, flag: str, check: Callable[[str], object],
+           default: object = None) -> list[str]:
+    """``[flag, value]`` of a study input key for ``t2hx simulate``, the value checked with
+    the option's own argparse type (t2hx.argtypes): a campaign checks every input before it
+    starts (t2hx.campaign.preflight), not each case when it runs."""
+    value = inp.get(key, default)
+    if value is None:
+        raise WorkloadError(f"input {inp} has no {key}", field=f"input.{key}",
+                            fix=f"give {key}")
+    try:
+        check(str(value))
+    except argparse.ArgumentTypeError as err:
+        message, _, fix = str(err).partition(" (fix: ")
+        raise WorkloadError(message, field=f"input.{key}", fix=fix.removesuffix(")")) from None
+    return [flag, str(value)]
 
 
 def no_options(inp: dict[str, Any]) -> list[str]:

@@ -7,7 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from t2hx.benchmarks.base import Benchmark, Workload
+from t2hx import argtypes as A
+from t2hx.benchmarks.base import Benchmark, Workload, option
 from t2hx.simrequest import SimRequest
 
 if TYPE_CHECKING:
@@ -63,7 +64,8 @@ def perturb(out: EbbOutput, f: float) -> EbbOutput:
 
 
 def sim_options(inp: dict[str, Any]) -> list[str]:
-    return ["--size", str(inp["size"]), "--rounds", str(inp["rounds"])]
+    return [*option(inp, "size", "--size", A.non_negative_int),
+            *option(inp, "rounds", "--rounds", A.positive_int)]
 
 
 BENCHMARK = Benchmark(

@@ -6,6 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
+from t2hx import argtypes as A
+from t2hx.benchmarks.base import option
 from t2hx.errors import WorkloadError
 
 if TYPE_CHECKING:
@@ -70,7 +72,7 @@ def msglog(text: str) -> list[int]:
 
 def msglog_option(inp: dict[str, Any]) -> list[str]:
     """The study input's sweep as a ``t2hx simulate`` option."""
-    return ["--msglog", str(inp.get("msglog", "0:22"))]
+    return option(inp, "msglog", "--msglog", A.msglog, default="0:22")
 
 
 def rows(model_rows: list[patterns.ImbRow]) -> list[ImbRow]:

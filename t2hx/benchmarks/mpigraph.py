@@ -6,7 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from t2hx.benchmarks.base import Benchmark, Workload
+from t2hx import argtypes as A
+from t2hx.benchmarks.base import Benchmark, Workload, option
 from t2hx.simrequest import SimRequest
 
 if TYPE_CHECKING:
@@ -59,8 +60,9 @@ def perturb(out: MpiGraphOutput, f: float) -> MpiGraphOutput:
 
 
 def sim_options(inp: dict[str, Any]) -> list[str]:
-    return ["--size", str(inp["size"]), "--times", str(inp["iters"]),
-            "--window", str(inp["window"])]
+    return [*option(inp, "size", "--size", A.non_negative_int),
+            *option(inp, "iters", "--times", A.positive_int),
+            *option(inp, "window", "--window", A.positive_int)]
 
 
 BENCHMARK = Benchmark(

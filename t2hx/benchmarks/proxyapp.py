@@ -11,6 +11,8 @@ then one call of :func:`proxy_app`; its metric is the agreed solver walltime lin
 
 from __future__ import annotations
 
+import math
+
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 from collections.abc import Callable
@@ -46,6 +48,9 @@ def metric_seconds(run: dict[str, Any], inp: dict[str, Any]) -> float:
     return float(run["value"])
 
 
+INPUT_FIX = "give the keys the study file documents, as numbers in their ranges"
+
+
 @dataclass(frozen=True)
 class AppSpec:
     """A code the flow model runs and what its study input means to the model."""
@@ -76,12 +81,21 @@ class AppSpec:
         return self.metric_rule(run, inp)
 
     def _guarded(self, rule: Rule, inp: dict[str, Any], ranks: int) -> float:
+        field = f"benchmarks.{self.key}.input"
         try:
-            return float(rule(inp, ranks))
+            value = float(rule(inp, ranks))
         except KeyError as err:
-            raise WorkloadError(f"{self.key} input {inp} has no {err.args[0]}",
-                                field=f"benchmarks.{self.key}.input",
+            raise WorkloadError(f"{self.key} input {inp} has no {err.args[0]}", field=field,
                                 fix="give the keys the study file documents for it") from None
+        except (TypeError, ValueError, ArithmeticError) as err:
+            # A value of the wrong type or range (gib_per_rank: lots, cube: 0) breaks the
+            # rule's arithmetic: name the input, not the rule's line.
+            raise WorkloadError(f"{self.key} input {inp} is not usable "
+                                f"({err})", field=field, fix=INPUT_FIX) from None
+        if not (math.isfinite(value) and value >= 0):
+            raise WorkloadError(f"{self.key} input {inp} gives a work of "
+                                f"{value:g}", field=field, fix=INPUT_FIX)
+        return value
 
 
 def one(inp: dict[str, Any], ranks: int) -> float:

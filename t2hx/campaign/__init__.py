@@ -19,7 +19,7 @@ from functools import partial
 from pathlib import Path
 
 from t2hx import ROOT
-from t2hx.campaign import guard
+from t2hx.campaign import guard, preflight
 from t2hx.campaign.provenance import provenance, write_provenance
 from t2hx.campaign.selection import (SIM, check_selection, say_left_out, select_study,
                                      selection)
@@ -71,6 +71,7 @@ def prepare(req: CampaignRequest) -> Prepared:
         return Prepared(req, env)
     rf_system, systems = selection(req.system, study)
     check_selection(req.verb, req.campaign, rf_system, systems, study, prov)
+    preflight.check(study, systems)
     env.pop(SIM_SYSTEMS_ENV, None)
     if rf_system == SIM:
         env[SIM_SYSTEMS_ENV] = ",".join(s.name for s in systems)

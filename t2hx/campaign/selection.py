@@ -7,7 +7,7 @@ import os
 import sys
 
 from t2hx.conf import System
-from t2hx.errors import T2hxError
+from t2hx.errors import ConfError, T2hxError
 from t2hx.paths import hostfiles_root
 from t2hx.reframe_site import load_systems
 from t2hx.study import STUDY_ENV, Study, load_study, study_names, study_path
@@ -51,9 +51,12 @@ def selection(value: str, study: Study) -> tuple[str, list[System]]:
     else:
         names, rf = [value.split(":")[0]], value
     for name in names:
+        if name not in known and value == SIM:     # the study names it: the study's error
+            raise ConfError(f"no conf system '{name}' (the study's own system)",
+                            file=study.path, field="system",
+                            fix="use one of: " + ", ".join(known))
         if name not in known:
-            where = "the study's own system" if value == SIM else "--system"
-            raise T2hxError(f"no conf system '{name}' ({where})", field="--system",
+            raise T2hxError(f"no conf system '{name}'", field="--system",
                             fix="use one of: " + ", ".join(known))
     return rf, [known[n] for n in dict.fromkeys(names)]
 

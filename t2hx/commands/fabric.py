@@ -15,7 +15,7 @@ from t2hx.routing.engines import route_args
 from t2hx.conf import ENGINES, load_system, system_path
 from t2hx.errors import RoutingError, T2hxError
 from t2hx.fabric import cost
-from t2hx.fabric.build import build_plane
+from t2hx.fabric.build import build_plane, check_planes
 from t2hx.fabric.sitefabric import report_of
 from t2hx.routing.demand import check_nodes
 from t2hx.routing.lft import load_tables
@@ -82,6 +82,7 @@ def _common(p: argparse.ArgumentParser) -> None:
 
 def _load(args: argparse.Namespace):
     system = load_system(system_path(args.system))
+    check_planes(system)
     return system, build_plane(system, args.plane)
 
 

@@ -68,7 +68,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--rounds", type=A.positive_int, default=100, help="eBB random bisections")
     p.add_argument("--reps", type=A.positive_int, default=20, help="eBB repetitions per round")
     p.add_argument("--seed", type=A.non_negative_int, default=1, help="seed (eBB bisections)")
-    p.add_argument("--msglog", default="0:22", type=A.text_line, help="IMB -msglog LO:HI")
+    p.add_argument("--msglog", default="0:22", type=A.msglog, help="IMB -msglog LO:HI")
     p.add_argument("--collectives", default=",".join(benchmarks.IMB_COLLECTIVES), type=A.text_line,
                    help="IMB benchmarks for --benchmark imb")
     p.add_argument("--elements", default=DEFAULT_ELEMENTS, type=A.non_negative_int_list,

@@ -23,7 +23,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from t2hx.atomic import replace_dir
+from t2hx.atomic import atomic_write, replace_dir
 from t2hx.conf import System
 from t2hx.errors import RoutingError, WorkloadError
 from t2hx.fabric.graph import Fabric
@@ -43,6 +43,7 @@ def ensure_routing(system: System, plane: str, engine: str, lmc: int | None, wor
                    fabric: Fabric, quiet: bool = True, demand: str | None = None,
                    jobs: str | None = None) -> Path:
     """Route with real OpenSM unless a cached run for this exact conf and input exists."""
+    check_inputs(fabric, demand, jobs)
     args = route_args(fabric, engine, system.plane(plane).opensm, system.path, lmc,
                             demand=demand, jobs=jobs)
     if lmc is not None and lmc != args["lmc"]:     # our engines' LID policy fixes the LMC
@@ -56,10 +57,22 @@ def ensure_routing(system: System, plane: str, engine: str, lmc: int | None, wor
         return _route_locked(system, plane, engine, args, out, fabric, quiet)
 
 
+def check_inputs(fabric: Fabric, demand: str | None, jobs: str | None) -> None:
+    """A demand or job file against the fabric, as ``t2hx demand check`` does: OpenSM's
+    plugin only logs a node it does not know and routes without it."""
+    from t2hx.routing import demand as dm
+
+    if demand:
+        dm.validate_demand(dm.read_demand(demand), fabric, demand)
+    if jobs:
+        dm.validate_jobs(dm.read_jobs(jobs), fabric, jobs)
+
+
 def _route_locked(system: System, plane: str, engine: str, args: dict, out: Path,
                   fabric: Fabric, quiet: bool) -> Path:
-    from t2hx.routing.opensm import route
     from t2hx.progress import Progress
+    from t2hx.routing.lft import load_tables
+    from t2hx.routing.opensm import route
 
     stamp = out / STAMP
     # The conf, the generated fabric (GUIDs, cabling: generator code can change while the
@@ -82,7 +95,10 @@ def _route_locked(system: System, plane: str, engine: str, args: dict, out: Path
         if run.summary.get("fallback") or run.summary.get("engine_used") != engine:
             fell_back = run.summary.get("engine_used")
         else:
-            (fresh / STAMP).write_text(want + "\n")    # only a good run looks cached
+            # OpenSM says nothing when it cannot write its dumps (a full disk leaves them
+            # empty): only tables that load whole are a good run, and only those look cached.
+            load_tables(fabric, fresh, args["lmc"])
+            atomic_write(fresh / STAMP, want + "\n")
     finally:
         # Whole, also after an error (its log is what the user reads), but stamped only
         # when good: readers see the old entry or this one, never half of one.
