@@ -16,6 +16,8 @@ from t2hx.wire import PERFLOG_HEADER as HEADER
 from t2hx.post.replay import REPO, default_out, replay
 from t2hx.post.synth import perflog_line, write_campaign
 from t2hx.cli import main
+from t2hx.errors import T2hxError
+from t2hx.post import archive
 
 FIX = Path(__file__).parent / "data" / "post" / "fixtures"
 PNG = b"\x89PNG\r\n\x1a\n"
@@ -165,10 +167,19 @@ def test_every_figure_kind_and_byte_identical_replay(tmp_path: Path) -> None:
     prov = md[md.index("## Provenance"):md.index("## Inputs")]
     keys = [ln.split("|")[1].strip() for ln in prov.splitlines() if ln.startswith("| ")]
     assert len(keys) == len(set(keys)) and "runs" not in keys and "{" not in prov
-    # replay of a copy elsewhere: byte-identical data tables
+    # replay of a copy elsewhere, its raw outputs packed as a large campaign is committed:
+    # byte-identical data tables
     copy = tmp_path / "b" / "quick"
     shutil.copytree(log, copy, ignore=shutil.ignore_patterns("paper"))
-    replay(copy, tmp_path / "elsewhere", quiet=True)
+    twin = tmp_path / "c" / "quick"
+    shutil.copytree(copy, twin)
+    assert main(["-q", "replay", str(copy), "--out", str(tmp_path / "elsewhere"), "--pack"]) == 0
+    assert not (copy / "runs").exists() and (copy / "runs.tar.xz").is_file()
+    assert archive.pack(twin, "runs") is not None          # the same outputs, the same bytes
+    assert (twin / "runs.tar.xz").read_bytes() == (copy / "runs.tar.xz").read_bytes()
+    (copy / "runs").mkdir()                                  # resumed after packing: refused
+    with pytest.raises(T2hxError, match="both runs/ and runs.tar.xz"):
+        replay(copy, tmp_path / "refused", quiet=True)
     for name in ("results", "matrices", "stats"):
         for ext in ("parquet", "csv"):
             a = (log / "paper" / "data" / f"{name}.{ext}").read_bytes()

@@ -6,6 +6,8 @@ import argparse
 from pathlib import Path
 from t2hx import argtypes as A
 
+from t2hx.post import archive
+from t2hx.post.ingest import require_logdir
 from t2hx.post.replay import replay
 
 
@@ -20,10 +22,19 @@ def register(sub: argparse._SubParsersAction) -> None:
         p.add_argument("--out", type=A.as_path(A.output_dir), metavar="DIR",
                        help="output directory (default: paper/ for log/reference, else "
                        "LOGDIR/paper)")
+        p.add_argument("--pack", action="store_true",
+                       help="first pack the raw outputs (runs/, companion/) into .tar.xz "
+                       "archives, as a large campaign is committed; replay reads either")
         p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.pack:
+        logdir = require_logdir(args.logdir)
+        for name in archive.PACKED:
+            done = archive.pack(logdir, name)
+            if done is not None and not args.quiet:
+                print(f"packed {name}/ into {done} ({done.stat().st_size / 2**20:.1f} MiB)")
     result = replay(args.logdir, args.out, quiet=args.quiet or None)
     skipped = result.summary["skipped"]
     if skipped and not args.quiet:

@@ -33,7 +33,7 @@ import pandas as pd
 
 from t2hx import benchmarks
 from t2hx.errors import T2hxError
-from t2hx.post import parsers
+from t2hx.post import archive, parsers
 from t2hx.post.parsers import mpigraph
 from t2hx.post.perflog import read_perflog
 from t2hx.post.records import better_for
@@ -118,7 +118,8 @@ def ingest(logdir: Path) -> Ingested:
     prov = load_provenance(logdir, summary)
     campaign = str(prov.get("campaign") or logdir.resolve().name)
     perf = _perflogs(logdir, campaign, summary)
-    raw, mats = _runs(logdir, campaign, summary)
+    with archive.folder(logdir, "runs") as root:        # runs/ or runs.tar.xz
+        raw, mats = _runs(root, campaign, summary)
     results = _combine(raw, perf)
     summary.rows = len(results)
     return Ingested(results, mats, summary, prov)
@@ -237,12 +238,13 @@ def _perflog_frame(frame: pd.DataFrame, rel: str, campaign: str,
 def companion_results(logdir: Path, engine: str) -> pd.DataFrame:
     """The tidy rows of the runs kept under ``companion/<engine>/``: the same cases simulated
     on a second network engine (empty when there are none)."""
-    root = Path(logdir) / COMPANION_DIR / engine
-    if not root.is_dir():
-        return _empty()
     prov = load_provenance(Path(logdir), Summary())
     campaign = str(prov.get("campaign") or Path(logdir).resolve().name)
-    raw, _ = _runs(root, campaign, Summary())
+    with archive.folder(Path(logdir), COMPANION_DIR) as unpacked:
+        root = unpacked / COMPANION_DIR / engine
+        if not root.is_dir():
+            return _empty()
+        raw, _ = _runs(root, campaign, Summary())
     return canonical(typed(raw), COLUMNS) if len(raw) else _empty()
 
 
