@@ -177,7 +177,11 @@ def test_every_figure_kind_and_byte_identical_replay(tmp_path: Path) -> None:
     assert not (copy / "runs").exists() and (copy / "runs.tar.xz").is_file()
     assert archive.pack(twin, "runs") is not None          # the same outputs, the same bytes
     assert (twin / "runs.tar.xz").read_bytes() == (copy / "runs.tar.xz").read_bytes()
-    (copy / "runs").mkdir()                                  # resumed after packing: refused
+    assert archive.unpack(twin, "runs")        # what `campaign run` does before it appends
+    assert not (twin / "runs.tar.xz").exists()
+    assert sorted(p.relative_to(twin).as_posix() for p in (twin / "runs").rglob("*")) == \
+        sorted(p.relative_to(log).as_posix() for p in (log / "runs").rglob("*"))
+    (copy / "runs").mkdir()                      # both a folder and its archive: refused
     with pytest.raises(T2hxError, match="both runs/ and runs.tar.xz"):
         replay(copy, tmp_path / "refused", quiet=True)
     for name in ("results", "matrices", "stats"):

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from t2hx import ROOT
 from t2hx.campaign import guard, preflight
+from t2hx.post import archive
 from t2hx.campaign.provenance import provenance, write_provenance
 from t2hx.campaign.selection import (SIM, check_selection, say_left_out, select_study,
                                      selection)
@@ -112,6 +113,10 @@ def _tidy(campaign: str, quiet: bool) -> None:
     folder = log_root() / campaign
     for line in guard.repair_perflogs(folder / "perflogs"):
         print(line, file=sys.stderr)
+    for name in archive.PACKED:         # a packed campaign (t2hx replay --pack) resumed
+        if archive.unpack(folder, name) and not quiet:
+            print(f"campaign {campaign}: unpacked {name}{archive.SUFFIX} to append to it",
+                  file=sys.stderr)
     gone = guard.sweep_temporaries(folder) + guard.sweep_temporaries(
         work_root() / "reframe" / campaign)
     if gone and not quiet:

@@ -2,9 +2,9 @@
 
 A paper-scale campaign keeps thousands of small text outputs (IMB tables, mpiGraph matrices)
 whose bulk is repetition; packed, a committed log is a fraction of the size and still
-replays byte for byte. ``t2hx replay --pack`` packs a finished campaign; readers take a
-folder or its archive (:func:`folder`), never both: a campaign resumed after packing would
-otherwise replay only one of them.
+replays byte for byte. ``t2hx replay --pack`` packs a campaign; readers take a folder or its
+archive (:func:`folder`), never both; ``t2hx campaign run`` unpacks a packed campaign before
+it appends to it (:func:`unpack`), so a campaign committed part-way resumes.
 """
 
 from __future__ import annotations
@@ -70,3 +70,21 @@ def pack(logdir: Path, name: str) -> Path | None:
                 out.addfile(info)
     shutil.rmtree(src)
     return tar
+
+
+def unpack(logdir: Path, name: str) -> bool:
+    """Turn ``name.tar.xz`` back into ``logdir/name/`` (unpacked beside it, renamed into place,
+    then the archive removed); whether there was one."""
+    logdir = Path(logdir)
+    tar = archive_of(logdir, name)
+    if not tar.is_file():
+        return False
+    with folder(logdir, name) as root:       # refuses a folder beside its archive
+        staged = Path(tempfile.mkdtemp(dir=logdir, prefix=f".{name}.", suffix=".tmp"))
+        try:
+            shutil.move(str(root / name), staged / name)
+            (staged / name).rename(logdir / name)
+        finally:
+            shutil.rmtree(staged, ignore_errors=True)
+    tar.unlink()
+    return True
