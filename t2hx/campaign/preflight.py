@@ -31,20 +31,18 @@ def check(study: Study, systems: list[System]) -> None:
 def check_combos(study: Study) -> None:
     """Every combo runs on the systems the study was written for: a plane or engine those
     lack is a typo (``hyprex``), not a port. On another system a combo it cannot run is
-    left out and said (t2hx.campaign.selection.say_left_out)."""
+    left out and said (t2hx.campaign.selection.say_left_out). A site whose conf directory
+    lacks the study's own systems (a port) has nothing to check them against; a study naming
+    a system no conf has is refused when it is selected (t2hx.campaign.selection)."""
     from t2hx.conf import load_system, system_path
 
-    own = {}
-    for name in study.own_systems():
-        path = system_path(name)
-        if not path.is_file():
-            raise ConfError(f"no conf system '{name}' ({path} is not a file)", file=study.path,
-                            field="system", fix="name a system of conf/systems/")
-        own[name] = load_system(path)
+    own = {name: load_system(path) for name in study.own_systems()
+           if (path := system_path(name)).is_file()}
     listed = [("combos", study.combos), ("extra_combos", study.extra_combos)]
     for kind, combos in listed:
         for index, combo in enumerate(combos):
-            targets = [own[combo.system]] if combo.system else list(own.values())
+            targets = [own[combo.system]] if combo.system in own else \
+                [] if combo.system else list(own.values())
             reasons = [why for s in targets if (why := study.left_out(s).get(combo.name))]
             if reasons and len(reasons) == len(targets):
                 raise ConfError(f"combo '{combo.name}' cannot run on the study's own system "
