@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import lzma
 import sys
 from pathlib import Path
 
@@ -29,8 +30,10 @@ RESULT = ROOT / "bench" / "results" / "campaign.json"
 
 def sessions(logdir: Path) -> list[dict]:
     out = []
-    for path in sorted((logdir / "reframe").glob("report-*.json")):
-        info = json.loads(path.read_text())["session_info"]
+    # ReFrame's report of a paper-scale session is tens of MB of JSON: committed xz'd.
+    for path in sorted((logdir / "reframe").glob("report-*.json*")):
+        text = lzma.open(path, "rt").read() if path.suffix == ".xz" else path.read_text()
+        info = json.loads(text)["session_info"]
         out.append({"report": path.name, "start": info["time_start"], "end": info["time_end"],
                     "elapsed_s": round(float(info["time_elapsed"]), 1),
                     "cases": int(info["num_cases"]), "failures": int(info["num_failures"])})
