@@ -25,6 +25,7 @@ from t2hx.fabric.build import build_plane
 from t2hx.fabric.graph import Fabric
 from t2hx.progress import Progress
 from t2hx.routing import demand as dm, parx
+from t2hx.routing.cache import check_inputs
 from t2hx.routing.opensm import route
 from t2hx.routing.remote import apply_remote
 from t2hx.routing.smhost import request_for
@@ -49,12 +50,12 @@ def validated_input(routing: str, fabric: Fabric, demand: str | None,
         if not demand:
             raise T2hxError("parx reroutes from a demand file", field="--demand",
                             fix="pass --demand FILE (t2hx demand build)")
-        dm.validate_demand(dm.read_demand(demand), fabric, demand)
+        check_inputs(fabric, demand, None)
         return demand
     if not jobs:
         raise T2hxError("sar reroutes from a job file", field="--jobs",
                         fix="pass --jobs FILE (t2hx demand jobs)")
-    dm.validate_jobs(dm.read_jobs(jobs), fabric, jobs)
+    check_inputs(fabric, None, jobs)
     return jobs
 
 
