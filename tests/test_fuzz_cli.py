@@ -92,6 +92,8 @@ ROLE_OF = {
     ("demand", "build", "--job"): "pair", ("demand", "jobs", "--job"): "pair",
     ("demand", "record", "--input"): "in-file", ("fabric", "cost", "systems"): "conf",
     ("fabric", "analyze", "--jobs"): "in-file", ("simulate", "--input"): "json",
+    ("history", "check", "trace"): "in-file", ("history", "sample", "trace"): "in-file",
+    ("history", "sample", "--out"): "out-file",
 }
 
 
@@ -168,6 +170,10 @@ ALLOW: dict[tuple[str, str, str], str] = {
     ("hostfiles", "--iterations", "zero"): "two-opt without swaps: the initial placement",
     ("hostfiles", "--iterations", "huge"): "only two-opt runs iterations (not the base)",
     ("hostfiles", "--seed", "zero"): "seeds start at 0",
+    ("history sample", "--first-day", "zero"): "from the trace's first job (the default)",
+    ("history sample", "--days", "huge"): "to the trace's end",
+    ("history sample", "--days", "huge-float"): "to the trace's end",
+    ("history sample", "--out", "file"): "an existing samples file is replaced",
     # Output paths that are valid: a new folder is created; .. and odd names are names.
     ("*", "--out", "missing"): "a new output folder is created",
     ("*", "--out", "dir"): "an existing folder to write into",
@@ -239,6 +245,9 @@ BASES: dict[tuple[str, ...], list[str]] = {
     ("fabric", "analyze"): ["fabric", "analyze", "--system", "{mini}", "--plane", "hyperx",
                             "--dumps", "{dumps}", "--out", "{tmp}/ana"],
     ("fabric", "cost"): ["fabric", "cost", "{mini}"],
+    ("history", "check"): ["history", "check", "{trace}", "--system", "{mini}"],
+    ("history", "sample"): ["history", "sample", "{trace}", "--system", "{mini}", "--out",
+                            "{tmp}/samples.json"],
     ("hostfiles",): ["hostfiles", "--system", "{mini}", "--out", "{tmp}/hf", "--placements",
                      "linear", "--counts", "2"],
     ("parse",): ["parse", "--benchmark", "hpl", "{hplout}"],
@@ -261,7 +270,8 @@ BASES: dict[tuple[str, ...], list[str]] = {
     ("spack", "check"): ["spack", "check"],
 }
 # The index in a base of its one positional value: a hostile one replaces it.
-POSITIONAL = {("demand", "check"): 2, ("post",): 1, ("replay",): 1, ("scorecard",): 1}
+POSITIONAL = {("demand", "check"): 2, ("history", "check"): 2, ("history", "sample"): 2,
+              ("post",): 1, ("replay",): 1, ("scorecard",): 1}
 # Why each of these is fuzzed with rejected values only.
 REJECT_ONLY = {
     ("campaign", "run"): "runs ReFrame over the study",
@@ -315,6 +325,8 @@ def files(tmp_path_factory, mini, mini_hyperx_dir) -> Iterator[dict[str, str]]:
     (tmp / "jobs.txt").write_text(dm.render_jobs({"j1": hosts[:4]}))
     (tmp / "capacity.json").write_text('{"hpl": {"benchmark": "hpl", "hostfile": "'
                                        + str(tmp / "hosts.txt") + '"}}')
+    (tmp / "trace.swf").write_text("; MaxNodes: 8\n; MaxProcs: 32\n"
+                                   "1 0 10 3600 8 -1 -1 8 3600 -1 1 1 1 -1 1 -1 -1 -1\n")
     (tmp / "log").mkdir()
     (tmp / "log" / "provenance.json").write_text("{}\n")    # a campaign with no runs yet
     os.mkfifo(tmp / "fifo")
@@ -335,7 +347,8 @@ def files(tmp_path_factory, mini, mini_hyperx_dir) -> Iterator[dict[str, str]]:
         assert run_cli(["-q", "hostfiles", "--system", str(MINI)])[0] == 0
         yield {"tmp": str(tmp), "mini": str(MINI), "hosts": str(tmp / "hosts.txt"),
                "demand": str(tmp / "demand.txt"), "jobs": str(tmp / "jobs.txt"),
-               "capacity": str(tmp / "capacity.json"), "prefix": str(PREFIX),
+               "capacity": str(tmp / "capacity.json"), "trace": str(tmp / "trace.swf"),
+               "prefix": str(PREFIX),
                "dumps": str(mini_hyperx_dir), "hplout": str(HPL_OUT),
                "reflog": str(ROOT / "log" / "reference"), "dev": dev}
     finally:

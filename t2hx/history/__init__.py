@@ -1,0 +1,3 @@
+"""Batch-job histories (seed 004 §4.2): traces in the Standard Workload Format of the Parallel
+Workloads Archive or Slurm's ``sacct --parsable2`` accounting, their jobs placed on a conf
+system's nodes, and the set of running jobs sampled at a fixed interval (docs/history.md)."""

@@ -1,0 +1,179 @@
+"""Batch-job traces (t2hx/history/): Slurm host lists, the SWF and sacct readers, placement
+on a system's nodes, 10-minute sampling, and the one-line errors of a malformed trace."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import lzma
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from t2hx.cli import main
+from t2hx.conf import load_system, system_path
+from t2hx.history import hostlist
+from t2hx.history.sampling import place, running, sample_times
+from t2hx.history.trace import TraceError, read_trace
+
+MINI = load_system(system_path("mini"))
+HOSTS = MINI.hostnames()
+
+SWF_HEADER = "; Version: 2.2\n; MaxNodes: 8\n; MaxProcs: 32\n; UnixStartTime: 1000000\n"
+SWF_JOBS = [  # job submit wait run procs ... (18 fields)
+    "1 0 10 3600 8 -1 -1 8 3600 -1 1 1 1 -1 1 -1 -1 -1",
+    "2 100 20 7200 16 -1 -1 16 7200 -1 1 1 1 -1 1 -1 -1 -1",
+    "3 200 -1 100 4 -1 -1 4 100 -1 5 1 1 -1 1 -1 -1 -1",
+    "4 300 10 1800 64 -1 -1 64 1800 -1 1 1 1 -1 1 -1 -1 -1",
+]
+SACCT_HEADER = "JobIDRaw|JobName|Partition|NNodes|NodeList|Submit|Start|End|State"
+SACCT_ROWS = [
+    "11|a|p|2|m1n[01-02]|2026-11-27T10:00:00|2026-11-27T10:00:05|2026-11-27T11:00:05|COMPLETED",
+    "11.batch|batch||1|m1n01|2026-11-27T10:00:05|2026-11-27T10:00:05|2026-11-27T11:00:05|COMPLETED",
+    "12|b|p|3|m1n03,m2n[01-02]|2026-11-27T10:10:00|2026-11-27T10:20:00|Unknown|RUNNING",
+    "13|c|p|1|None assigned|2026-11-27T10:30:00|Unknown|Unknown|PENDING",
+]
+
+
+def write(tmp_path: Path, name: str, text: str) -> Path:
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def test_hostlist_expands_what_slurm_prints() -> None:
+    assert hostlist.expand("m1n[01-03,07],gpu1") == ["m1n01", "m1n02", "m1n03", "m1n07", "gpu1"]
+    assert hostlist.expand("a[8-10]b") == ["a8b", "a9b", "a10b"]
+    for bad in ("a[1-", "a]", "a[3-1]", "a[x]", "a,,b", "a[1][2]"):
+        with pytest.raises(ValueError):
+            hostlist.expand(bad)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from(HOSTS), min_size=1, unique=True))
+def test_hostlist_compress_round_trips(names: list[str]) -> None:
+    assert sorted(hostlist.expand(hostlist.compress(names))) == sorted(names)
+
+
+def test_swf_jobs_start_after_their_wait_and_take_whole_nodes(tmp_path: Path) -> None:
+    trace = read_trace(write(tmp_path, "t.swf", SWF_HEADER + "\n".join(SWF_JOBS) + "\n"))
+    assert trace.format == "swf" and trace.epoch == 1_000_000
+    assert [(j.id, j.start, j.end, j.nodes) for j in trace.jobs] == [
+        ("1", 10, 3610, 2), ("2", 120, 7320, 4), ("4", 310, 2110, 16)]
+    assert trace.skipped == {"no start time (wait -1)": 1}
+
+
+def test_compressed_traces_read_like_plain_ones(tmp_path: Path) -> None:
+    text = (SWF_HEADER + "\n".join(SWF_JOBS) + "\n").encode()
+    plain = read_trace(write(tmp_path, "t.swf", text.decode()))
+    for name, data in (("t.swf.gz", gzip.compress(text)), ("t.swf.xz", lzma.compress(text))):
+        (tmp_path / name).write_bytes(data)
+        assert read_trace(tmp_path / name).jobs == plain.jobs
+
+
+def test_first_fit_placement_packs_and_frees_nodes(tmp_path: Path) -> None:
+    trace = read_trace(write(tmp_path, "t.swf", SWF_HEADER + "\n".join(SWF_JOBS) + "\n"))
+    placement = place(trace, HOSTS)
+    assert [j.hosts for j in placement.jobs] == [tuple(HOSTS[0:2]), tuple(HOSTS[2:6]),
+                                                 tuple(HOSTS[6:22])]
+    # A later job takes the nodes an ended one freed; one wider than the system is counted.
+    late = "5 4000 0 100 8 -1 -1 8 100 -1 1 1 1 -1 1 -1 -1 -1"
+    huge = "6 4000 0 100 1000 -1 -1 1000 100 -1 1 1 1 -1 1 -1 -1 -1"
+    trace = read_trace(write(tmp_path, "u.swf", SWF_HEADER + "\n".join(
+        SWF_JOBS + [late, huge]) + "\n"))
+    placement = place(trace, HOSTS)
+    assert placement.jobs[-1].hosts == tuple(HOSTS[0:2])
+    assert placement.left_out == {"larger than the system": 1}
+
+
+def test_sacct_keeps_node_lists_skips_steps_and_pending_and_runs_open_jobs_to_the_end(
+        tmp_path: Path) -> None:
+    trace = read_trace(write(tmp_path, "s.txt", "\n".join([SACCT_HEADER] + SACCT_ROWS) + "\n"),
+                       hosts=HOSTS)
+    assert trace.format == "sacct"
+    assert [(j.id, j.start, j.end, j.hosts) for j in trace.jobs] == [
+        ("11", 0, 3600, ("m1n01", "m1n02")),
+        ("12", 1195, 3600, ("m1n03", "m2n01", "m2n02"))]
+    assert trace.skipped == {"job step (not an allocation)": 1, "never started": 1}
+
+
+def test_samples_hold_the_jobs_running_at_each_time(tmp_path: Path) -> None:
+    trace = read_trace(write(tmp_path, "t.swf", SWF_HEADER + "\n".join(SWF_JOBS) + "\n"))
+    jobs = place(trace, HOSTS).jobs
+    times = sample_times(jobs, 600)
+    assert times[0] == 10 and times[-1] < 7320
+    sets = running(jobs, times)
+    for t, ids in zip(times, sets):
+        assert ids == [i for i, j in enumerate(jobs) if j.start <= t < j.end]
+
+
+def test_sample_command_writes_the_samples_file(tmp_path: Path, capsys) -> None:
+    trace = write(tmp_path, "t.swf", SWF_HEADER + "\n".join(SWF_JOBS) + "\n")
+    out = tmp_path / "samples.json"
+    assert main(["history", "sample", str(trace), "--system", "mini", "--out", str(out)]) == 0
+    doc = json.loads(out.read_text())
+    assert doc["format"] == "t2hx-history-samples/1" and doc["interval_s"] == 600
+    assert [j["hosts"] for j in doc["jobs"]] == ["m1n[01-02]", "m1n[03-06]",
+                                                 "m1n[07-16],m2n[01-06]"]
+    assert doc["samples"][1] == {"t": 610.0, "jobs": [0, 1, 2]}
+    assert "3 placed" in capsys.readouterr().out
+
+
+MALFORMED = {
+    "truncated line": ("t.swf", SWF_HEADER + SWF_JOBS[0] + "\n" + SWF_JOBS[1][:20] + "\n",
+                       "line 6: 6 fields where SWF has 18"),
+    "cut file": ("t.swf", SWF_HEADER + SWF_JOBS[0] + "\n" + SWF_JOBS[1], "no line end"),
+    "negative run": ("t.swf", SWF_HEADER + SWF_JOBS[0].replace(" 3600 8", " -5 8") + "\n",
+                     "line 5: run -5 is negative"),
+    "negative submit": ("t.swf", SWF_HEADER + "1 -7" + SWF_JOBS[0][3:] + "\n",
+                        "submit -7 is negative"),
+    "not a number": ("t.swf", SWF_HEADER + SWF_JOBS[0].replace("3600 8", "3600 x") + "\n",
+                     "procs 'x' is not a number"),
+    "unknown node": ("s.txt", f"{SACCT_HEADER}\n{SACCT_ROWS[0].replace('m1n[01-02]', 'zz9')}\n",
+                     "line 2: node 'zz9' is not a node of the system"),
+    "end before start": ("s.txt", f"{SACCT_HEADER}\n" + SACCT_ROWS[0].replace(
+        "2026-11-27T11:00:05|COMPLETED", "2026-11-27T09:00:05|COMPLETED") + "\n",
+                         "End 2026-11-27T09:00:05 is before Start"),
+    "bad node list": ("s.txt", f"{SACCT_HEADER}\n{SACCT_ROWS[0].replace('[01-02]', '[02-01')}\n",
+                      "NodeList: unbalanced"),
+    "missing column": ("s.txt", "JobIDRaw|Start|End\n1|x|y\n", "header has no NodeList"),
+    "short sacct row": ("s.txt", f"{SACCT_HEADER}\n11|a|p|2\n", "4 fields where the header"),
+    "not a trace": ("x.txt", "hello world\n", "neither an SWF trace nor sacct"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(MALFORMED))
+def test_a_malformed_trace_is_one_line_and_writes_nothing(tmp_path: Path, capsys,
+                                                          case: str) -> None:
+    name, text, message = MALFORMED[case]
+    trace = write(tmp_path, name, text)
+    out = tmp_path / "samples.json"
+    assert main(["history", "sample", str(trace), "--system", "mini", "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and message in err and str(trace) in err and "fix:" in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == [name]
+
+
+def test_read_trace_refuses_a_damaged_archive(tmp_path: Path) -> None:
+    (tmp_path / "t.swf.xz").write_bytes(lzma.compress(b"; x\n")[:-8])
+    with pytest.raises(TraceError, match="compressed trace is damaged"):
+        read_trace(tmp_path / "t.swf.xz")
+
+
+ATLAS = Path(__file__).resolve().parents[1] / "conf/traces/LLNL-Atlas-2006-2.1-cln.swf.gz"
+
+
+def test_the_shipped_atlas_trace_reads_whole() -> None:
+    """The archive's LLNL Atlas log: every data line is a job or a counted skip, its start
+    times come from the submit field (no arrival times), nodes from 8 cores per node."""
+    lines = [ln for ln in gzip.open(ATLAS, "rt") if ln.strip() and not ln.startswith(";")]
+    trace = read_trace(ATLAS)
+    assert trace.epoch == 1163199901 and trace.procs_per_node() == 8
+    assert len(trace.jobs) + sum(trace.skipped.values()) == len(lines) == 43778
+    assert set(trace.skipped) == {"did not run (run time 0 or -1)"}
+    lo, hi = trace.span
+    assert 150 < (hi - lo) / 86400 < 200
+    assert max(j.nodes for j in trace.jobs) <= 1152
+    ran = sorted(float(ln.split()[1]) for ln in lines if float(ln.split()[3]) > 0)
+    assert [j.start for j in trace.jobs] == ran
