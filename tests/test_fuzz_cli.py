@@ -93,7 +93,7 @@ ROLE_OF = {
     ("demand", "record", "--input"): "in-file", ("fabric", "cost", "systems"): "conf",
     ("fabric", "analyze", "--jobs"): "in-file", ("simulate", "--input"): "json",
     ("history", "check", "trace"): "in-file", ("history", "sample", "trace"): "in-file",
-    ("history", "sample", "--out"): "out-file",
+    ("history", "sample", "--out"): "out-file", ("history", "replay", "samples"): "in-file",
 }
 
 
@@ -248,6 +248,8 @@ BASES: dict[tuple[str, ...], list[str]] = {
     ("history", "check"): ["history", "check", "{trace}", "--system", "{mini}"],
     ("history", "sample"): ["history", "sample", "{trace}", "--system", "{mini}", "--out",
                             "{tmp}/samples.json"],
+    ("history", "replay"): ["history", "replay", "{samples}", "--system", "{mini}", "--plane",
+                            "fattree", "--out", "{tmp}/replay", "--work", "{tmp}/work"],
     ("hostfiles",): ["hostfiles", "--system", "{mini}", "--out", "{tmp}/hf", "--placements",
                      "linear", "--counts", "2"],
     ("parse",): ["parse", "--benchmark", "hpl", "{hplout}"],
@@ -271,6 +273,7 @@ BASES: dict[tuple[str, ...], list[str]] = {
 }
 # The index in a base of its one positional value: a hostile one replaces it.
 POSITIONAL = {("demand", "check"): 2, ("history", "check"): 2, ("history", "sample"): 2,
+              ("history", "replay"): 2,
               ("post",): 1, ("replay",): 1, ("scorecard",): 1}
 # Why each of these is fuzzed with rejected values only.
 REJECT_ONLY = {
@@ -280,6 +283,7 @@ REJECT_ONLY = {
     ("campaign", "simulate-capacity"): "routes and simulates a capacity window",
     ("campaign", "simulate-workload"): "routes and simulates a multi-job workload",
     ("demand", "record"): "runs a real MPI program",
+    ("history", "replay"): "routes with OpenSM under ibsim",
     ("fabric", "route"): "routes with OpenSM under ibsim",
     ("post",): "replays a log into figures and a report (matplotlib)",
     ("replay",): "replays a log into figures and a report (matplotlib)",
@@ -327,6 +331,9 @@ def files(tmp_path_factory, mini, mini_hyperx_dir) -> Iterator[dict[str, str]]:
                                        + str(tmp / "hosts.txt") + '"}}')
     (tmp / "trace.swf").write_text("; MaxNodes: 8\n; MaxProcs: 32\n"
                                    "1 0 10 3600 8 -1 -1 8 3600 -1 1 1 1 -1 1 -1 -1 -1\n")
+    (tmp / "samples.json").write_text(
+        '{"format": "t2hx-history-samples/1", "system": "mini", "jobs": [{"hosts": "'
+        + hosts[0] + '"}], "samples": [{"t": 0, "jobs": [0]}]}\n')
     (tmp / "log").mkdir()
     (tmp / "log" / "provenance.json").write_text("{}\n")    # a campaign with no runs yet
     os.mkfifo(tmp / "fifo")
@@ -348,6 +355,7 @@ def files(tmp_path_factory, mini, mini_hyperx_dir) -> Iterator[dict[str, str]]:
         yield {"tmp": str(tmp), "mini": str(MINI), "hosts": str(tmp / "hosts.txt"),
                "demand": str(tmp / "demand.txt"), "jobs": str(tmp / "jobs.txt"),
                "capacity": str(tmp / "capacity.json"), "trace": str(tmp / "trace.swf"),
+               "samples": str(tmp / "samples.json"),
                "prefix": str(PREFIX),
                "dumps": str(mini_hyperx_dir), "hplout": str(HPL_OUT),
                "reflog": str(ROOT / "log" / "reference"), "dev": dev}

@@ -177,3 +177,73 @@ def test_the_shipped_atlas_trace_reads_whole() -> None:
     assert max(j.nodes for j in trace.jobs) <= 1152
     ran = sorted(float(ln.split()[1]) for ln in lines if float(ln.split()[3]) > 0)
     assert [j.start for j in trace.jobs] == ran
+
+
+# ---- the replay (real OpenSM under ibsim on mini's fat-tree plane) -----------------------
+
+def _samples(tmp_path: Path, jobs: list[str], sets: list[list[int]]) -> Path:
+    doc = {"format": "t2hx-history-samples/1", "system": "mini", "nodes": len(HOSTS),
+           "interval_s": 600.0, "trace": {}, "left_out": {},
+           "jobs": [{"id": str(k), "start": 0, "end": 1, "hosts": h} for k, h in enumerate(jobs)],
+           "samples": [{"t": 600.0 * k, "jobs": s} for k, s in enumerate(sets)]}
+    path = tmp_path / "samples.json"
+    path.write_text(json.dumps(doc))
+    return path
+
+
+def test_replay_routes_sar_once_per_multi_switch_job_set(tmp_path: Path, capsys) -> None:
+    """mini's fat-tree: 8 leaves of 8 nodes. Job 0 sits on one leaf (not in SAR's set),
+    jobs 1 and 2 span leaves; job 3 has job 1's nodes under another id (same set)."""
+    jobs = ["m1n[01-04]", "m1n[05-08],m1n[09-12]", "m2n[01-12]", "m1n[05-08],m1n[09-12]"]
+    path = _samples(tmp_path, jobs, [[0], [0, 1], [1, 2], [2, 3], [0, 1]])
+    out = tmp_path / "out"
+    assert main(["-q", "history", "replay", str(path), "--system", "mini", "--plane",
+                 "fattree", "--out", str(out), "--work", str(tmp_path / "work")]) == 0
+    rows = json.loads((out / "replay.json").read_text())
+    sar = [r for r in rows if r["engine"] == "sar"]
+    assert [r["multi_switch_jobs"] for r in sar] == [0, 1, 2, 2, 1]
+    # Sets: {}, {1}, {1,2}, {2,3}={1,2}, {1}: three distinct, so three SAR routings, and a
+    # re-routing only where the set changed.
+    assert [r["rerouted"] for r in sar] == [True, True, True, False, True]
+    table = json.loads((out / "table1.json").read_text())
+    assert table["sar_routings"] == 3 and table["samples"] == 5
+    for r in rows:
+        assert 0 <= r["dark_fiber"] <= 100
+        assert (r["max_efi"] == 0) == (r["multi_switch_jobs"] == 0)
+    # The oblivious tables do not depend on the jobs: the same job gives the same numbers.
+    ftree = [r for r in rows if r["engine"] == "ftree"]
+    assert ftree[1] == {**ftree[4], "t": ftree[1]["t"]}
+    assert "5 samples, 3 SAR routings" in capsys.readouterr().out
+
+
+def test_improvements_follow_table_1s_reading() -> None:
+    from t2hx.history.replay import improvements
+
+    rows = [{"t": t, "engine": e, "max_efi": v, "avg_job_links": v}
+            for t, e, v in ((0, "sar", 10), (0, "ftree", 20), (1, "sar", 30), (1, "ftree", 30))]
+    assert improvements(rows, "max_efi", "ftree") == {
+        "max": 10.0, "max_pct": 50.0, "avg": 5.0, "avg_pct": 25.0}
+    # Links per job: higher is better, so SAR's fewer links are a negative improvement.
+    assert improvements(rows, "avg_job_links", "ftree")["max"] == 0.0
+    assert improvements(rows, "avg_job_links", "ftree")["avg"] == -5.0
+
+
+@pytest.mark.parametrize("change,message", [
+    (lambda d: d.update(system="t2hx"), "placed on t2hx, not mini"),
+    (lambda d: d["jobs"][0].update(hosts="zz[1-"), "jobs[0].hosts: not a host list"),
+    (lambda d: d["samples"][0].update(jobs=[7]), "samples[0]: needs t and jobs"),
+    (lambda d: d["jobs"][0].update(hosts="zz1"), "host 'zz1' is not on plane fattree"),
+    (lambda d: d.update(format="x"), "not a t2hx-history-samples/1 file"),
+])
+def test_replay_refuses_a_samples_file_it_cannot_use(tmp_path: Path, capsys, change,
+                                                     message: str) -> None:
+    path = _samples(tmp_path, ["m1n[01-04]"], [[0]])
+    doc = json.loads(path.read_text())
+    change(doc)
+    path.write_text(json.dumps(doc))
+    out = tmp_path / "out"
+    assert main(["-q", "history", "replay", str(path), "--system", "mini", "--plane",
+                 "fattree", "--out", str(out), "--work", str(tmp_path / "work")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and message in err
+    assert not out.exists()

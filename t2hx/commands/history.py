@@ -42,6 +42,17 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--days", type=A.positive_float, default=None,
                    help="sample only this many days (default: the whole trace)")
     s.set_defaults(func=cmd_sample)
+    r = verbs.add_parser("replay", help="samples file → routing metrics per sample under "
+                         "updn, ftree, dfsssp and sar (real OpenSM), and Table 1")
+    r.add_argument("samples", type=A.input_file, help="samples file of `t2hx history sample`")
+    r.add_argument("--system", required=True, type=A.system, metavar="FILE",
+                   help="the system the samples were placed on")
+    r.add_argument("--plane", required=True, type=A.name, help="plane to route")
+    r.add_argument("--out", required=True, type=A.as_path(A.output_dir),
+                   help="folder for replay.json (rows) and table1.json")
+    r.add_argument("--work", type=A.as_path(A.output_dir), default=None,
+                   help="routing cache root (default: the checkout's work/)")
+    r.set_defaults(func=cmd_replay)
 
 
 def _trace_args(p: argparse.ArgumentParser) -> None:
@@ -109,3 +120,67 @@ def cmd_sample(args: argparse.Namespace) -> int:
     print(_summary(trace, placement, system, hosts))
     print(f"{len(times)} samples every {args.interval:g} s → {args.out}")
     return 0
+
+
+def cmd_replay(args: argparse.Namespace) -> int:
+    from t2hx.history.replay import METRICS, OBLIVIOUS, Router, improvements, replay
+    from t2hx.paths import work_root
+    from t2hx.progress import Progress
+
+    samples = read_samples(args.samples)
+    system = load_system(system_path(args.system))
+    if samples["system"] != system.name:
+        raise T2hxError(f"the samples were placed on {samples['system']}, not {system.name}",
+                        file=args.samples, field="system",
+                        fix=f"--system {samples['system']}, or sample the trace again")
+    system.plane(args.plane)
+    router = Router(system, args.plane, args.work or work_root(), quiet=args.quiet)
+    with Progress("history replay", len(samples["samples"]), quiet=args.quiet) as prog:
+        rows = replay(samples, router, step=lambda n, total: prog.step(
+            f"t={samples['samples'][n - 1]['t'] / DAY_S:.2f} d, {router.reroutes} SAR "
+            "routings"))
+    table = {m: {o: improvements(rows, m, o) for o in OBLIVIOUS} for m in METRICS}
+    args.out.mkdir(parents=True, exist_ok=True)
+    atomic_write(args.out / "replay.json", json.dumps(rows, separators=(",", ":")) + "\n")
+    atomic_write(args.out / "table1.json", json.dumps(
+        {"system": system.name, "plane": args.plane, "samples": len(samples["samples"]),
+         "sar_routings": router.reroutes, "improvement": table}, indent=1) + "\n")
+    print(f"{len(samples['samples'])} samples, {router.reroutes} SAR routings → {args.out}")
+    return 0
+
+
+def read_samples(path: str) -> dict:
+    from t2hx.textfile import read_text
+
+    try:
+        doc = json.loads(read_text(path, what="samples file"))
+    except json.JSONDecodeError as err:
+        raise T2hxError(f"not JSON ({err.msg}, line {err.lineno})", file=path,
+                        fix="write it with t2hx history sample") from None
+    if not isinstance(doc, dict) or doc.get("format") != SAMPLES_FORMAT:
+        raise T2hxError(f"not a {SAMPLES_FORMAT} file", file=path, field="format",
+                        fix="write it with t2hx history sample")
+    _check_samples(doc, path)
+    return doc
+
+
+def _check_samples(doc: dict, path: str) -> None:
+    """Every job a host list, every sample a time and indices of those jobs."""
+    fix = "write it again with t2hx history sample"
+    jobs, samples = doc.get("jobs"), doc.get("samples")
+    if not isinstance(jobs, list) or not isinstance(samples, list) or \
+            not isinstance(doc.get("system"), str):
+        raise T2hxError("needs system, jobs and samples", file=path, fix=fix)
+    for k, job in enumerate(jobs):
+        try:
+            hostlist.expand(job["hosts"])
+        except (TypeError, KeyError, ValueError, AttributeError):
+            raise T2hxError("not a host list", file=path, field=f"jobs[{k}].hosts",
+                            fix=fix) from None
+    for k, sample in enumerate(samples):
+        ok = isinstance(sample, dict) and isinstance(sample.get("t"), (int, float)) and \
+            isinstance(sample.get("jobs"), list) and all(
+                isinstance(i, int) and 0 <= i < len(jobs) for i in sample["jobs"])
+        if not ok:
+            raise T2hxError("needs t and jobs (indices into jobs)", file=path,
+                            field=f"samples[{k}]", fix=fix)

@@ -1,0 +1,172 @@
+"""Seed 004 §4.2's replay: at every sampling point of a job history, the routing metrics of
+the running multi-switch jobs under each routing, every table routed by the real OpenSM.
+
+The oblivious engines (updn, ftree, dfsssp) are routed once per plane. SAR is routed from a
+job file of the sample's multi-switch jobs, and only when that set changes, as the filtering
+tool of §3.2.1 decides: a job on one leaf switch does not use the network, and job ids are
+ignored (the set of node lists is the key; its job file numbers jobs in a fixed order, so one
+job set is one routing-cache entry however often it recurs).
+
+Metrics per (sample, routing), seed 004 Defs 7-8 and §4.2 (t2hx/routing/analysis.py):
+``max_efi`` γᵉ_max over inter-switch links, ``avg_job_max_efi`` the mean over jobs of
+γ_max(j), ``dark_fiber`` θ in %, ``avg_job_links`` the mean number of inter-switch links a
+job's routes use. A job's link loads depend only on its nodes and the tables, so they are
+computed once per (job, routing table) and summed per sample.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from t2hx.conf import System
+from t2hx.errors import T2hxError
+from t2hx.fabric.build import build_plane
+from t2hx.fabric.graph import Fabric
+from t2hx.history import hostlist
+from t2hx.routing import demand as dm
+from t2hx.routing.analysis import all_pairs, inter_switch_mask, link_loads
+from t2hx.routing.cache import ensure_routing
+from t2hx.routing.lft import Tables, load_tables
+
+OBLIVIOUS = ("updn", "ftree", "dfsssp")
+METRICS = ("max_efi", "avg_job_max_efi", "dark_fiber", "avg_job_links")
+
+JobKey = tuple[str, ...]
+
+
+def leaf_of(fabric: Fabric) -> dict[str, int]:
+    """Each host's leaf switch."""
+    return {fabric.nodes[h].name: fabric.switch_of(h) for h in fabric.hcas()}
+
+
+def multi_switch(jobs: Iterable[JobKey], leaf: dict[str, int]) -> list[JobKey]:
+    """The jobs whose nodes hang off more than one leaf switch, sorted (the filter's set)."""
+    return sorted(j for j in jobs if len({leaf[h] for h in j}) > 1)
+
+
+def job_file_text(jobs: list[JobKey]) -> str:
+    """SAR's job file for a job set: ids by position in the sorted set, not the trace's."""
+    return dm.render_jobs({f"j{k}": list(j) for k, j in enumerate(sorted(jobs))})
+
+
+@dataclass
+class Routed:
+    """One routing table with the link loads of the jobs already measured on it."""
+    tables: Tables
+    mask: np.ndarray
+    loads: dict[JobKey, np.ndarray] = field(default_factory=dict)
+
+    def load(self, job: JobKey) -> np.ndarray:
+        if job not in self.loads:
+            t = self.tables
+            self.loads[job] = link_loads(t, *all_pairs(t, [t.fabric.index(h) for h in job])) \
+                * self.mask
+        return self.loads[job]
+
+    def metrics(self, jobs: list[JobKey]) -> dict[str, float]:
+        total = np.zeros(self.tables.links, dtype=np.int64)
+        job_max, job_links = [], []
+        for job in jobs:
+            load = self.load(job)
+            total += load
+            job_max.append(int(load.max(initial=0)))
+            job_links.append(int((load > 0).sum()))
+        n_links = int(self.mask.sum())
+        return {"max_efi": int(total.max(initial=0)),
+                "avg_job_max_efi": float(np.mean(job_max)) if jobs else 0.0,
+                "dark_fiber": 100.0 * float((total[self.mask] == 0).sum()) / n_links,
+                "avg_job_links": float(np.mean(job_links)) if jobs else 0.0}
+
+
+class Router:
+    """Routed tables of one plane: oblivious engines once, SAR once per job set."""
+
+    def __init__(self, system: System, plane: str, work: Path, quiet: bool = True) -> None:
+        self.system, self.plane, self.work, self.quiet = system, plane, work, quiet
+        self.fabric = build_plane(system, plane)
+        self.cache: dict[str, Routed] = {}
+        self.reroutes = 0
+
+    def _routed(self, key: str, engine: str, jobs: str | None = None) -> Routed:
+        if key not in self.cache:
+            out = ensure_routing(self.system, self.plane, engine, None, self.work, self.fabric,
+                                 quiet=self.quiet, jobs=jobs)
+            tables = load_tables(self.fabric, out)
+            self.cache[key] = Routed(tables, inter_switch_mask(tables))
+        return self.cache[key]
+
+    def oblivious(self, engine: str) -> Routed:
+        return self._routed(engine, engine)
+
+    def sar(self, jobs: list[JobKey]) -> Routed:
+        text = job_file_text(jobs)
+        key = "sar-" + hashlib.sha256(text.encode()).hexdigest()[:16]
+        if key not in self.cache:
+            self.reroutes += 1
+            path = self.work / "history-jobs" / f"{key}.txt"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text)
+            # Only the current and the previous set are kept: a history revisits few sets.
+            for old in [k for k in self.cache if k.startswith("sar-")][:-1]:
+                del self.cache[old]
+            return self._routed(key, "sar", str(path))
+        return self.cache[key]
+
+
+def replay(samples: dict, router: Router, engines: Iterable[str] = (*OBLIVIOUS, "sar"),
+           step: Callable[[int, int], None] | None = None) -> list[dict]:
+    """One row per (sample, engine): t, engine, jobs, multi_switch_jobs, rerouted, METRICS."""
+    leaf = leaf_of(router.fabric)
+    hosts = [tuple(hostlist.expand(j["hosts"])) for j in samples["jobs"]]
+    for k, job in enumerate(hosts):
+        unknown = next((h for h in job if h not in leaf), None)
+        if unknown is not None:
+            raise T2hxError(f"host {unknown!r} is not on plane {router.plane}",
+                            field=f"jobs[{k}].hosts", fix="sample the trace on this system")
+    rows: list[dict] = []
+    last: list[JobKey] | None = None
+    for n, sample in enumerate(samples["samples"]):
+        jobs = multi_switch((hosts[i] for i in sample["jobs"]), leaf)
+        for engine in engines:
+            routed = router.sar(jobs) if engine == "sar" else router.oblivious(engine)
+            rows.append({"t": sample["t"], "engine": engine, "jobs": len(sample["jobs"]),
+                         "multi_switch_jobs": len(jobs),
+                         "rerouted": engine == "sar" and jobs != last,
+                         **routed.metrics(jobs)})
+        last = jobs
+        if step:
+            step(n + 1, len(samples["samples"]))
+    return rows
+
+
+def improvements(rows: list[dict], metric: str, other: str) -> dict[str, float]:
+    """Seed 004 Table 1's cells for one metric: SAR's improvement over ``other``, the maximum
+    and the average over samples, absolute and in % of ``other``'s value. For θ the
+    improvement is the difference in percentage points (Table 1 gives θ in %); for the
+    links per job, higher is better, so the improvement is SAR minus other."""
+    by = {(r["t"], r["engine"]): r[metric] for r in rows}
+    times = sorted({r["t"] for r in rows if r["engine"] == "sar"})
+    sign = 1.0 if metric == "avg_job_links" else -1.0      # higher / lower is better
+    gains, pcts = [], []
+    for t in times:
+        s, o = by[(t, "sar")], by[(t, other)]
+        gain = sign * (s - o)
+        gains.append(gain)
+        pcts.append(100.0 * gain / o if o else 0.0)
+    if not gains:
+        return {"max": 0.0, "max_pct": 0.0, "avg": 0.0, "avg_pct": 0.0}
+    k = int(np.argmax(gains))
+    return {"max": float(gains[k]), "max_pct": float(pcts[k]),
+            "avg": float(np.mean(gains)), "avg_pct": float(np.mean(pcts))}
+
+
+def write_rows(rows: list[dict], path: Path) -> None:
+    from t2hx.atomic import atomic_write
+
+    atomic_write(path, json.dumps(rows, separators=(",", ":")) + "\n")
