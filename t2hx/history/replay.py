@@ -27,32 +27,14 @@ import numpy as np
 from t2hx.conf import System
 from t2hx.errors import T2hxError
 from t2hx.fabric.build import build_plane
-from t2hx.fabric.graph import Fabric
 from t2hx.history import hostlist
-from t2hx.routing import demand as dm
 from t2hx.routing.analysis import all_pairs, inter_switch_mask, link_loads
 from t2hx.routing.cache import ensure_routing
+from t2hx.routing.sarjobs import JobKey, job_file_text, leaf_of, multi_switch
 from t2hx.routing.lft import Tables, load_tables
 
 OBLIVIOUS = ("updn", "ftree", "dfsssp")
 METRICS = ("max_efi", "avg_job_max_efi", "dark_fiber", "avg_job_links")
-
-JobKey = tuple[str, ...]
-
-
-def leaf_of(fabric: Fabric) -> dict[str, int]:
-    """Each host's leaf switch."""
-    return {fabric.nodes[h].name: fabric.switch_of(h) for h in fabric.hcas()}
-
-
-def multi_switch(jobs: Iterable[JobKey], leaf: dict[str, int]) -> list[JobKey]:
-    """The jobs whose nodes hang off more than one leaf switch, sorted (the filter's set)."""
-    return sorted(j for j in jobs if len({leaf[h] for h in j}) > 1)
-
-
-def job_file_text(jobs: list[JobKey]) -> str:
-    """SAR's job file for a job set: ids by position in the sorted set, not the trace's."""
-    return dm.render_jobs({f"j{k}": list(j) for k, j in enumerate(sorted(jobs))})
 
 
 @dataclass
