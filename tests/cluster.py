@@ -31,6 +31,7 @@ from pathlib import Path
 
 from t2hx.conf import System
 from t2hx.slurmconf import short_hostname
+from tests.accounting import Accounting
 from tests.slurm_cluster import command_says, die_with_parent, wait_for
 
 T2HX = str(Path(sys.executable).parent / "t2hx")
@@ -68,7 +69,8 @@ class TestCluster:
 
     __test__ = False        # not a pytest class
 
-    def __init__(self, system: System, root: Path, nodes: list[str]) -> None:
+    def __init__(self, system: System, root: Path, nodes: list[str],
+                 accounting: bool = False) -> None:
         self.system, self.root, self.nodes = system, root, nodes
         self.tag = f"{random.randrange(16 ** 4):04x}"
         self.net = free_subnet()
@@ -80,6 +82,9 @@ class TestCluster:
         self.netns: list[str] = []
         self.ctld_port, self.slurmd_port = _free_port(), _free_port()
         self.ssh_key = Path(ssh_options(root)[1])
+        # sacct from a real slurmdbd and MariaDB (tests/accounting.py), when asked for.
+        self.accounting = Accounting(root / "acct", root / "slurm", self.munge_socket,
+                                     f"t2hx-test-{self.tag}") if accounting else None
 
     # --- paths and environment ---------------------------------------------------------------
     @property
@@ -151,6 +156,10 @@ class TestCluster:
                     *(f"nodes/{n}/{d}" for n in self.nodes for d in ("spool", "pmix"))):
             (s / sub).mkdir(parents=True, exist_ok=True)
         self.conf.write_text(self.slurm_conf())
+        if self.accounting is not None:
+            (self.root / "acct").mkdir(exist_ok=True)
+            self.accounting.start(self._spawn, self._wait)
+            self.accounting.register(self.env)
         # srun --mpi=pmix keeps per-step directories under PMIxCliTmpDirBase: a node's own.
         (s / "mpi.conf").write_text(f"PMIxCliTmpDirBase={s}/node/pmix\n")
         self._spawn("slurmctld", ["slurmctld", "-D", "-i", "-f", str(self.conf)])
@@ -179,10 +188,11 @@ class TestCluster:
             f"StateSaveLocation={s}/state", f"SlurmdSpoolDir={s}/node/spool",
             f"SlurmctldPidFile={s}/slurmctld.pid", f"SlurmdPidFile={s}/node/slurmd.pid",
             f"SlurmctldLogFile={s}/slurmctld.log", f"SlurmdLogFile={s}/node/slurmd.log",
-            # Namespaces, not machines: no cgroups, no binding, no accounting daemon.
+            # Namespaces, not machines: no cgroups, no binding; accounting only if asked.
             "ProctrackType=proctrack/linuxproc", "TaskPlugin=task/none",
-            "JobAcctGatherType=jobacct_gather/none",
-            "AccountingStorageType=accounting_storage/none",
+            *(self.accounting.conf_lines() if self.accounting else [
+                "JobAcctGatherType=jobacct_gather/none",
+                "AccountingStorageType=accounting_storage/none"]),
             "SelectType=select/cons_tres", "SelectTypeParameters=CR_CPU",
             # Jobs start as soon as nodes free up: a test waits for no scheduler period.
             "SchedulerType=sched/backfill", "SchedulerParameters=sched_interval=2,bf_interval=2",

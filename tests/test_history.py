@@ -247,3 +247,15 @@ def test_replay_refuses_a_samples_file_it_cannot_use(tmp_path: Path, capsys, cha
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and message in err
     assert not out.exists()
+
+
+def test_real_sacct_output_of_the_test_cluster_reads() -> None:
+    """tests/data/history/sacct-testcluster.txt: what Slurm 22.05's sacct printed for the
+    jobs of tests/test_sar_watch.py (slurmdbd on MariaDB; CANCELLED states, a host list)."""
+    root = Path(__file__).resolve().parents[1]
+    system = load_system(root / "docs" / "examples" / "cluster64.yaml")
+    trace = read_trace(root / "tests/data/history/sacct-testcluster.txt",
+                       hosts=system.hostnames())
+    assert trace.format == "sacct"
+    assert [(j.id, j.hosts, j.end - j.start) for j in trace.jobs] == [
+        ("1", ("cn001", "cn009"), 6), ("2", ("cn002",), 5)]

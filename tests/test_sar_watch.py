@@ -1,12 +1,16 @@
-"""``t2hx sar watch`` as an operator runs it: on the SM host of a test cluster (tests/cluster.py:
+"""``t2hx sar watch`` as an operator runs it, and the job history its jobs leave in Slurm's
+accounting read back as a trace. The watch runs: on the SM host of a test cluster (tests/cluster.py:
 Slurm over network namespaces, the fat-tree plane's real OpenSM under ibsim), polling the real
-squeue while jobs are submitted and cancelled. It must re-route (and OpenSM's forwarding
-tables change) exactly when the set of multi-switch jobs changes."""
+squeue while jobs are submitted and cancelled; it must re-route (and OpenSM's forwarding
+tables change) exactly when the set of multi-switch jobs changes. The cluster keeps accounts
+in a real slurmdbd and MariaDB (tests/accounting.py), so ``sacct`` then prints those jobs as a
+site's trace."""
 
 from __future__ import annotations
 
 import json
 import shutil
+import subprocess
 import time
 from pathlib import Path
 
@@ -26,7 +30,7 @@ pytestmark = [pytest.mark.slurm, pytest.mark.cluster]
 NODES = ["cn001", "cn002", "cn009", "cn010"]
 
 
-def sar_cluster(tmp: Path) -> TestCluster:
+def sar_cluster(tmp: Path, accounting: bool = False) -> TestCluster:
     """The example conf's fat-tree plane alone, routed with ftree or sar, NODES up."""
     data = cluster_conf(EXAMPLE, tmp / "c")
     data["nodes"]["down"] = [h for h in (f"cn{i:03d}" for i in range(1, 65)) if h not in NODES]
@@ -36,7 +40,7 @@ def sar_cluster(tmp: Path) -> TestCluster:
     conf = tmp / "cluster64.yaml"
     conf.write_text(yaml.safe_dump(data))
     (tmp / "c").mkdir()
-    return TestCluster(load_system(conf), tmp / "c", NODES)
+    return TestCluster(load_system(conf), tmp / "c", NODES, accounting)
 
 
 def watch_command(cluster: TestCluster, log: Path, *options: str) -> list[str]:
@@ -49,7 +53,7 @@ def watch_command(cluster: TestCluster, log: Path, *options: str) -> list[str]:
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("sarwatch")
-    cluster = sar_cluster(tmp)
+    cluster = sar_cluster(tmp, accounting=True)
     try:
         yield cluster.start(), tmp
     finally:
@@ -133,3 +137,27 @@ def test_sar_watch_reroutes_when_and_only_when_the_multi_switch_jobs_change(clus
     finally:
         cluster.stop_process("sar-watch")
         cluster.run("scancel", "--user", "root", check=False)
+
+
+def test_sacct_of_the_test_cluster_is_a_trace_history_reads(cluster):
+    """What sacct printed for the jobs of the watch test (run first, module order): the
+    wide job on two leaves, the narrow one on cn002; placed on the cluster's own nodes."""
+    from t2hx.history.trace import SACCT_FORMAT, read_trace
+
+    cluster, tmp = cluster
+    trace = tmp / "sacct.txt"
+    out = cluster.run("sacct", "--parsable2", "--allocations", "--allusers",
+                      f"--format={SACCT_FORMAT}", "--starttime=now-1hour")
+    trace.write_text(out)
+    (tmp / "sacct-copy.txt").write_text(out)      # what tests/data/history/ keeps a copy of
+    jobs = read_trace(trace, hosts=cluster.system.hostnames()).jobs
+    assert sorted(j.hosts for j in jobs) == [("cn001", "cn009"), ("cn002",)]
+    assert all(j.end > j.start >= 0 for j in jobs)
+    samples = tmp / "samples.json"
+    done = subprocess.run([T2HX, "history", "sample", str(trace), "--system",
+                           str(cluster.system.path), "--out", str(samples), "--interval", "1"],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(samples.read_text())
+    assert sorted(j["hosts"] for j in doc["jobs"]) == ["cn002", "cn[001,009]"]
+    assert max(len(s["jobs"]) for s in doc["samples"]) == 2
