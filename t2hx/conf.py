@@ -183,6 +183,17 @@ TOPOLOGIES = {
         "nodes_per_switch": F(int, default=1, min=0),
         "switch_ports": F(int, default=36, min=2, max=MAX_PORTS),
     },
+    # Fat-tree islands joined by a director (seed 004 §4.3, Taurus): t2hx/fabric/islands.py.
+    "islands": {
+        "kind": F(str),
+        "nodes": F(list, required=True, items=F(int, min=1),
+                   doc="nodes per island, in host order, e.g. nodes: [270, 108, 180]"),
+        "per_leaf": F(int, default=18, min=1, doc="hosts per leaf switch"),
+        "spines": F(int, default=18, min=1, doc="spines per island (a cable from every leaf)"),
+        "uplinks": F(int, default=2, min=1, doc="cables from each spine to the director"),
+        "director_ports": F(int, default=216, min=2, doc="the director's external ports"),
+        "switch_ports": F(int, default=36, min=4, max=MAX_PORTS),
+    },
     # How a site's dump becomes the plane: t2hx/fabric/sitefabric.py (docs/formats.md).
     "ibnetdiscover": {
         "kind": F(str),
@@ -209,7 +220,7 @@ PLANE = {
     "hca": F(str, required=True, check=_device, doc="HCA device of this plane, e.g. hca: mlx4_1"),
     "gbps": F(float, default=32.0, min=0.1, doc="data rate per direction in Gbit/s (QDR 4x: 32)"),
     "topology": F(dict, required=True, doc="a mapping with kind: hyperx|xgft|kary|shortcut|"
-                  "circulant|ibnetdiscover"),
+                  "circulant|islands|ibnetdiscover"),
     "missing_cables": F(dict, fields={
         "random": F(int, default=0, min=0, doc="how many inter-switch cables are absent"),
         "seed": F(int, default=1, min=0, doc="seed of the draw, e.g. seed: 2019"),
@@ -585,6 +596,8 @@ def _switch_count(kind: str, topo: dict) -> int:
                        for level in range(len(m) + 1))
         case "shortcut" | "circulant":
             return topo["switches"]
+        case "islands":
+            return sum(math.ceil(n / topo["per_leaf"]) + topo["spines"] for n in topo["nodes"])
     return 0
 
 

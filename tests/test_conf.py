@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from t2hx import ROOT
 from t2hx.conf import load_system
 from t2hx.errors import ConfError
 from t2hx.fabric.build import build_plane
@@ -267,3 +268,12 @@ def test_special_files_are_refused_not_read(tmp_path: Path) -> None:
     with pytest.raises(ConfError) as exc:
         load_system("/dev/zero")
     assert "not a regular file" in exc.value.line()
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "conf" / "systems").glob("*.yaml")),
+                         ids=lambda p: p.stem)
+def test_every_shipped_system_builds_every_plane(path: Path) -> None:
+    """A conf the repository ships loads, and each of its planes builds and validates."""
+    from t2hx.fabric.build import check_planes
+
+    check_planes(load_system(path))

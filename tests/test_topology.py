@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from t2hx.errors import ConfError
-from t2hx.fabric import fattree, hyperx, shortcut
+from t2hx.fabric import fattree, hyperx, islands, shortcut
 from t2hx.fabric.netfile import read_netfile, render, write_netfile
 
 
@@ -54,6 +54,47 @@ def test_xgft_counts_match_the_formula() -> None:
         ports[c.b] += 1
     assert max(ports[s] for s in f.switches()) <= 36
     assert f.hop_matrix().max() == 4  # leaf → L2 → core → L2 → leaf
+
+
+def test_islands_are_full_bisection_trees_joined_by_a_full_director() -> None:
+    """Seed 004's Taurus-like network (conf/systems/sc16-taurus.yaml): every island a
+    2-level full-bisection tree, the director's 216 external ports all used, its chips a
+    full-bisection 2-level tree, and an island's hosts at most 4 switch hops from any other's."""
+    sizes = [270, 108, 180, 486, 485, 485]
+    f = islands.islands("ib", hosts(2014), sizes, 18, 18, 2, 216)
+    f.validate()
+    sw = f.switches()
+    level = Counter(f.nodes[s].attrs["level"] for s in sw)
+    assert level == {1: sum(math.ceil(n / 18) for n in sizes), 2: 6 * 18, 3: 12, 4: 6}
+    deg = Counter()
+    for c in f.cables:
+        deg[c.a] += 1
+        deg[c.b] += 1
+    assert max(deg[s] for s in sw) <= 36
+    line = [s for s in sw if f.nodes[s].attrs["level"] == 3]
+    top = [s for s in sw if f.nodes[s].attrs["level"] == 4]
+    assert all(deg[s] == 36 for s in line + top)         # 18 outside + 18 inside, 36 up
+    for s in sw:
+        if f.nodes[s].attrs["level"] == 1:              # as many uplinks as hosts (at most)
+            up = sum(1 for c in f.cables if s in (c.a, c.b) and f.nodes[c.a if c.b == s else
+                                                                      c.b].kind == "switch")
+            assert up == 18
+    first = [h for h in f.hcas() if f.nodes[h].name == "h0000"][0]
+    assert f.switch_of(first) == f.switch_of(f.index("h0017"))
+    assert f.switch_of(first) != f.switch_of(f.index("h0018"))
+    assert f.hop_matrix().max() <= 4
+
+
+@pytest.mark.parametrize("args,field", [
+    (([270, 100], 18, 18, 2, 216), "topology.nodes"),               # 370 != 2014 hosts
+    (([1000, 1014], 18, 18, 2, 216), "topology.switch_ports"),      # 56 leaves per spine
+    (([1007, 1007], 18, 18, 8, 216), "topology.switch_ports"),
+    (([400] * 5 + [14], 18, 18, 3, 216), "topology.director_ports"),
+])
+def test_islands_refuse_what_does_not_fit(args, field: str) -> None:
+    with pytest.raises(ConfError) as err:
+        islands.islands("ib", hosts(2014), *args)
+    assert err.value.field == field
 
 
 def test_kary_ntree_full_bisection_and_taper() -> None:

@@ -8,7 +8,7 @@ import numpy as np
 
 from t2hx.conf import Plane, System
 from t2hx.errors import ConfError
-from t2hx.fabric import fattree, hyperx, shortcut
+from t2hx.fabric import fattree, hyperx, islands, shortcut
 from t2hx.fabric.graph import Cable, Fabric
 from t2hx.fabric.sitefabric import options_for, read_dump
 
@@ -64,6 +64,10 @@ def generate(plane: Plane, hosts: list[str], system: System) -> Fabric:
                 return shortcut.random_shortcut(plane.name, hosts, t["switches"], t["degree"],
                                                 t["nodes_per_switch"], t["seed"],
                                                 t["switch_ports"], g)
+            case "islands":
+                return islands.islands(plane.name, hosts, t["nodes"], t["per_leaf"],
+                                       t["spines"], t["uplinks"], t["director_ports"],
+                                       t["switch_ports"], g)
             case "circulant":
                 return shortcut.circulant(plane.name, hosts, t["switches"], t["offsets"],
                                           t["nodes_per_switch"], t["switch_ports"], g)
