@@ -169,16 +169,20 @@ def simulated_systems(systems: list[System]) -> list[System]:
     (``t2hx hostfiles --system S``; the campaign CLI says so in one line). Nothing else is
     simulated: a port's campaign never reruns another system's cases
     (docs/studies.md#selecting-the-simulated-systems)."""
-    names = sim_selection()
-    return [s for s in systems if s.name in names and (hostfiles_root() / s.name).is_dir()]
+    from t2hx.study import load_study
+
+    study = load_study()
+    names = sim_selection(study)
+    return [s for s in systems if s.name in names and
+            (not study.needs_hostfiles() or (hostfiles_root() / s.name).is_dir())]
 
 
-def sim_selection() -> list[str]:
+def sim_selection(study=None) -> list[str]:
     """Names of the conf systems to simulate: ``$T2HX_SIM_SYSTEMS`` or the study's own."""
     from t2hx.study import load_study
 
     asked = [n.strip() for n in os.environ.get(SIM_SYSTEMS_ENV, "").split(",") if n.strip()]
-    return asked or load_study().own_systems()
+    return asked or (study or load_study()).own_systems()
 
 
 def slurm_access(partition: str | None, account: str | None, options: list[str]) -> list[str]:

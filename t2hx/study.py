@@ -111,7 +111,18 @@ WORKLOADS = {
     "window": F(str, default="10s", check=_duration, doc="simulated time per workload"),
     "note": F(str, default="", doc="what the window leaves out (the report prints it)"),
 }
-FIGURE_SETS = ("capability", "configs")
+HISTORIES = {
+    "combos": F(list, required=True, items=F(str),
+                doc="combos whose system and plane replay the history (routing: sar; the "
+                "replay compares it with updn, ftree and dfsssp)"),
+    "trace": F(str, required=True, doc="job trace, relative to the repository, e.g. "
+               "trace: conf/traces/LLNL-Atlas-2006-2.1-cln.swf.gz (docs/history.md)"),
+    "interval": F(str, default="10m", check=_duration, doc="sampling interval (§4.2: 10m)"),
+    "first_day": F(int, default=0, min=0, doc="days of the trace skipped before the replay"),
+    "days": F(int, default=1, min=1, max=3660, doc="days replayed, one case per day"),
+    "note": F(str, default="", doc="what the replay stands for (the report prints it)"),
+}
+FIGURE_SETS = ("capability", "configs", "histories")
 # t2hx.flowsim.noise.MODELS (not imported: this module stays light)
 NOISE_MODELS = ("none", "lognormal", "slowdown")
 NOISE_GROUPS = ("network", "app", "x500")  # the registry's groups (t2hx/benchmarks/base.py)
@@ -149,6 +160,10 @@ PROFILE = {
         "count": F(int, default=None, min=1),
         "window": F(str, default=None, check=_duration),
         "note": F(str, default=None)}),
+    "histories": F(dict, default={}, fields={
+        "first_day": F(int, default=None, min=0),
+        "days": F(int, default=None, min=1, max=3660),
+        "note": F(str, default=None)}),
 }
 EXTRA_COMBO = {**COMBO, "only": F(dict, required=True, values=F(list, items=F(int, min=1)),
                                    doc="benchmark: node counts, e.g. only: {mpigraph: [28]}")}
@@ -169,6 +184,8 @@ STUDY = {
                   doc="seed 000's capacity mix (a study without one has no capacity runs)"),
     "workloads": F(dict, default={}, fields=WORKLOADS,
                    doc="seed 003's multi-job workloads (checks/workload.py)"),
+    "histories": F(dict, default={}, fields=HISTORIES,
+                   doc="seed 004's job-history replay (checks/history.py)"),
     "figures": F(str, default="capability", choices=FIGURE_SETS,
                  doc="the figure set replay draws: capability (seed 000) or configs "
                  "(seed 003's fat-tree configurations)"),
@@ -238,6 +255,7 @@ class Study:
     extra_combos: list[Combo] = field(default_factory=list)   # e.g. seed 000 Fig 1's PARX
     workloads: dict | None = None   # seed 003's multi-job workloads (checks/workload.py)
     figures: str = "capability"     # the figure set replay draws (FIGURE_SETS)
+    histories: dict | None = None   # seed 004's job-history replay (checks/history.py)
 
     def all_combos(self) -> list[Combo]:
         return [*self.combos, *self.extra_combos]
@@ -318,7 +336,16 @@ class Study:
             self.capacity["apps"] else 0
         workloads = len([c for c in self.combos if c.name in self.workloads["combos"]]) * \
             self.workloads["count"] if self.workloads else 0
-        return sum(self.cases(b, max_nodes) for b in self.benchmarks) + capacity + workloads
+        return sum(self.cases(b, max_nodes) for b in self.benchmarks) + capacity + workloads \
+            + self.history_cases()
+
+    def needs_hostfiles(self) -> bool:
+        """Placed cases read hostfiles; a job-history replay places the trace's own jobs."""
+        return bool(self.benchmarks or self.capacity["apps"] or self.workloads)
+
+    def history_cases(self) -> int:
+        h = self.histories
+        return len([c for c in self.combos if c.name in h["combos"]]) * h["days"] if h else 0
 
     def left_out(self, system: System) -> dict[str, str]:
         """Combos of this study that ``system`` cannot run, with the reason: a plane it lacks,
@@ -359,6 +386,9 @@ class Study:
                 self.workloads["jobs"] * self.workloads["nodes_per_job"] <= usable:
             count += len([c for c in grid if c.name in self.workloads["combos"]]) * \
                 self.workloads["count"]
+        if self.histories and simulated:
+            count += len([c for c in grid if c.name in self.histories["combos"]]) * \
+                self.histories["days"]
         return count
 
     def node_counts(self, limit: int | None = None) -> list[int]:
@@ -446,7 +476,7 @@ def load_study(path: str | Path | None = None, profile: str | None = None) -> St
                  data["local"] or {"nodes": [2], "repetitions": 1, "input": {}}, catalog,
                  data["noise"] or {"model": "none", "seed": 0, "cv": {}, "source": ""},
                  [Combo(**c) for c in data["extra_combos"]], data["workloads"] or None,
-                 data["figures"])
+                 data["figures"], data["histories"] or None)
 
 
 def _capacity(spec: dict) -> dict:
@@ -548,6 +578,9 @@ def _apply_profile(data: dict, profile: str, path: Path) -> dict:
     if prof["workloads"] and data["workloads"]:
         data["workloads"] = {**data["workloads"],
                              **{k: v for k, v in prof["workloads"].items() if v is not None}}
+    if prof["histories"] and data["histories"]:
+        data["histories"] = {**data["histories"],
+                             **{k: v for k, v in prof["histories"].items() if v is not None}}
     if prof["noise"] is not None:
         data["noise"] = {**data["noise"],
                          **{k: v for k, v in prof["noise"].items() if v is not None}}
@@ -583,6 +616,7 @@ def _check(data: dict, catalog: dict, path: Path) -> None:
             raise ConfError(f"unknown combo '{bad[0]}'", file=path,
                             field=f"benchmarks.{name}.combos", fix="use names of combos:")
     _check_workloads(data["workloads"], names, catalog, path)
+    _check_histories(data["histories"], data["combos"], path)
     for app, bench in data["capacity"]["benchmarks"].items():
         if bench not in catalog:
             raise ConfError(f"capacity app '{app}' runs '{bench}', which is not a benchmark",
@@ -605,6 +639,25 @@ def _check_workloads(spec: dict | None, combos: list[str], catalog: dict, path: 
         raise ConfError(f"{spec['nodes_per_job']} nodes per job are not whole clusters of "
                         f"{spec['cluster']}", file=path, field="workloads.cluster",
                         fix="pick a cluster size that divides nodes_per_job")
+
+
+def _check_histories(spec: dict | None, combos: list[dict], path: Path) -> None:
+    if not spec:
+        return
+    known = {c["name"]: c for c in combos}
+    bad = [c for c in spec["combos"] if c not in known]
+    if bad:
+        raise ConfError(f"unknown combo '{bad[0]}'", file=path, field="histories.combos",
+                        fix="use names of combos:")
+    other = [c for c in spec["combos"] if known[c]["routing"] != "sar"]
+    if other:
+        raise ConfError(f"combo '{other[0]}' routes with {known[other[0]]['routing']}, the "
+                        "replay's routing under test is sar", file=path,
+                        field="histories.combos", fix="give the combo routing: sar")
+    if not (ROOT / spec["trace"]).is_file():
+        raise ConfError(f"no trace {spec['trace']}", file=path, field="histories.trace",
+                        fix="give a path relative to the repository, e.g. "
+                        "conf/traces/LLNL-Atlas-2006-2.1-cln.swf.gz")
 
 
 def _check_noise(noise: dict | None, path: Path) -> None:

@@ -12,6 +12,8 @@ between the two sides (docs/formats.md describes each):
   simulate-capacity``, read by the capacity check;
 * the workload lines (``T2HX workload job=…``, ``window closed``) of ``campaign
   simulate-workload``, read by the workload check and post;
+* the job-history lines (``T2HX history engine=…``, ``day done``) of ``campaign
+  simulate-history``, read by the history check;
 * the run metadata ``t2hx-run.json`` the checks keep beside every raw output, read by
   ``t2hx.post.ingest``;
 * the perflog fields ReFrame writes with :data:`PERFLOG_FORMAT`, read by
@@ -172,6 +174,38 @@ def workload_line(job: WorkloadJob) -> str:
 def workload_jobs(text: str) -> list[WorkloadJob]:
     return [WorkloadJob(int(j), app, int(n), int(s), float(ss), int(a), float(a_s))
             for j, app, n, s, ss, a, a_s in WORKLOAD_JOB_RE.findall(text)]
+
+
+# --- the job-history lines ---------------------------------------------------------------------
+
+HISTORY_ENGINE = ("T2HX history engine={engine} samples={samples} max_efi={max_efi:.9g} "
+                  "avg_job_max_efi={avg_job_max_efi:.9g} dark_fiber={dark_fiber:.9g} "
+                  "avg_job_links={avg_job_links:.9g}")
+HISTORY_ENGINE_RE = re.compile(r"^T2HX history engine=(\S+) samples=(\d+) max_efi=(\S+) "
+                               r"avg_job_max_efi=(\S+) dark_fiber=(\S+) avg_job_links=(\S+)$",
+                               re.M)
+HISTORY_DONE = "T2HX history day done"
+HISTORY_ROWS = "history.json"        # the day's rows, kept in log/<campaign>/histories/
+
+
+@dataclass(frozen=True)
+class HistoryEngine:
+    """One engine's means over a day of samples (seed 004 §4.2's metrics)."""
+    engine: str
+    samples: int
+    max_efi: float
+    avg_job_max_efi: float
+    dark_fiber: float
+    avg_job_links: float
+
+
+def history_line(h: HistoryEngine) -> str:
+    return HISTORY_ENGINE.format(**vars(h))
+
+
+def history_engines(text: str) -> list[HistoryEngine]:
+    return [HistoryEngine(e, int(n), *map(float, rest))
+            for e, n, *rest in HISTORY_ENGINE_RE.findall(text)]
 
 
 # --- the run metadata -------------------------------------------------------------------------

@@ -85,7 +85,8 @@ def check_selection(verb: str, campaign: str, rf_system: str, systems: list[Syst
             raise T2hxError(f"campaign '{campaign}' ran on {', '.join(was)}, not "
                             f"{', '.join(names)}", field="--system",
                             fix=f"use --system {SIM}:{was[0]} or another --campaign")
-    if rf_system == SIM:
+    # Only placed cases read hostfiles: a study of job histories places its own jobs.
+    if rf_system == SIM and study.needs_hostfiles():
         for name in names:
             if not (hostfiles_root() / name).is_dir():
                 raise T2hxError(f"system '{name}' has no hostfiles in {hostfiles_root()}",

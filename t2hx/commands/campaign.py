@@ -23,7 +23,7 @@ from t2hx import argtypes as A
 from t2hx.campaign import CampaignRequest, run
 from t2hx.campaign.selection import SIM
 from t2hx.errors import T2hxError
-from t2hx.conf import ENGINES
+from t2hx.conf import ENGINES, load_system, system_path
 from t2hx.jobmix import FLUID_ENGINES
 from t2hx.paths import work_root
 from t2hx.study import DEFAULT_STUDY, STUDY_ENV
@@ -79,6 +79,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     r.set_defaults(func=cmd_route_job)
     register_capacity(verbs)
     register_workload(verbs)
+    register_history(verbs)
 
 
 REROUTE_DOC = """Route a plane for one job (docs/routing.md#re-routing). sar: the job file from
@@ -202,4 +203,32 @@ def cmd_simulate_workload(args: argparse.Namespace) -> int:
 
     sys.stdout.write(workload_text(args.system, args.plane, args.routing, args.workload,
                                    args.window, args.work, args.engine))
+    return 0
+
+
+def register_history(verbs: argparse._SubParsersAction) -> None:
+    h = verbs.add_parser("simulate-history", help="one day of a job history replayed under "
+                         "updn, ftree, dfsssp and SAR (seed 004 §4.2)")
+    h.add_argument("--system", required=True, type=A.system,
+                   help="conf/systems/<sys>.yaml or its name")
+    h.add_argument("--plane", required=True, type=A.name)
+    h.add_argument("--trace", required=True, type=A.input_file, help="the job trace")
+    h.add_argument("--day", required=True, type=A.non_negative_int,
+                   help="days after the trace's first job")
+    h.add_argument("--interval", type=A.seconds, default=600.0,
+                   help="seconds between samples (default 600)")
+    h.add_argument("--rows", required=True, type=A.as_path(A.output_file),
+                   help="the day's rows (JSON) to write")
+    h.add_argument("--work", default=str(work_root()), type=A.output_dir,
+                   help="routing cache (work/)")
+    h.set_defaults(func=cmd_simulate_history)
+
+
+def cmd_simulate_history(args: argparse.Namespace) -> int:
+    from t2hx.history.replay import day_text
+
+    system = load_system(system_path(args.system))
+    system.plane(args.plane)
+    sys.stdout.write(day_text(system, args.plane, args.trace, args.day, args.interval,
+                              Path(args.work), args.rows, args.quiet))
     return 0

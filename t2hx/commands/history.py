@@ -6,20 +6,15 @@ from __future__ import annotations
 
 import argparse
 import json
-from pathlib import Path
 
 from t2hx import argtypes as A
 from t2hx.atomic import atomic_write
 from t2hx.conf import load_system, system_path
 from t2hx.errors import T2hxError
-from t2hx.history import hostlist
-from t2hx.history.sampling import INTERVAL_S, Placement, place, running, sample_times
-from t2hx.history.trace import SACCT_FORMAT, Trace, read_trace
-
-SAMPLES_FORMAT = "t2hx-history-samples/1"
-DAY_S = 86400.0
-#: Ten years every 10 minutes; more is a unit slip (--interval is in seconds).
-MAX_SAMPLES = 525_600
+from t2hx.history import hostlist, samples
+from t2hx.history.samples import DAY_S, SAMPLES_FORMAT
+from t2hx.history.sampling import INTERVAL_S, Placement
+from t2hx.history.trace import SACCT_FORMAT, Trace
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -65,60 +60,22 @@ def _trace_args(p: argparse.ArgumentParser) -> None:
 
 def _load(args: argparse.Namespace) -> tuple[Trace, Placement, str, list[str]]:
     system = load_system(system_path(args.system))
-    hosts = [h for h in system.hostnames() if h not in set(system.nodes.get("down", []))]
-    trace = read_trace(args.trace, args.format, hosts)
-    return trace, place(trace, hosts), system.name, hosts
-
-
-def _summary(trace: Trace, placement: Placement, system: str, hosts: list[str]) -> str:
-    lo, hi = trace.span
-    widest = max(len(j.hosts) for j in placement.jobs) if placement.jobs else 0
-    lines = [f"{trace.path.name}: {trace.format}, {len(trace.jobs)} jobs over "
-             f"{(hi - lo) / DAY_S:.1f} days; on {system} ({len(hosts)} nodes): "
-             f"{len(placement.jobs)} placed, widest {widest} nodes"]
-    lines += [f"  left out: {n} {why}" for why, n in {**trace.skipped,
-                                                       **placement.left_out}.items()]
-    return "\n".join(lines)
+    trace, placement, hosts = samples.load(args.trace, system, args.format)
+    return trace, placement, system.name, hosts
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    print(_summary(*_load(args)))
+    print(samples.summary(*_load(args)))
     return 0
 
 
 def cmd_sample(args: argparse.Namespace) -> int:
     trace, placement, system, hosts = _load(args)
-    if not placement.jobs:
-        raise T2hxError("no job of the trace fits the system", file=args.trace,
-                        fix="use the conf system of the trace's machine (--system)")
-    lo = min(j.start for j in placement.jobs) + args.first_day * DAY_S
-    hi = max(j.end for j in placement.jobs)
-    if args.days is not None:
-        hi = min(hi, lo + args.days * DAY_S)
-    if hi <= lo:
-        raise T2hxError(f"the trace ends before day {args.first_day:g}", field="--first-day",
-                        fix=f"use a day below {(hi - lo) / DAY_S + args.first_day:.1f}")
-    if (hi - lo) / args.interval > MAX_SAMPLES:
-        raise T2hxError(f"{(hi - lo) / args.interval:.3g} samples is over {MAX_SAMPLES:,}",
-                        field="--interval", fix="sample less often or fewer --days")
-    times = sample_times(placement.jobs, args.interval, (lo, hi))
-    sets = running(placement.jobs, times)
-    used = sorted({i for s in sets for i in s})
-    index = {old: new for new, old in enumerate(used)}
-    doc = {
-        "format": SAMPLES_FORMAT,
-        "trace": {"file": Path(args.trace).name, "format": trace.format,
-                  "sha256": trace.sha256, "epoch": trace.epoch},
-        "system": system, "nodes": len(hosts), "interval_s": args.interval,
-        "left_out": {**trace.skipped, **placement.left_out},
-        "jobs": [{"id": placement.jobs[i].id, "start": placement.jobs[i].start,
-                  "end": placement.jobs[i].end,
-                  "hosts": hostlist.compress(list(placement.jobs[i].hosts))} for i in used],
-        "samples": [{"t": float(t), "jobs": [index[i] for i in s]} for t, s in zip(times, sets)],
-    }
+    doc = samples.samples_doc(trace, placement, system, len(hosts), args.interval,
+                              args.first_day, args.days)
     atomic_write(args.out, json.dumps(doc, separators=(",", ":")) + "\n")
-    print(_summary(trace, placement, system, hosts))
-    print(f"{len(times)} samples every {args.interval:g} s → {args.out}")
+    print(samples.summary(trace, placement, system, hosts))
+    print(f"{len(doc['samples'])} samples every {args.interval:g} s → {args.out}")
     return 0
 
 
@@ -127,25 +84,25 @@ def cmd_replay(args: argparse.Namespace) -> int:
     from t2hx.paths import work_root
     from t2hx.progress import Progress
 
-    samples = read_samples(args.samples)
+    doc = read_samples(args.samples)
     system = load_system(system_path(args.system))
-    if samples["system"] != system.name:
-        raise T2hxError(f"the samples were placed on {samples['system']}, not {system.name}",
+    if doc["system"] != system.name:
+        raise T2hxError(f"the samples were placed on {doc['system']}, not {system.name}",
                         file=args.samples, field="system",
-                        fix=f"--system {samples['system']}, or sample the trace again")
+                        fix=f"--system {doc['system']}, or sample the trace again")
     system.plane(args.plane)
     router = Router(system, args.plane, args.work or work_root(), quiet=args.quiet)
-    with Progress("history replay", len(samples["samples"]), quiet=args.quiet) as prog:
-        rows = replay(samples, router, step=lambda n, total: prog.step(
-            f"t={samples['samples'][n - 1]['t'] / DAY_S:.2f} d, {router.reroutes} SAR "
+    with Progress("history replay", len(doc["samples"]), quiet=args.quiet) as prog:
+        rows = replay(doc, router, step=lambda n, total: prog.step(
+            f"t={doc['samples'][n - 1]['t'] / DAY_S:.2f} d, {router.reroutes} SAR "
             "routings"))
     table = {m: {o: improvements(rows, m, o) for o in OBLIVIOUS} for m in METRICS}
     args.out.mkdir(parents=True, exist_ok=True)
     atomic_write(args.out / "replay.json", json.dumps(rows, separators=(",", ":")) + "\n")
     atomic_write(args.out / "table1.json", json.dumps(
-        {"system": system.name, "plane": args.plane, "samples": len(samples["samples"]),
+        {"system": system.name, "plane": args.plane, "samples": len(doc["samples"]),
          "sar_routings": router.reroutes, "improvement": table}, indent=1) + "\n")
-    print(f"{len(samples['samples'])} samples, {router.reroutes} SAR routings → {args.out}")
+    print(f"{len(doc['samples'])} samples, {router.reroutes} SAR routings → {args.out}")
     return 0
 
 

@@ -152,3 +152,26 @@ def write_rows(rows: list[dict], path: Path) -> None:
     from t2hx.atomic import atomic_write
 
     atomic_write(path, json.dumps(rows, separators=(",", ":")) + "\n")
+
+
+def day_text(system: System, plane: str, trace: str, day: int, interval: float, work: Path,
+             rows_path: Path, quiet: bool = True) -> str:
+    """One day of a history replayed (a case of checks/history.py): the rows written to
+    ``rows_path``, each engine's means over the day as wire lines."""
+    from t2hx import wire
+    from t2hx.history import samples
+
+    loaded = samples.load(trace, system)
+    doc = samples.samples_doc(loaded[0], loaded[1], system.name, len(loaded[2]), interval,
+                              first_day=day, days=1)
+    router = Router(system, plane, work, quiet)
+    rows = replay(doc, router)
+    write_rows(rows, rows_path)
+    lines = []
+    for engine in (*OBLIVIOUS, "sar"):
+        mine = [r for r in rows if r["engine"] == engine]
+        lines.append(wire.history_line(wire.HistoryEngine(
+            engine, len(mine), *(float(np.mean([r[m] for r in mine])) if mine else 0.0
+                                 for m in METRICS))))
+    lines.append(f"T2HX history sar_routings={router.reroutes}")
+    return "\n".join([*lines, wire.HISTORY_DONE]) + "\n"

@@ -86,8 +86,14 @@ def replay(logdir: Path, out: Path | None = None, quiet: bool | None = None) -> 
         single = len(combos) == 1
         study = _study(ing.provenance, summary)
         configs = study is not None and study.figures == "configs"
+        histories = study is not None and study.figures == "histories"
         if configs and not single:
             figs = _config_figures(results, study, logdir, fig_dir, summary, prog)
+        elif histories:
+            from t2hx.post import histories as hist
+
+            prog.say("history figures (seed 004 Fig 7, Table 1)")
+            figs = hist.figures(logdir, fig_dir)
         else:
             figs = _figures(results, ing.matrices, g, combos, baseline, logdir, fig_dir,
                             summary, prog, comparative=not single)
@@ -99,7 +105,7 @@ def replay(logdir: Path, out: Path | None = None, quiet: bool | None = None) -> 
         mine = (systems.isin(own) | (systems == "")) if own is not None else \
             pd.Series(True, index=results.index)
         ref = None
-        if sim and not configs and mine.any():         # seed 000's reference numbers
+        if sim and not configs and not histories and mine.any():   # seed 000's numbers
             efi = next((f.table for f in figs if f.name == "routing-efi-histogram"), None)
             dark = next((f.table for f in figs if f.name == "routing-dark-fiber"), None)
             ref = reference.comparison(results[mine], efi, dark)

@@ -414,6 +414,8 @@ def paper_figure(fig: Figure) -> str:
 def paper_map(figs: list[Figure]) -> pd.DataFrame:
     if any(f.kind.startswith("configs") for f in figs):
         return configs_map(figs)
+    if any(f.kind.startswith("history") for f in figs):
+        return histories_map(figs)
     rows = [[key, what, ", ".join(f.name for f in figs if paper_figure(f) == key) or "–"]
             for key, what in PAPER_FIGURES.items()]
     return pd.DataFrame(rows, columns=["seed 000", "what", "figures here"])
@@ -434,6 +436,19 @@ def configs_map(figs: list[Figure]) -> pd.DataFrame:
     rows = [[key, what, ", ".join(f.name for f in figs if f.kind in kinds) or "–"]
             for key, (what, kinds) in SEED003_FIGURES.items()]
     return pd.DataFrame(rows, columns=["seed 003", "what", "figures here"])
+
+
+# Seed 004's figures and the figures of t2hx/post/histories.py that stand for them (by kind).
+SEED004_FIGURES = {
+    "Fig 7": ("four metrics over the replayed history, four routings", "history-lines"),
+    "Table 1": ("SAR's improvement over DFSSSP, fat-tree, Up*/Down*", "history-table1"),
+    "§4.3.2": ("re-routings per day", "history-reroutes")}
+
+
+def histories_map(figs: list[Figure]) -> pd.DataFrame:
+    rows = [[key, what, ", ".join(f.name for f in figs if f.kind == kind) or "–"]
+            for key, (what, kind) in SEED004_FIGURES.items()]
+    return pd.DataFrame(rows, columns=["seed 004", "what", "figures here"])
 
 
 def to_markdown(bl: list[Block]) -> str:

@@ -1,0 +1,104 @@
+"""The figures of seed 004's job-history replay (study ``figures: histories``), from the
+per-sample rows the history check keeps in ``log/<campaign>/histories/`` (checks/history.py):
+
+* Fig 7 ``history-<combo>-<metric>``: each of §4.2's four metrics over the replayed days,
+  one line per routing (updn, ftree, dfsssp, sar);
+* Table 1 ``history-table1-<combo>``: SAR's improvement over each oblivious routing, the
+  maximum over samples and the mean, absolute and in % (t2hx.history.replay.improvements);
+* ``history-reroutes-<combo>``: SAR routings per replayed day (§4.3.2: how often the
+  filtering tool re-routes).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pandas as pd
+
+from t2hx import wire
+from t2hx.history.replay import METRICS, OBLIVIOUS, improvements
+from t2hx.post import plots
+from t2hx.post.figures import Figure
+from t2hx.post.store import write_text
+
+DAY_S = 86400.0
+CASE_RE = re.compile(r"^history_(?P<combo>.+)_d(?P<day>\d+)$")
+LABELS = {"max_efi": "max effective EFI [routes]", "avg_job_max_efi":
+          "mean per-job max EFI [routes]", "dark_fiber": "dark fiber [% of links]",
+          "avg_job_links": "links per job (mean)"}
+
+
+def load_rows(logdir: Path) -> pd.DataFrame:
+    """Every kept row: combo, day, t, engine, rerouted and the metrics."""
+    frames = []
+    for path in sorted(Path(logdir).glob(f"histories/*/*/history_*/{wire.HISTORY_ROWS}")):
+        m = CASE_RE.match(path.parent.name)
+        if not m:
+            continue
+        rows = pd.DataFrame(json.loads(path.read_text()))
+        frames.append(rows.assign(combo=m["combo"], day=int(m["day"])))
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+
+def table1(rows: pd.DataFrame) -> pd.DataFrame:
+    """Table 1 of one combo: metric, other engine, max, max %, mean, mean %."""
+    records = rows.to_dict("records")
+    out = []
+    for metric in METRICS:
+        for other in OBLIVIOUS:
+            cell = improvements(records, metric, other)
+            out.append({"metric": metric, "vs": other, **cell})
+    return pd.DataFrame(out)
+
+
+def figures(logdir: Path, fig_dir: Path) -> list[Figure]:
+    rows = load_rows(logdir)
+    figs: list[Figure] = []
+    if rows.empty:
+        return figs
+    for combo, sub in rows.groupby("combo", sort=True):
+        sub = sub.assign(days=sub["t"] / DAY_S)
+        for metric in METRICS:
+            figs.append(_lines(sub, str(combo), metric, fig_dir))
+        figs.append(_table(sub, str(combo), fig_dir))
+        figs.append(_reroutes(sub, str(combo), fig_dir))
+    return figs
+
+
+def _lines(sub: pd.DataFrame, combo: str, metric: str, fig_dir: Path) -> Figure:
+    wide = sub.pivot_table(index="days", columns="engine", values=metric, aggfunc="first")
+    wide = wide.reindex(columns=[e for e in (*OBLIVIOUS, "sar") if e in wide.columns])
+    name = f"history-{combo}-{metric.replace('_', '-')}"
+    title = f"{combo}: {LABELS[metric]} over the replayed history"
+    stem = fig_dir / name
+    data = stem.with_suffix(".dat")
+    rows = [[float(i)] + [wide.loc[i, c] for c in wide.columns] for i in wide.index]
+    write_text(data, plots.table_text(["day"] + list(wide.columns), rows, title))
+    files = plots.render("lines", data, stem, {
+        "title": title, "nseries": len(wide.columns), "xlabel_text": "day of the trace",
+        "ylabel_text": LABELS[metric], "logx": False, "logy": False, "style": "lines",
+        "extra": ""})
+    return Figure(name, "history-lines", title, files, data, wide.reset_index())
+
+
+def _table(sub: pd.DataFrame, combo: str, fig_dir: Path) -> Figure:
+    table = table1(sub)
+    name = f"history-table1-{combo}"
+    title = f"{combo}: SAR's improvement over each routing (seed 004 Table 1)"
+    data = (fig_dir / name).with_suffix(".dat")
+    write_text(data, plots.table_text(list(table.columns), table.values.tolist(), title))
+    return Figure(name, "history-table1", title, [], data, table)
+
+
+def _reroutes(sub: pd.DataFrame, combo: str, fig_dir: Path) -> Figure:
+    sar = sub[sub["engine"] == "sar"]
+    per_day = sar.groupby("day")["rerouted"].sum().astype(int)
+    name = f"history-reroutes-{combo}"
+    title = f"{combo}: SAR routings per replayed day"
+    data = (fig_dir / name).with_suffix(".dat")
+    write_text(data, plots.table_text(["day", "reroutes"],
+                                      [[int(d), int(n)] for d, n in per_day.items()], title))
+    return Figure(name, "history-reroutes", title, [], data,
+                  per_day.rename("reroutes").reset_index())
