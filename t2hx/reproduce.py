@@ -114,11 +114,36 @@ def reproduce(opts: Options) -> int:
         print(f"reproduce: ReFrame reported failures (exit {ran}); rerun to resume the "
               f"campaign, see {opts.logdir}", file=sys.stderr)
         return ran
+    part = selecting(opts.reframe_args)
+    if part:
+        # Marked complete, the next run would move it aside and start over from nothing.
+        print(f"reproduce: ReFrame ran part of the profile ({' '.join(part)}): the campaign "
+              "is not marked complete; rerun without it to finish", file=sys.stderr)
+        return 0
     atomic_write(opts.logdir / COMPLETE, json.dumps({"profile": opts.profile}) + "\n")
     if previous is not None:
         shutil.rmtree(previous.parent, ignore_errors=True)
     bad = [v for v in verdicts if v.startswith("FAIL")]   # "not run" is no failure
     return 1 if bad or any(r.get("error") for r in rows) else 0
+
+
+#: ReFrame options that select a subset of the cases (ReFrame 4's test filtering options).
+SELECTING = ("-n", "--name", "-x", "--exclude", "-t", "--tag", "-T", "--exclude-tag",
+             "-p", "--prgenv", "-P", "--parameterize", "-E", "--filter-expr", "--failed",
+             "--maintainer", "--cpu-only", "--gpu-only")
+
+
+def selecting(args: list[str]) -> list[str]:
+    """The options of ``args`` that run only part of the cases (``-x NetgaugeEBB``,
+    ``-nHPL``, ``--name=HPL``), with their values."""
+    out = []
+    for k, arg in enumerate(args):
+        hit = next((f for f in SELECTING if arg == f or arg.startswith(f + "=") or
+                    (len(f) == 2 and arg.startswith(f) and not arg.startswith("--"))), None)
+        if hit:
+            attached = arg != hit
+            out += [arg] if attached or k + 1 >= len(args) else [arg, args[k + 1]]
+    return out
 
 
 def start(logdir: Path) -> Path | None:

@@ -11,8 +11,8 @@ import pandas as pd
 from t2hx.post.ingest import Summary
 from t2hx.post.routing import read_dark_fiber, read_efi
 from t2hx.progress import Progress
-from t2hx.reproduce import COMPLETE, FIG1, Options, compare, fig1_verdicts, routing_analysis, \
-    start
+from t2hx.reproduce import COMPLETE, FIG1, Options, compare, fig1_verdicts, reproduce, \
+    routing_analysis, selecting, start
 
 
 def test_routing_analysis_feeds_post(mini, tmp_path):
@@ -50,6 +50,33 @@ def test_complete_campaign_restarts_incomplete_resumes(tmp_path):
     assert (previous.parent / "reference" / COMPLETE).is_file()
     log.mkdir()
     assert start(log) == previous                          # interrupted again: same baseline
+
+
+def test_selecting_options_are_found_with_their_values():
+    assert selecting(["-x", "NetgaugeEBB", "--max-retries", "1"]) == ["-x", "NetgaugeEBB"]
+    assert selecting(["-nHPL", "--name=IMB", "-P", "num_nodes=7"]) == \
+        ["-nHPL", "--name=IMB", "-P", "num_nodes=7"]
+    assert selecting(["--max-retries", "1", "--keep-stage-files"]) == []
+
+
+def test_a_run_of_part_of_the_profile_is_not_complete(mini, tmp_path, monkeypatch, capsys):
+    """`reproduce -- -n MpiGraph ...` runs some cases: the campaign must not be marked
+    complete, or the next reproduce would move it aside and start over from nothing (it
+    did: a paper-scale run with -x NetgaugeEBB, then one without)."""
+    for key in ("T2HX_STUDY", "T2HX_STUDY_PROFILE", "T2HX_SIM_SYSTEMS", "T2HX_CONF_SYSTEMS"):
+        monkeypatch.delenv(key, raising=False)
+    monkeypatch.setenv("T2HX_HOSTFILES", str(tmp_path / "hostfiles"))
+    from t2hx.cli import main
+
+    assert main(["-q", "hostfiles", "--system", str(mini.path), "--out",
+                 str(tmp_path / "hostfiles")]) == 0
+    opts = Options(system=mini, campaign="part", logs=tmp_path / "log", work=tmp_path / "work",
+                   quiet=True, reframe_args=["-n", "MpiGraph", "-P", "repetition=0",
+                                             "-P", "num_nodes=7"])
+    reproduce(opts)
+    assert (tmp_path / "log" / "part" / "perflogs").is_dir()
+    assert not (tmp_path / "log" / "part" / COMPLETE).exists()
+    assert "not marked complete" in capsys.readouterr().err
 
 
 def _fig1(ft: float, dfsssp: float, parx: float, placement: str = "linear",

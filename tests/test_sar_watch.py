@@ -88,7 +88,8 @@ def tables(cluster: TestCluster, tmp: Path) -> np.ndarray:
 
 def sbatch(cluster: TestCluster, nodes: str) -> str:
     out = cluster.run("sbatch", "--parsable", "-N", str(len(nodes.split(","))), "-n",
-                      str(len(nodes.split(","))), "-w", nodes, "--wrap", "sleep 900")
+                      str(len(nodes.split(","))), "-w", nodes, "--output=/dev/null",
+                      "--wrap", "sleep 900")
     job = out.strip().split(";")[0]
     end = time.monotonic() + 120
     while cluster.run("squeue", "-h", "-j", job, "-o", "%t").strip() != "R":
