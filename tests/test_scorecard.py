@@ -491,3 +491,44 @@ def test_routing_claims_read_the_campaigns_routing_analysis(tmp_path):
         (tmp_path / "analysis" / "hyperx-dfsssp.json").write_text(json.dumps({"vls": vls}))
         v = score(empty, [c], DEFAULTS, logdir=tmp_path)[0]
         assert (v.verdict, v.ours.split(" [")[0]) == (want, f"{vls} VLs")
+
+
+def test_history_claims_read_the_campaigns_job_history_rows(tmp_path):
+    """Seed 004's Table 1 cells from log/<campaign>/histories: SAR's max_efi half DFSSSP's at
+    one sample and equal at the other (max 50 %, mean 25 %); fat-tree equal everywhere."""
+    comp = dict(kind="history", combo="tsubame-sar", metric="max_efi", vs="dfsssp")
+    empty = table((FT, "mpigraph", "send_avg", 28, 1048576, [1.0]))
+    c = {**claim({"gain": 0.5}), "compute": {**comp, "stat": "max_pct"}}
+    v = score(empty, [c], DEFAULTS, logdir=tmp_path)[0]
+    assert v.verdict == "not run" and "job-history rows" in v.note
+    rows = [{"t": t, "engine": e, "max_efi": m, "avg_job_max_efi": m, "dark_fiber": d,
+             "avg_job_links": 1.0, "jobs": 2, "multi_switch_jobs": 2, "rerouted": False}
+            for t, e, m, d in ((0, "sar", 10, 20.0), (0, "dfsssp", 20, 30.0), (0, "ftree", 10, 20.0),
+                               (600, "sar", 30, 25.0), (600, "dfsssp", 30, 25.0),
+                               (600, "ftree", 30, 25.0))]
+    where = tmp_path / "histories" / "sim" / "sc16-tsubame-rail0" / "history_tsubame-sar_d30"
+    where.mkdir(parents=True)
+    (where / "history.json").write_text(json.dumps(rows))
+    cases = [({"gain": 0.5}, "max_pct", "dfsssp", "agrees"),
+             ({"gain": 0.25}, "avg_pct", "dfsssp", "agrees"),
+             ({"gain": 0.08}, "avg_pct", "dfsssp", "stronger"),      # 25 % > 3 × 8 %
+             ({"gain": 0.712}, "max_pct", "ftree", "contradicts")]   # no effect at all
+    for pub, stat, vs, want in cases:
+        c = {**claim(pub), "compute": {**comp, "stat": stat, "vs": vs}}
+        assert score(empty, [c], DEFAULTS, logdir=tmp_path)[0].verdict == want, (pub, stat)
+    # θ in percentage points, as a fraction: 10 points at the first sample, 5 on average.
+    dark = {**comp, "metric": "dark_fiber", "stat": "avg"}
+    assert score(empty, [{**claim({"gain": 0.05}), "compute": dark}], DEFAULTS,
+                 logdir=tmp_path)[0].verdict == "agrees"
+
+
+def test_the_seed_004_claims_file_loads_and_names_the_study_combos():
+    from t2hx.study import load_study
+
+    _, claims = load_claims(ROOT / "conf" / "claims" / "scheduling-aware-routing-sc16.yaml")
+    combos = {c.name for c in load_study("scheduling-aware-routing-sc16").combos}
+    assert len(claims) == 49
+    for c in claims:
+        assert c["compute"]["kind"] == "history"
+        assert set(c["compute"]["combo"] if isinstance(c["compute"]["combo"], list)
+                   else [c["compute"]["combo"]]) <= combos

@@ -24,7 +24,10 @@ Computing ours (``compute`` of a claim)
   gain vs the baseline over the cells every ranked combo has; 1 = best), ``trend`` (median gain
   on the largest third of ``along`` values minus that on the smallest third), ``spread`` (the
   base's median run-to-run spread (max−min)/best minus the subject's: positive = the subject
-  varies less), ``unmeasured`` (no campaign records it).
+  varies less), ``routing`` (a field of the campaign's routing analysis), ``history`` (a cell
+  of seed 004's Table 1 from the campaign's job-history rows: SAR's improvement over an
+  oblivious routing, its maximum or mean over the samples, percentages as fractions),
+  ``unmeasured`` (no campaign records it).
 
 Verdicts (docs/modelling.md#scorecard)
 --------

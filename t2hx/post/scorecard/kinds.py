@@ -53,12 +53,12 @@ def compute(results: pd.DataFrame, claim: dict[str, Any], context: dict[str, Any
     kind = comp["kind"]
     if kind == "unmeasured":
         raise NotRun(comp.get("needs", "no campaign records it"))
-    if kind not in KINDS and kind != "routing":
+    if kind not in KINDS and kind not in LOG_KINDS:
         raise T2hxError(f"claim {claim['id']}: unknown compute kind {kind!r}",
-                        fix="one of " + ", ".join([*KINDS, "routing", "unmeasured"]))
+                        fix="one of " + ", ".join([*KINDS, *LOG_KINDS, "unmeasured"]))
     check_requires(comp, context)
-    if kind == "routing":
-        return routing_kind(comp, context)
+    if kind in LOG_KINDS:
+        return LOG_KINDS[kind](comp, context)
     df = select(results, comp)
     if df.empty:
         raise NotRun("no such runs in the log")
@@ -172,6 +172,37 @@ def routing_kind(comp: dict[str, Any], context: dict[str, Any]) -> Ours:
     return Ours(float(value), where=f"routing analysis {name}")
 
 
+def history_kind(comp: dict[str, Any], context: dict[str, Any]) -> Ours:
+    """A cell of seed 004's Table 1 from the campaign's job-history rows
+    (``log/<campaign>/histories/``, t2hx.post.histories): SAR's improvement over ``vs`` in
+    ``metric``, ``stat`` one of max, max_pct, avg, avg_pct (t2hx.history.replay.improvements).
+    Percentages, and θ's percentage points, are returned as fractions (50.8 % -> 0.508)."""
+    from t2hx.history.replay import improvements
+    from t2hx.post.histories import load_rows
+
+    logdir = context.get("logdir")
+    if logdir is None:
+        raise NotRun("no log directory")
+    if "history_rows" not in context:
+        context["history_rows"] = load_rows(Path(logdir))
+    rows = context["history_rows"]
+    scale = 0.01 if comp["stat"].endswith("_pct") or comp["metric"] == "dark_fiber" else 1.0
+    cells, days, samples = [], 0, 0
+    # Several combos or engines (a statement over both systems or every routing): one cell
+    # each, ours the median, every cell judged by a range.
+    for combo in listed(comp["combo"]):
+        sub = rows[rows["combo"] == combo] if len(rows) else rows
+        if sub.empty:
+            raise NotRun(f"no job-history rows of {combo} in the log")
+        days, samples = days + sub["day"].nunique(), samples + int((sub["engine"] == "sar").sum())
+        records = sub.to_dict("records")
+        cells += [improvements(records, comp["metric"], vs)[comp["stat"]] * scale
+                  for vs in listed(comp["vs"])]
+    where_ = f"{', '.join(listed(comp['combo']))}: {days} day(s), {samples} samples"
+    return Ours(float(pd.Series(cells).median()), cells if len(cells) > 1 else None,
+                where=where_)
+
+
 def extremes_kind(df: pd.DataFrame, comp: dict[str, Any], base: dict[str, str],
                   sm: bool) -> Ours:
     """The named benchmark's place among ``benchmark`` by the span of its cells' gains
@@ -274,6 +305,9 @@ def throughput_kind(df: pd.DataFrame, comp: dict[str, Any], base: dict[str, str]
     return _workload_kind(df, comp, base, "throughput")
 
 
+#: Kinds computed from files of the log directory, not from the results table.
+LOG_KINDS: dict[str, Callable[[dict[str, Any], dict[str, Any]], Ours]] = {
+    "routing": routing_kind, "history": history_kind}
 Kind = Callable[[pd.DataFrame, dict[str, Any], dict[str, str], bool], Ours]
 KINDS: dict[str, Kind] = {"gain": gain_kind, "value": value_kind, "rank": rank_kind,
                           "trend": trend_kind, "spread": spread_kind,

@@ -52,6 +52,9 @@ def needs(comp: dict[str, Any]) -> str:
     """The study case a claim needs: benchmark, metric, combos, nodes, sizes, conditions."""
     if comp["kind"] == "routing":
         return f"the routing analysis of {comp['plane']} with {comp['engine']} (t2hx reproduce)"
+    if comp["kind"] == "history":
+        return (f"the job-history replay of {', '.join(listed(comp['combo']))} "
+                "(checks/history.py)")
     specs = [comp["subject"]] if isinstance(comp.get("subject"), dict) else \
         list(comp.get("subject") or [])
     if comp["kind"] == "rank":
