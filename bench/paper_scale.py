@@ -5,7 +5,8 @@ Slurm partition estimated from the measured Slurm throughput of bench/campaign.p
 ``paper_scale`` to bench/results/campaign.json (other keys kept).
 
 A campaign may run in several ReFrame sessions (resumed, or capability and capacity apart):
-its wall time is the sum of the sessions' elapsed times; cases are what the sessions ran.
+its wall time is the sum of the sessions' elapsed times; cases are what the sessions ran
+(neither skipped as recorded before nor aborted).
 The Slurm figure is an estimate, not a run: the paper profile's cases at the per-case
 overhead measured through Slurm (bench/campaign.py, 2 concurrent jobs on 2 cores) plus the
 simulation time this machine spent (the same on a Slurm node of the same speed), a lower
@@ -36,7 +37,11 @@ def sessions(logdir: Path) -> list[dict]:
         info = json.loads(text)["session_info"]
         out.append({"report": path.name, "start": info["time_start"], "end": info["time_end"],
                     "elapsed_s": round(float(info["time_elapsed"]), 1),
-                    "cases": int(info["num_cases"]), "failures": int(info["num_failures"])})
+                    # A resumed session lists every case: those it skipped (recorded before)
+                    # or aborted (interrupted) did not run in it.
+                    "cases": int(info["num_cases"]) - int(info.get("num_skipped", 0))
+                    - int(info.get("num_aborted", 0)),
+                    "failures": int(info["num_failures"])})
     if not out:
         raise SystemExit(f"{logdir}: no ReFrame reports in reframe/ (run the campaign first)")
     return out
