@@ -529,6 +529,13 @@ def test_the_seed_004_claims_file_loads_and_names_the_study_combos():
     combos = {c.name for c in load_study("scheduling-aware-routing-sc16").combos}
     assert len(claims) == 49
     for c in claims:
-        assert c["compute"]["kind"] == "history"
-        assert set(c["compute"]["combo"] if isinstance(c["compute"]["combo"], list)
-                   else [c["compute"]["combo"]]) <= combos
+        comp = c["compute"]
+        assert comp["kind"] == "history"
+        assert set(comp["combo"] if isinstance(comp["combo"], list) else [comp["combo"]]) \
+            <= combos
+        if c["id"].startswith("t1-"):         # t1-<system>-<metric>-<vs>-<max|avg>
+            system, rest = c["id"][3:].split("-", 1)
+            metric, vs, stat = rest.rsplit("-", 2)
+            assert (comp["combo"], comp["metric"], comp["vs"]) == \
+                (f"{system}-sar", metric.replace("-", "_"), vs), c["id"]
+            assert comp["stat"] == (stat if metric == "dark-fiber" else f"{stat}_pct"), c["id"]
