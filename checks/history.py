@@ -90,7 +90,8 @@ class HistoryReplay(T2hxCheck):
         final = log_root() / self.campaign / "histories" / self.current_system.name / \
             self.current_partition.name / case
         with staged_dir(final) as tmp:         # whole, or the old record stays
-            shutil.copyfile(Path(self.stagedir) / wire.HISTORY_ROWS, tmp / wire.HISTORY_ROWS)
+            for name in (wire.HISTORY_ROWS, wire.HISTORY_JOBS):
+                shutil.copyfile(Path(self.stagedir) / name, tmp / name)
 
     @run_before("performance")
     def set_perf_variables(self):

@@ -186,6 +186,7 @@ HISTORY_ENGINE_RE = re.compile(r"^T2HX history engine=(\S+) samples=(\d+) max_ef
                                re.M)
 HISTORY_DONE = "T2HX history day done"
 HISTORY_ROWS = "history.json"        # the day's rows, kept in log/<campaign>/histories/
+HISTORY_JOBS = "jobs.json"           # the day's jobs beside them (seed 004 Fig 1)
 
 
 @dataclass(frozen=True)

@@ -60,6 +60,10 @@ def test_a_history_study_runs_replays_and_resumes(tmp_path: Path) -> None:
     figures = log / "paper" / "figures"
     for metric in ("max-efi", "avg-job-max-efi", "dark-fiber", "avg-job-links"):
         assert (figures / f"history-ft-sar-{metric}.png").stat().st_size > 0
+    jobs = json.loads((kept[0].parent / "jobs.json").read_text())
+    assert sorted((j["switches"], j["runs"]) for j in jobs) == [(1, [[1, 1]]), (2, [[0, 0], [8, 8]])]
+    assert (figures / "history-jobs-ft-sar.png").stat().st_size > 0       # Fig 1: one job
+    assert "\t1\t1\t" not in (figures / "history-jobs-ft-sar.dat").read_text()
     table = (figures / "history-table1-ft-sar.dat").read_text()
     assert table.count("\n") >= 12 and "dark_fiber" in table
     again = subprocess.run(cmd, env=env, cwd=ROOT, capture_output=True, text=True, timeout=900)

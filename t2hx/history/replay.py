@@ -154,6 +154,30 @@ def write_rows(rows: list[dict], path: Path) -> None:
     atomic_write(path, json.dumps(rows, separators=(",", ":")) + "\n")
 
 
+
+
+def write_jobs(doc: dict, router: Router, order: list[str], path: Path) -> None:
+    """The day's jobs: start, end, leaf switches and their nodes as runs of host indices
+    (the system's host order) — what seed 004's Fig 1 draws."""
+    from t2hx.atomic import atomic_write
+
+    index = {h: k for k, h in enumerate(order)}
+    leaf = leaf_of(router.fabric)
+    out = []
+    for job in doc["jobs"]:
+        hosts = hostlist.expand(job["hosts"])
+        ks = sorted(index[h] for h in hosts)
+        runs = [[ks[0], ks[0]]]
+        for k in ks[1:]:
+            if k == runs[-1][1] + 1:
+                runs[-1][1] = k
+            else:
+                runs.append([k, k])
+        out.append({"id": job["id"], "start": job["start"], "end": job["end"],
+                    "switches": len({leaf[h] for h in hosts}), "runs": runs})
+    atomic_write(path, json.dumps(out, separators=(",", ":")) + "\n")
+
+
 def day_text(system: System, plane: str, trace: str, day: int, interval: float, work: Path,
              rows_path: Path, quiet: bool = True) -> str:
     """One day of a history replayed (a case of checks/history.py): the rows written to
@@ -167,6 +191,7 @@ def day_text(system: System, plane: str, trace: str, day: int, interval: float, 
     router = Router(system, plane, work, quiet)
     rows = replay(doc, router)
     write_rows(rows, rows_path)
+    write_jobs(doc, router, system.hostnames(), rows_path.with_name(wire.HISTORY_JOBS))
     lines = []
     for engine in (*OBLIVIOUS, "sar"):
         mine = [r for r in rows if r["engine"] == engine]

@@ -6,7 +6,9 @@ per-sample rows the history check keeps in ``log/<campaign>/histories/`` (checks
 * Table 1 ``history-table1-<combo>``: SAR's improvement over each oblivious routing, the
   maximum over samples and the mean, absolute and in % (t2hx.history.replay.improvements);
 * ``history-reroutes-<combo>``: SAR routings per replayed day (§4.3.2: how often the
-  filtering tool re-routes).
+  filtering tool re-routes);
+* Fig 1 ``history-jobs-<combo>``: every job on more than one leaf switch as boxes over time
+  and node index (the days' ``jobs.json``).
 """
 
 from __future__ import annotations
@@ -42,6 +44,17 @@ def load_rows(logdir: Path) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
 
+def load_jobs(logdir: Path) -> dict[str, list[dict]]:
+    """combo -> every job of its kept days (a job running over midnight once)."""
+    out: dict[str, dict[tuple, dict]] = {}
+    for path in sorted(Path(logdir).glob(f"histories/*/*/history_*/{wire.HISTORY_JOBS}")):
+        m = CASE_RE.match(path.parent.name)
+        if m:
+            for job in json.loads(path.read_text()):
+                out.setdefault(m["combo"], {})[(job["id"], job["start"])] = job
+    return {combo: list(jobs.values()) for combo, jobs in out.items()}
+
+
 def table1(rows: pd.DataFrame) -> pd.DataFrame:
     """Table 1 of one combo: metric, other engine, max, max %, mean, mean %."""
     records = rows.to_dict("records")
@@ -64,7 +77,30 @@ def figures(logdir: Path, fig_dir: Path) -> list[Figure]:
             figs.append(_lines(sub, str(combo), metric, fig_dir))
         figs.append(_table(sub, str(combo), fig_dir))
         figs.append(_reroutes(sub, str(combo), fig_dir))
+    for combo, jobs in sorted(load_jobs(logdir).items()):
+        fig = _jobs(jobs, combo, fig_dir)
+        if fig is not None:
+            figs.append(fig)
     return figs
+
+
+def _jobs(jobs: list[dict], combo: str, fig_dir: Path) -> Figure | None:
+    wide = [j for j in jobs if j["switches"] > 1]
+    if not wide:
+        return None
+    rows = [[j["start"] / DAY_S, j["end"] / DAY_S, lo, hi, k]
+            for k, j in enumerate(sorted(wide, key=lambda j: (j["start"], j["id"])))
+            for lo, hi in j["runs"]]
+    name = f"history-jobs-{combo}"
+    title = f"{combo}: jobs on more than one leaf switch ({len(wide)} of {len(jobs)})"
+    stem = fig_dir / name
+    data = stem.with_suffix(".dat")
+    write_text(data, plots.table_text(["start", "end", "lo", "hi", "job"], rows, title))
+    files = plots.render("jobs", data, stem, {
+        "title": title, "xlabel_text": "day of the trace",
+        "ylabel_text": "node (host order)"})
+    return Figure(name, "history-jobs", title, files, data,
+                  pd.DataFrame(rows, columns=["start", "end", "lo", "hi", "job"]))
 
 
 def _lines(sub: pd.DataFrame, combo: str, metric: str, fig_dir: Path) -> Figure:

@@ -440,6 +440,7 @@ def configs_map(figs: list[Figure]) -> pd.DataFrame:
 
 # Seed 004's figures and the figures of t2hx/post/histories.py that stand for them (by kind).
 SEED004_FIGURES = {
+    "Fig 1": ("the multi-switch jobs of the replayed history", "history-jobs"),
     "Fig 7": ("four metrics over the replayed history, four routings", "history-lines"),
     "Table 1": ("SAR's improvement over DFSSSP, fat-tree, Up*/Down*", "history-table1"),
     "§4.3.2": ("re-routings per day", "history-reroutes")}
