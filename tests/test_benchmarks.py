@@ -202,7 +202,8 @@ mods = [importlib.import_module(p.stem) for p in sorted(__import__("pathlib").Pa
 out = {}
 for cls in {c for m in mods for c in vars(m).values()
             if isinstance(c, type) and issubclass(c, T2hxCheck) and c.__module__ == m.__name__
-            and not c.__name__.startswith("_") and c.__name__ not in ("Capacity", "Workload")}:
+            and not c.__name__.startswith("_")
+            and c.__name__ not in ("Capacity", "Workload", "HistoryReplay")}:
     seen = {}
     for i in range(cls.num_variants):
         p = cls.get_variant_info(i)["params"]
