@@ -10,7 +10,6 @@ per-sample rows go to ``log/<campaign>/histories/`` for Table 1 and the figures
 (t2hx/post/histories.py).
 """
 
-import shutil
 import sys
 from pathlib import Path
 
@@ -22,10 +21,9 @@ from reframe.core.builtins import (parameter, run_after, run_before,  # noqa: E4
                                    sanity_function, variable)
 
 from lib.base import STUDY, T2hxCheck                              # noqa: E402
-from lib import resume                                             # noqa: E402
+from lib import keep, resume                                       # noqa: E402
 from t2hx import ROOT, wire                                        # noqa: E402
-from t2hx.atomic import staged_dir                                 # noqa: E402
-from t2hx.paths import cli, log_root, work_root                    # noqa: E402
+from t2hx.paths import cli, work_root                              # noqa: E402
 from t2hx.study import seconds                                     # noqa: E402
 
 SPEC = STUDY.histories or {}
@@ -84,14 +82,9 @@ class HistoryReplay(T2hxCheck):
     @run_after("sanity")
     def keep_raw_output(self):
         """The per-sample rows go to log/<campaign>/histories/ (Table 1 needs every one)."""
-        if self.is_dry_run():
-            return
-        case = f"history_{self.combo}_d{SPEC['first_day'] + self.repetition}"
-        final = log_root() / self.campaign / "histories" / self.current_system.name / \
-            self.current_partition.name / case
-        with staged_dir(final) as tmp:         # whole, or the old record stays
-            for name in (wire.HISTORY_ROWS, wire.HISTORY_JOBS):
-                shutil.copyfile(Path(self.stagedir) / name, tmp / name)
+        keep.keep_files(self, "histories",
+                        f"history_{self.combo}_d{SPEC['first_day'] + self.repetition}",
+                        {name: name for name in (wire.HISTORY_ROWS, wire.HISTORY_JOBS)})
 
     @run_before("performance")
     def set_perf_variables(self):

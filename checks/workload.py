@@ -9,7 +9,6 @@ The perf variables are each job's mean step time, in the workload (``j<k>-<app>`
 ``log/<campaign>/workloads/`` for the figures (t2hx/post/configs.py).
 """
 
-import shutil
 import sys
 from pathlib import Path
 
@@ -21,10 +20,9 @@ from reframe.core.builtins import (parameter, run_after, run_before,  # noqa: E4
                                    sanity_function, variable)
 
 from lib.base import STUDY, T2hxCheck                              # noqa: E402
-from lib import resume                                             # noqa: E402
-from t2hx.atomic import staged_dir  # noqa: E402
+from lib import keep, resume                                       # noqa: E402
 from t2hx import wire                                              # noqa: E402
-from t2hx.paths import cli, log_root, work_root                    # noqa: E402
+from t2hx.paths import cli, work_root                              # noqa: E402
 from t2hx.study import seconds                                     # noqa: E402
 
 SPEC = STUDY.workloads or {}
@@ -83,13 +81,8 @@ class Workload(T2hxCheck):
     @run_after("sanity")
     def keep_raw_output(self):
         """The per-job lines go to log/<campaign>/workloads/ (the figures need every job)."""
-        if self.is_dry_run():
-            return
-        case = f"workload_{self.combo}_w{self.repetition}"
-        final = log_root() / self.campaign / "workloads" / self.current_system.name / \
-            self.current_partition.name / case
-        with staged_dir(final) as tmp:         # whole, or the old record stays
-            shutil.copyfile(Path(self.stagedir) / str(self.stdout), tmp / "workload.out")
+        keep.keep_files(self, "workloads", f"workload_{self.combo}_w{self.repetition}",
+                        {str(self.stdout): "workload.out"})
 
     @run_before("performance")
     def set_perf_variables(self):
