@@ -174,7 +174,7 @@ def simulated_systems(systems: list[System]) -> list[System]:
     study = load_study()
     names = sim_selection(study)
     return [s for s in systems if s.name in names and
-            (not study.needs_hostfiles() or (hostfiles_root() / s.name).is_dir())]
+            (not study.needs_hostfiles(s.name) or (hostfiles_root() / s.name).is_dir())]
 
 
 def sim_selection(study=None) -> list[str]:

@@ -25,7 +25,8 @@ DEFAULT_STUDY = "hyperx-vs-fattree-sc19"     # seed 000's study, the default
 DEFAULT = STUDIES / f"{DEFAULT_STUDY}.yaml"
 PROFILE_ENV = "T2HX_STUDY_PROFILE"
 STUDY_ENV = "T2HX_STUDY"                      # a study name (conf/studies/) or a file
-PLACEMENTS = ("linear", "clustered", "random", "two-opt", "hierarchical", "ring", "circulant")
+PLACEMENTS = ("linear", "clustered", "random", "spread", "two-opt", "hierarchical", "ring",
+              "circulant")
 #: More repetitions than any study needs (seed 000 runs 10): a typo such as 1e9 is refused
 #: instead of generating billions of cases.
 MAX_REPETITIONS = 1000
@@ -339,9 +340,14 @@ class Study:
         return sum(self.cases(b, max_nodes) for b in self.benchmarks) + capacity + workloads \
             + self.history_cases()
 
-    def needs_hostfiles(self) -> bool:
-        """Placed cases read hostfiles; a job-history replay places the trace's own jobs."""
-        return bool(self.benchmarks or self.capacity["apps"] or self.workloads)
+    def needs_hostfiles(self, system: str) -> bool:
+        """Whether ``system`` runs placed cases, which read hostfiles: a benchmark of a combo
+        it can run, capacity or workloads. A job-history replay places the trace's own jobs."""
+        if self.capacity["apps"] or self.workloads:
+            return True
+        placed = {name for b in self.benchmarks.values()
+                  for name in (b["combos"] or [c.name for c in self.all_combos()])}
+        return any(c.name in placed and c.system in (None, system) for c in self.all_combos())
 
     def history_cases(self) -> int:
         h = self.histories

@@ -172,6 +172,7 @@ ALLOW: dict[tuple[str, str, str], str] = {
     ("hostfiles", "--iterations", "zero"): "two-opt without swaps: the initial placement",
     ("hostfiles", "--iterations", "huge"): "only two-opt runs iterations (not the base)",
     ("hostfiles", "--seed", "zero"): "seeds start at 0",
+    ("hostfiles", "--switches", "huge"): "only spread uses it (not the base); n caps it",
     ("history sample", "--first-day", "zero"): "from the trace's first job (the default)",
     ("campaign simulate-history", "--day", "zero"): "the trace's first day",
     ("*", "--rows", "file"): "an existing output is replaced",

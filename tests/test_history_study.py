@@ -2,7 +2,9 @@
 (checks/history.py) run by ``t2hx campaign run`` through ReFrame, the real sacct trace of the
 test cluster (tests/data/history/) replayed on the fat-tree plane of the cluster64 example
 under updn, ftree, dfsssp and SAR (real OpenSM under ibsim), the rows kept, Table 1 and the
-Fig 7 lines drawn, and a rerun resuming with nothing left to do."""
+Fig 7 lines drawn, and a rerun resuming with nothing left to do. Beside the replay, Fig 8's
+shape: an Alltoall on nodes spread over leaves (placement spread) under ftree and SAR on the
+packet engine with its flow companion, drawn as bars with the Alltoall's peak line."""
 
 from __future__ import annotations
 
@@ -27,10 +29,15 @@ def setup_study(tmp: Path) -> Path:
     system = {"name": "hist64", "nodes": conf["nodes"], "planes": {"fattree": plane}}
     (tmp / "systems").mkdir()
     (tmp / "systems" / "hist64.yaml").write_text(yaml.safe_dump(system))
+    fig8 = {"ladder": "f8", "variants": ["Alltoall"], "engine": "packet",
+            "input": {"msglog": "20:20"}, "combos": ["ft-ftree-spread", "ft-sar-spread"]}
     study = {"name": "hist-test", "system": "hist64", "baseline": "ft-sar",
-             "figures": "histories", "ladders": {}, "benchmarks": {},
+             "figures": "histories", "ladders": {"f8": [8]}, "benchmarks": {"imb": fig8},
+             "repetitions": 1,
              "combos": [{"name": "ft-sar", "system": "hist64", "plane": "fattree",
-                         "routing": "sar", "placement": "linear"}],
+                         "routing": "sar", "placement": "linear"},
+                        *[{"name": f"ft-{r}-spread", "system": "hist64", "plane": "fattree",
+                           "routing": r, "placement": "spread"} for r in ("ftree", "sar")]],
              "histories": {"combos": ["ft-sar"], "trace": str(TRACE), "interval": "1s",
                            "days": 1}}
     path = tmp / "hist-test.yaml"
@@ -40,7 +47,14 @@ def setup_study(tmp: Path) -> Path:
 
 def test_a_history_study_runs_replays_and_resumes(tmp_path: Path) -> None:
     study = setup_study(tmp_path)
-    env = env_for(tmp_path, T2HX_CONF_SYSTEMS=str(tmp_path / "systems"))
+    env = env_for(tmp_path, T2HX_CONF_SYSTEMS=str(tmp_path / "systems"),
+                  T2HX_HOSTFILES=str(tmp_path / "hostfiles"), T2HX_STUDY=str(study))
+    made = subprocess.run([T2HX, "-q", "hostfiles", "--system", "hist64", "--placements",
+                           "spread", "--switches", "4"], env=env, cwd=ROOT,
+                          capture_output=True, text=True, timeout=300)
+    assert made.returncode == 0, made.stderr
+    spread = (tmp_path / "hostfiles" / "hist64" / "spread" / "8.txt").read_text().split()
+    assert spread == ["cn001", "cn002", "cn009", "cn010", "cn017", "cn018", "cn025", "cn026"]
     cmd = [T2HX, "campaign", "run", "--study", str(study), "--campaign", "h1"]
     out = subprocess.run(cmd, env=env, cwd=ROOT, capture_output=True, text=True, timeout=900)
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
@@ -66,6 +80,12 @@ def test_a_history_study_runs_replays_and_resumes(tmp_path: Path) -> None:
     assert "\t1\t1\t" not in (figures / "history-jobs-ft-sar.dat").read_text()
     table = (figures / "history-table1-ft-sar.dat").read_text()
     assert table.count("\n") >= 12 and "dark_fiber" in table
+    bars = (figures / "routings-imb-alltoall-8.dat").read_text().splitlines()[2:]
+    assert sorted(b.split("\t")[0] for b in bars) == [
+        "ftree (flow)", "ftree (packet)", "sar (flow)", "sar (packet)"]
+    peak_ms = 7 * 2**20 / (100e9 / 8) * 1e3         # 7 peers' MiB through a 100 Gb/s link
+    assert all(float(b.split("\t")[1]) >= peak_ms * 0.999 for b in bars)
+    assert (figures / "routings-imb-alltoall-8.png").stat().st_size > 0
     again = subprocess.run(cmd, env=env, cwd=ROOT, capture_output=True, text=True, timeout=900)
     assert again.returncode == 0, again.stderr[-2000:]
     assert len([r for r in perf_rows(log / "perflogs") if r["benchmark"] == "history"]) == \

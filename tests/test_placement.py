@@ -69,6 +69,33 @@ def test_a_clustered_job_that_fits_one_leaf_gets_it():
     assert (root / "clustered" / "14.txt").read_text() != (root / "linear" / "14.txt").read_text()
 
 
+def test_spread_shares_a_job_evenly_over_the_first_roomy_leaves():
+    """Seed 004 §4.3.4: 28 nodes on ten switches of 18 nodes: eight leaves give 3, two give
+    2, each its first nodes; a leaf without room for the larger share is passed over."""
+    leaf_of = np.repeat(np.arange(20), 18)
+    got = basic.spread(leaf_of, 28, 10)
+    per_leaf = np.bincount(leaf_of[got], minlength=20)
+    assert per_leaf[:10].tolist() == [3] * 8 + [2] * 2 and per_leaf[10:].sum() == 0
+    assert got.tolist()[:4] == [0, 1, 2, 18] and sorted(got.tolist()) == got.tolist()
+    holey = leaf_of.copy()
+    holey[2:18] = 99                  # leaf 0 keeps two usable nodes: too few for a share of 3
+    assert 0 not in holey[basic.spread(holey, 28, 10)]
+    assert basic.spread(leaf_of, 4, 10).tolist() == [0, 18, 36, 54]     # n < switches
+    with pytest.raises(T2hxError, match="only 2 leaf switches"):
+        basic.spread(np.repeat(np.arange(2), 18), 28, 10)
+    with pytest.raises(T2hxError, match="at least 1"):
+        basic.spread(leaf_of, 28, 0)
+
+
+def test_seed004_fig8_hostfile_is_28_nodes_on_ten_leaves_of_one_island():
+    system = load_system(ROOT / "conf/systems/sc16-taurus.yaml")
+    fabric = build_plane(system, "ib")
+    names = (ROOT / "hostfiles/sc16-taurus/spread/28.txt").read_text().split()
+    leaves = {fabric.switch_of(fabric.index(n)) for n in names}
+    assert len(names) == len(set(names)) == 28 and len(leaves) == 10
+    assert max(int(n.removeprefix("taurusi")) for n in names) <= 270    # island 1: 270 nodes
+
+
 def test_random_is_a_permutation_of_a_subset():
     order = basic.random_order(672, 56, rng_for(1, "random"))
     assert len(set(order.tolist())) == 56 and 0 <= order.min() and order.max() < 672

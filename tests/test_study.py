@@ -295,3 +295,11 @@ def test_profile_nodes_off_the_ladder_are_refused(tmp_path) -> None:
     with pytest.raises(ConfError) as err:
         load_study(path, "paper")
     assert "benchmarks.mpigraph.nodes" in str(err.value) and "30" in str(err.value)
+
+
+def test_only_systems_with_placed_cases_need_hostfiles() -> None:
+    """Seed 004's study places Fig 8's Alltoall on Taurus only; Tsubame replays the trace's
+    own jobs, so a campaign must not ask for Tsubame hostfiles (nor generate its cases)."""
+    sar = load_study("scheduling-aware-routing-sc16")
+    assert sar.needs_hostfiles("sc16-taurus") and not sar.needs_hostfiles("sc16-tsubame")
+    assert load_study("hyperx-vs-fattree-sc19").needs_hostfiles("any-port")

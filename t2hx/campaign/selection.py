@@ -86,9 +86,9 @@ def check_selection(verb: str, campaign: str, rf_system: str, systems: list[Syst
                             f"{', '.join(names)}", field="--system",
                             fix=f"use --system {SIM}:{was[0]} or another --campaign")
     # Only placed cases read hostfiles: a study of job histories places its own jobs.
-    if rf_system == SIM and study.needs_hostfiles():
+    if rf_system == SIM:
         for name in names:
-            if not (hostfiles_root() / name).is_dir():
+            if study.needs_hostfiles(name) and not (hostfiles_root() / name).is_dir():
                 raise T2hxError(f"system '{name}' has no hostfiles in {hostfiles_root()}",
                                 field="--system", fix=f"run/t2hx hostfiles --system {name}")
 

@@ -58,6 +58,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    "of same-step messages sharing a link)")
     p.add_argument("--iterations", type=A.non_negative_int, default=200_000,
                    help="two-opt: swap trials per hostfile (default 200000, as seed 001)")
+    p.add_argument("--switches", type=A.positive_int, default=10,
+                   help="spread: leaf switches a job's nodes are spread over (default 10, "
+                   "seed 004 §4.3.4's 28 nodes)")
     p.set_defaults(func=run)
 
 
@@ -101,7 +104,7 @@ def run(args: argparse.Namespace) -> int:
                             fix=f"use one of: {', '.join(plane.opensm['routing'])}")
     opts = Options(seed=args.seed, p=args.p, plane=args.plane, engine=args.engine,
                    collective=args.collective, objective=args.objective,
-                   iterations=args.iterations,
+                   iterations=args.iterations, switches=args.switches,
                    counts=None if args.counts is None else _int_list(args.counts, "--counts"),
                    nodes=_nodes(args.nodes))
     with Progress("hostfiles", total=len(placements), quiet=args.quiet) as progress:

@@ -60,6 +60,37 @@ def clustered(total: int, n: int, rng: np.random.Generator, p: float = DEFAULT_P
     return np.asarray(order, dtype=np.int64)
 
 
+def spread(leaf_of: np.ndarray, n: int, switches: int) -> np.ndarray:
+    """``n`` nodes spread evenly over the first ``switches`` leaf switches (in node-list order)
+    that have room for their share, each switch's share its first nodes, in list order.
+    Stands for a job fragmented over a production system's leaves (seed 004 §4.3.4: 28 nodes
+    "ended up connected to ten different switches"). Not nested: another ``n`` redraws."""
+    total = len(leaf_of)
+    check_count(n, total)
+    if switches < 1:
+        raise PlacementError(f"spread over {switches} switches", field="switches",
+                             fix="spread over at least 1 leaf switch, e.g. --switches 10")
+    k = min(switches, n)
+    share = -(-n // k)
+    leaves, members = _leaves(leaf_of)
+    roomy = [leaf for leaf in leaves if len(members[leaf]) >= share][:k]
+    if len(roomy) < k:
+        raise PlacementError(f"only {len(roomy)} leaf switches have {share} usable nodes for a "
+                             f"{n}-node job spread over {k}", field="switches",
+                             fix="spread over fewer switches or repair down nodes")
+    big = n - (share - 1) * k          # leaves that take the larger share
+    picked = [members[leaf][:share if j < big else share - 1] for j, leaf in enumerate(roomy)]
+    return np.sort(np.concatenate(picked)).astype(np.int64)
+
+
+def _leaves(leaf_of: np.ndarray) -> tuple[list[int], dict[int, list[int]]]:
+    """Leaf switches in order of first appearance and each one's node indices, in order."""
+    members: dict[int, list[int]] = {}
+    for i, leaf in enumerate(leaf_of.tolist()):
+        members.setdefault(int(leaf), []).append(i)
+    return list(members), members
+
+
 def _advance(taken: np.ndarray, pos: int, delta: int) -> int:
     """Move ``delta`` free nodes forward from ``pos``, circularly."""
     total = len(taken)

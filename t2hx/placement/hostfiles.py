@@ -31,7 +31,7 @@ import numpy as np
 
 from t2hx import __version__
 from t2hx.conf import System
-from t2hx.study import load_study
+from t2hx.study import PLACEMENTS, load_study
 from t2hx.placement import basic, mappings
 from t2hx.placement.collectives import messages
 from t2hx.placement.nodes import PlacementError, check_count, usable_nodes
@@ -39,7 +39,6 @@ from t2hx.placement.seeding import rng_for
 from t2hx.placement.twoopt import ContentionObjective, HopObjective, two_opt
 from t2hx.atomic import staged_dir
 
-PLACEMENTS = ("linear", "clustered", "random", "two-opt", "hierarchical", "ring", "circulant")
 DEFAULT_SEED = 2019
 OBJECTIVES = {"hops": "total switch hops",
               "contention": "message pairs of one step sharing a directed link"}
@@ -58,6 +57,7 @@ class Options:
     collective: str = "allreduce"
     objective: str = "hops"           # two-opt: hops | contention
     iterations: int = 200_000        # seed 001 §3.4.2
+    switches: int = 10               # spread: leaf switches of a job (seed 004 §4.3.4)
     counts: list[int] | None = None   # None: every ladder count that fits
     nodes: list[str] | None = None    # None: all hosts but nodes.down
     work_dir: Path | None = None      # two-opt routing scratch (default: a temp dir)
@@ -126,6 +126,8 @@ def place(system: System, placement: str, n: int, nodes: list[str], opts: Option
             idx = mappings.ring_mapping(total, n, rng)
         case "circulant":
             idx = mappings.circulant_mapping(total, n, rng)
+        case "spread":
+            idx = basic.spread(_leaf_of(system, nodes, opts), n, opts.switches)
         case "hierarchical":
             return _hierarchical(system, n, nodes, opts, rng)
         case "two-opt":
@@ -155,6 +157,12 @@ def _first_leaf(system: System, nodes: list[str], opts: Options) -> int:
             whole = same
         opts._cache[key] = whole
     return opts._cache[key]
+
+
+def _leaf_of(system: System, nodes: list[str], opts: Options) -> np.ndarray:
+    """The leaf switch of every usable node on the placement's plane."""
+    fabric = _fabric(system, opts)
+    return np.array([fabric.switch_of(fabric.index(name)) for name in nodes], dtype=np.int64)
 
 
 def _plane_name(system: System, opts: Options) -> str:
@@ -244,6 +252,8 @@ def _manifest(system: System, placement: str, nodes: list[str], counts: list[int
     params: dict[str, object] = {}
     if placement == "clustered":
         params = {"p": opts.p, "start": 0, "one_leaf_up_to": _first_leaf(system, nodes, opts)}
+    elif placement == "spread":
+        params = {"plane": _plane_name(system, opts), "switches": opts.switches}
     elif placement in ("two-opt", "hierarchical"):
         params = {"plane": _plane_name(system, opts)}
         if placement == "two-opt":

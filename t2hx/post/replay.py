@@ -92,8 +92,9 @@ def replay(logdir: Path, out: Path | None = None, quiet: bool | None = None) -> 
         elif histories:
             from t2hx.post import histories as hist
 
-            prog.say("history figures (seed 004 Fig 7, Table 1)")
-            figs = hist.figures(logdir, fig_dir)
+            prog.say("history figures (seed 004 Figs 1, 7 and 8, Table 1)")
+            figs = hist.figures(logdir, fig_dir) + _routing_runs(results, logdir, ing.provenance,
+                                                                 fig_dir)
         else:
             figs = _figures(results, ing.matrices, g, combos, baseline, logdir, fig_dir,
                             summary, prog, comparative=not single)
@@ -197,6 +198,29 @@ def _scorecard(results: pd.DataFrame, systems: pd.Series, own: list[str] | None,
         return []
     return [Scored(x.system, x.own, scorecard.frame(x.verdicts) if x.verdicts else None)
             for x in scores]
+
+
+def _routing_runs(results: pd.DataFrame, logdir: Path, prov: dict[str, Any],
+                  fig_dir: Path) -> list[F.Figure]:
+    """Seed 004 Fig 8: a case under each routing, packet engine and flow companion."""
+    from t2hx.post import routing_runs
+
+    known = known_systems(prov)
+    flow = companion_results(logdir, COMPANION_ENGINE)
+    return routing_runs.figures(results.assign(system=row_systems(results, known)),
+                                flow.assign(system=row_systems(flow, known)), fig_dir,
+                                _link_rate)
+
+
+def _link_rate(system: str, partition: str) -> float | None:
+    """Bytes/s of the plane a sim partition ``<system>-<plane>`` names (None: unknown)."""
+    from t2hx.conf import load_system, system_path
+
+    try:
+        plane = load_system(system_path(system)).plane(partition[len(system) + 1:])
+    except T2hxError:
+        return None
+    return plane.gbps * 1e9 / 8
 
 
 def _engines(results: pd.DataFrame, logdir: Path, own: list[str] | None,
