@@ -438,12 +438,15 @@ def configs_map(figs: list[Figure]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["seed 003", "what", "figures here"])
 
 
-# Seed 004's figures and the figures of t2hx/post/histories.py that stand for them (by kind).
+# Seed 004's figures and the figures of t2hx/post/histories.py and routing_runs.py that stand
+# for them (by kind).
 SEED004_FIGURES = {
     "Fig 1": ("the multi-switch jobs of the replayed history", "history-jobs"),
     "Fig 7": ("four metrics over the replayed history, four routings", "history-lines"),
     "Table 1": ("SAR's improvement over DFSSSP, fat-tree, Up*/Down*", "history-table1"),
-    "§4.3.2": ("re-routings per day", "history-reroutes")}
+    "§4.3.2": ("re-routings per day", "history-reroutes"),
+    "Fig 8": ("MPI_Alltoall 1 MiB, 28 nodes on ten switches, per routing and engine",
+              "routing-runs")}
 
 
 def histories_map(figs: list[Figure]) -> pd.DataFrame:
