@@ -216,6 +216,43 @@ def test_replay_routes_sar_once_per_multi_switch_job_set(tmp_path: Path, capsys)
     assert "5 samples, 3 SAR routings" in capsys.readouterr().out
 
 
+def test_a_sighup_reroute_gives_the_tables_of_a_fresh_routing(tmp_path: Path) -> None:
+    """The replay's SAR session (one OpenSM re-routed by SIGHUP) against a fresh ibsim and
+    OpenSM per job set: the same forwarding tables for the same set, whatever came before."""
+    import numpy as np
+
+    from t2hx.fabric.build import build_plane
+    from t2hx.routing.cache import ensure_routing
+    from t2hx.routing.engines import route_args
+    from t2hx.routing.lft import load_tables
+    from t2hx.routing.sarjobs import job_file_text
+    from t2hx.routing.session import Session
+
+    fabric = build_plane(MINI, "fattree")
+    sets = [[tuple(HOSTS[4:12])], [tuple(HOSTS[4:12]), tuple(HOSTS[20:36])]]
+    fresh = []
+    for k, jobs in enumerate(sets):
+        path = tmp_path / f"jobs{k}.txt"
+        path.write_text(job_file_text(jobs))
+        out = ensure_routing(MINI, "fattree", "sar", None, tmp_path / "fresh", fabric,
+                             jobs=str(path))
+        fresh.append(load_tables(fabric, out).lft)
+    assert not np.array_equal(fresh[0], fresh[1])        # the job set changes the routes
+    live = tmp_path / "live"
+    live.mkdir()
+    jobs = live / "jobs.txt"
+    jobs.write_text(job_file_text(sets[1]))
+    args = route_args(fabric, "sar", MINI.plane("fattree").opensm, MINI.path, jobs=str(jobs))
+    with Session(fabric, live, "sar", args, jobs) as session:
+        assert np.array_equal(load_tables(fabric, live).lft, fresh[1])
+        for k in (0, 1, 0):
+            session.reroute(job_file_text(sets[k]))
+            assert np.array_equal(load_tables(fabric, live).lft, fresh[k]), k
+        assert session.reroutes == 3
+        opensm = session.procs[-1]
+    assert opensm.poll() is not None                     # stopped with the session
+
+
 def test_improvements_follow_table_1s_reading() -> None:
     from t2hx.history.replay import improvements
 

@@ -91,8 +91,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
                         file=args.samples, field="system",
                         fix=f"--system {doc['system']}, or sample the trace again")
     system.plane(args.plane)
-    router = Router(system, args.plane, args.work or work_root(), quiet=args.quiet)
-    with Progress("history replay", len(doc["samples"]), quiet=args.quiet) as prog:
+    with Router(system, args.plane, args.work or work_root(), quiet=args.quiet) as router, \
+            Progress("history replay", len(doc["samples"]), quiet=args.quiet) as prog:
         rows = replay(doc, router, step=lambda n, total: prog.step(
             f"t={doc['samples'][n - 1]['t'] / DAY_S:.2f} d, {router.reroutes} SAR "
             "routings"))

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import tempfile
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,7 +30,10 @@ from t2hx.errors import T2hxError
 from t2hx.fabric.build import build_plane
 from t2hx.history import hostlist
 from t2hx.routing.analysis import all_pairs, inter_switch_mask, link_loads
-from t2hx.routing.cache import ensure_routing
+from t2hx.atomic import atomic_write
+from t2hx.routing.cache import check_inputs, ensure_routing
+from t2hx.routing.engines import route_args
+from t2hx.routing.session import Session
 from t2hx.routing.sarjobs import JobKey, job_file_text, leaf_of, multi_switch
 from t2hx.routing.lft import Tables, load_tables
 
@@ -67,38 +71,63 @@ class Routed:
 
 
 class Router:
-    """Routed tables of one plane: oblivious engines once, SAR once per job set."""
+    """Routed tables of one plane: oblivious engines once (cached on disk), SAR once per job
+    set by one OpenSM kept running and re-routed by SIGHUP (t2hx/routing/session.py), as the
+    filtering tool makes an operator's OpenSM do. Use as a context manager: it stops that
+    OpenSM and its ibsim."""
 
     def __init__(self, system: System, plane: str, work: Path, quiet: bool = True) -> None:
         self.system, self.plane, self.work, self.quiet = system, plane, work, quiet
         self.fabric = build_plane(system, plane)
         self.cache: dict[str, Routed] = {}
         self.reroutes = 0
+        self.session: Session | None = None
 
-    def _routed(self, key: str, engine: str, jobs: str | None = None) -> Routed:
-        if key not in self.cache:
-            out = ensure_routing(self.system, self.plane, engine, None, self.work, self.fabric,
-                                 quiet=self.quiet, jobs=jobs)
-            tables = load_tables(self.fabric, out)
-            self.cache[key] = Routed(tables, inter_switch_mask(tables))
-        return self.cache[key]
+    def __enter__(self) -> Router:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.session is not None:
+            self.session.__exit__(*exc)
+            self.session = None
 
     def oblivious(self, engine: str) -> Routed:
-        return self._routed(engine, engine)
+        if engine not in self.cache:
+            out = ensure_routing(self.system, self.plane, engine, None, self.work, self.fabric,
+                                 quiet=self.quiet)
+            self.cache[engine] = self._read(out)
+        return self.cache[engine]
 
     def sar(self, jobs: list[JobKey]) -> Routed:
         text = job_file_text(jobs)
         key = "sar-" + hashlib.sha256(text.encode()).hexdigest()[:16]
         if key not in self.cache:
             self.reroutes += 1
-            path = self.work / "history-jobs" / f"{key}.txt"
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text)
             # Only the current and the previous set are kept: a history revisits few sets.
             for old in [k for k in self.cache if k.startswith("sar-")][:-1]:
                 del self.cache[old]
-            return self._routed(key, "sar", str(path))
+            self.cache[key] = self._read(self._sar_session(text))
         return self.cache[key]
+
+    def _sar_session(self, text: str) -> Path:
+        """Route SAR for ``text``: the session's first routing, or a re-route."""
+        if self.session is not None:
+            return self.session.reroute(text)
+        root = self.work / "history-sar"
+        root.mkdir(parents=True, exist_ok=True)
+        out = Path(tempfile.mkdtemp(dir=root, prefix="opensm-"))
+        jobs = out / "jobs.txt"
+        atomic_write(jobs, text)
+        check_inputs(self.fabric, None, str(jobs))
+        spec = self.system.plane(self.plane).opensm
+        args = route_args(self.fabric, "sar", spec, self.system.path, jobs=str(jobs))
+        self.session = Session(self.fabric, out, "sar", args, jobs, spec["timeout"])
+        self.session.__enter__()
+        return out
+
+    def _read(self, out: Path) -> Routed:
+        tables = load_tables(self.fabric, out)
+        return Routed(tables, inter_switch_mask(tables))
 
 
 def replay(samples: dict, router: Router, engines: Iterable[str] = (*OBLIVIOUS, "sar"),
@@ -149,18 +178,12 @@ def improvements(rows: list[dict], metric: str, other: str) -> dict[str, float]:
 
 
 def write_rows(rows: list[dict], path: Path) -> None:
-    from t2hx.atomic import atomic_write
-
     atomic_write(path, json.dumps(rows, separators=(",", ":")) + "\n")
-
-
 
 
 def write_jobs(doc: dict, router: Router, order: list[str], path: Path) -> None:
     """The day's jobs: start, end, leaf switches and their nodes as runs of host indices
     (the system's host order) — what seed 004's Fig 1 draws."""
-    from t2hx.atomic import atomic_write
-
     index = {h: k for k, h in enumerate(order)}
     leaf = leaf_of(router.fabric)
     out = []
@@ -188,8 +211,8 @@ def day_text(system: System, plane: str, trace: str, day: int, interval: float, 
     loaded = samples.load(trace, system)
     doc = samples.samples_doc(loaded[0], loaded[1], system.name, len(loaded[2]), interval,
                               first_day=day, days=1)
-    router = Router(system, plane, work, quiet)
-    rows = replay(doc, router)
+    with Router(system, plane, work, quiet) as router:
+        rows = replay(doc, router)
     write_rows(rows, rows_path)
     write_jobs(doc, router, system.hostnames(), rows_path.with_name(wire.HISTORY_JOBS))
     lines = []

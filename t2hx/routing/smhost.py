@@ -331,7 +331,7 @@ def _mtime(path: Path) -> int:
 
 def last_routed(log: Path, tail: int = 4 << 20) -> str | None:
     """The engine of the last "tables configured" line in OpenSM's log (its last 4 MiB)."""
-    found = USED.findall(_read_from(log, max(0, _size(log) - tail)))
+    found = USED.findall(read_from(log, max(0, _size(log) - tail)))
     return found[-1] if found else None
 
 
@@ -341,7 +341,7 @@ def wait_routed(paths: Paths, mark: int, before: int, deadline: float, engine: s
     lfts = paths.dumps / "opensm-lfts.dump"
     used, errors = None, []
     while time.monotonic() < deadline:
-        text = _read_from(paths.log, mark)
+        text = read_from(paths.log, mark)
         errors = ERR.findall(text)
         found = USED.findall(text)
         if found:
@@ -356,7 +356,7 @@ def wait_routed(paths: Paths, mark: int, before: int, deadline: float, engine: s
                        "with 0x40 (t2hx sets it) and dump_files_dir")
 
 
-def _read_from(path: Path, mark: int) -> str:
+def read_from(path: Path, mark: int) -> str:
     try:
         with open(path, "rb") as fh:
             if os.fstat(fh.fileno()).st_size < mark:   # rotated or truncated: all of it
