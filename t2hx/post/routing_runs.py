@@ -63,8 +63,8 @@ def _bars(grp: pd.DataFrame, bench: str, nodes: int, fig_dir: Path,
             for r in table.itertuples()]
     write_text(data, plots.table_text(None, rows, f"{title}\nrouting\tms\tlabel"))
     extra = (f"set arrow from graph 0, first {peak / 1e3:.6g} to graph 1, first "
-             f"{peak / 1e3:.6g} nohead dt 2; set label 'peak {peak / 1e3:.2f} ms' at graph "
-             f"0.02, first {peak / 1e3:.6g} offset 0,0.6 font ',7'") if peak == peak else ""
+             f"{peak / 1e3:.6g} nohead dt 2 front; set label 'peak {peak / 1e3:.2f} ms' at graph "
+             f"0.5, first {peak / 1e3:.6g} center front offset 0,0.6 font ',7'") if peak == peak else ""
     ymax = 1.25 * max([*table["t_us"], peak if peak == peak else 0.0]) / 1e3
     files = plots.render("bars", data, stem, {"title": title, "ylabel_text": "time [ms]",
                                               "ymax": round(ymax, 3), "figw": 5.5,
