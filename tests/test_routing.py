@@ -252,3 +252,28 @@ def test_parsed_lfts_are_cached_beside_the_dump_and_reparsed_when_it_changes(tmp
                     + "\n" + block[2].split("\n", 1)[1])
     again = load_tables(fabric, out).lft
     assert (again != first).sum() == 1
+
+
+def test_the_numpy_reader_of_opensm_dumps_equals_the_line_parser(mini, routed, tmp_path) -> None:
+    """OpenSM's fixed-width dump read with numpy (the replay reads one per SAR routing) gives
+    the line parser's table, also with UNREACHABLE entries; a line in another layout (another
+    tool's dump) sends the whole file to the line parser, which reads it."""
+    out = routed(mini, "fattree", "ftree").run.out_dir
+    fabric = build_plane(mini, "fattree")
+    max_lid = max(hi for _, hi in lft_mod.read_guid2lid(out / "guid2lid").values())
+    dump = out / "opensm-lfts.dump"
+    lines = dump.read_text().splitlines(keepends=True)
+    entries = [k for k, ln in enumerate(lines) if ln.startswith("0x")]
+    edited = tmp_path / "opensm-lfts.dump"
+    for k in entries[3::7]:
+        lines[k] = lines[k][:7] + "UNREACHABLE\n"
+    edited.write_text("".join(lines))
+    fast = lft_mod.parse_lfts(edited, fabric, max_lid)
+    assert (fast == lft_mod.parse_lfts(edited, fabric, max_lid, fast=False)).all()
+    assert (fast == -1).sum() > len(entries[3::7]) // 2
+    assert lft_mod._fixed_width_entries(edited.read_bytes(), {n.guid: i for i, n in enumerate(
+        fabric.nodes) if n.kind == "switch"}, edited, fabric) is not None
+    k = entries[0]
+    lines[k] = lines[k][:7] + lines[k][7:10].lstrip("0") + lines[k][10:]   # "0x0001 1 # …"
+    edited.write_text("".join(lines))
+    assert (lft_mod.parse_lfts(edited, fabric, max_lid) == fast).all()

@@ -106,7 +106,7 @@ class Router:
             # Only the current and the previous set are kept: a history revisits few sets.
             for old in [k for k in self.cache if k.startswith("sar-")][:-1]:
                 del self.cache[old]
-            self.cache[key] = self._read(self._sar_session(text))
+            self.cache[key] = self._read(self._sar_session(text), cache=False)
         return self.cache[key]
 
     def _sar_session(self, text: str) -> Path:
@@ -125,8 +125,8 @@ class Router:
         self.session.__enter__()
         return out
 
-    def _read(self, out: Path) -> Routed:
-        tables = load_tables(self.fabric, out)
+    def _read(self, out: Path, cache: bool = True) -> Routed:
+        tables = load_tables(self.fabric, out, cache=cache)
         return Routed(tables, inter_switch_mask(tables))
 
 

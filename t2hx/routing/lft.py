@@ -141,9 +141,11 @@ def directed_links(fabric: Fabric) -> tuple[np.ndarray, np.ndarray, np.ndarray, 
     return link_of, src, dst, gbps
 
 
-def load_tables(fabric: Fabric, out_dir: str | Path, lmc: int | None = None) -> Tables:
+def load_tables(fabric: Fabric, out_dir: str | Path, lmc: int | None = None,
+                cache: bool = True) -> Tables:
     """Read ``opensm-lfts.dump`` and ``guid2lid`` from ``out_dir`` (a routing run, or the
-    dump files copied from a real fabric's OpenSM host)."""
+    dump files copied from a real fabric's OpenSM host); ``cache=False`` for a dump that is
+    read once (a live OpenSM's, rewritten by its next sweep)."""
     out = Path(out_dir)
     lid_map = read_guid2lid(out / "guid2lid")
     if lmc is None:
@@ -163,7 +165,8 @@ def load_tables(fabric: Fabric, out_dir: str | Path, lmc: int | None = None) -> 
         lid_node[lo:hi + 1] = node
         lid_port[lo:hi + 1] = port
         base[node, port] = lo
-    lft = read_lfts(out / "opensm-lfts.dump", fabric, max_lid)
+    lft = read_lfts(out / "opensm-lfts.dump", fabric, max_lid) if cache else \
+        parse_lfts(out / "opensm-lfts.dump", fabric, max_lid)
     link_of, src, dst, gbps = directed_links(fabric)
     return Tables(fabric, lmc, lft, lid_node, lid_port, base, link_of, dst, src, gbps)
 
@@ -240,6 +243,45 @@ def read_lfts(path: Path, fabric: Fabric, max_lid: int) -> np.ndarray:
     return lft
 
 
+_HEX = np.full(256, -1, dtype=np.int64)
+for _k, _c in enumerate(b"0123456789abcdef"):
+    _HEX[_c] = _HEX[bytes([_c]).upper()[0]] = _k
+_DEC = np.full(256, -1, dtype=np.int64)
+_DEC[np.frombuffer(b"0123456789", dtype=np.uint8)] = np.arange(10)
+
+
+def _fixed_width_entries(data: bytes, by_guid: dict[int, int], path: Path, fabric: Fabric) \
+        -> tuple[np.ndarray, np.ndarray, np.ndarray, int] | None:
+    """The entries of OpenSM's own dump format, read with numpy: ``0x%04X %03u …`` or
+    ``0x%04X UNREACHABLE`` per line under a ``Unicast lids … guid 0x…`` header. (row, LID,
+    port) arrays and the switch count; None when any entry line deviates from that layout
+    (another tool's dump), for the line-by-line parser."""
+    buf = np.frombuffer(data, dtype=np.uint8)
+    starts = np.concatenate(([0], np.flatnonzero(buf == 10) + 1))
+    starts = starts[starts + 10 < len(buf)]
+    entry = starts[(buf[starts] == ord("0")) & (buf[starts + 1] == ord("x"))]
+    head_at = starts[buf[starts] == ord("U")]
+    heads = [(int(at), HEAD.match(data[at:at + 200].decode(errors="replace"))) for at in head_at]
+    heads = [(at, m) for at, m in heads if m]
+    if not heads or not len(entry):
+        return None
+    hexd = _HEX[buf[entry[:, None] + np.arange(2, 6)]]
+    unreachable = buf[entry + 7] == ord("U")
+    decd = _DEC[buf[entry[:, None] + np.arange(7, 10)]]
+    after = buf[entry[:, None] + np.array([6, 10])]
+    ok = (hexd >= 0).all(axis=1) & (after[:, 0] == ord(" ")) & \
+        (unreachable | ((decd >= 0).all(axis=1) & np.isin(after[:, 1], (32, 10))))
+    if not ok.all():
+        return None
+    rows_of = [_switch_row(int(m.group(1), 16), by_guid, path, fabric) for _at, m in heads]
+    block = np.searchsorted([at for at, _m in heads], entry, side="right") - 1
+    if (block < 0).any():
+        return None                  # entries before any header: not OpenSM's layout
+    lids = hexd @ np.array([4096, 256, 16, 1])
+    ports = np.where(unreachable, -1, decd @ np.array([100, 10, 1]))
+    return np.asarray(rows_of)[block], lids, ports.astype(np.int16), len(heads)
+
+
 def _lft_stamp(path: Path, fabric: Fabric, max_lid: int) -> str | None:
     try:
         st = path.stat()
@@ -250,31 +292,49 @@ def _lft_stamp(path: Path, fabric: Fabric, max_lid: int) -> str | None:
     return f"{st.st_size}-{st.st_mtime_ns}-{len(fabric.nodes)}-{max_lid}-{guids}"
 
 
-def parse_lfts(path: Path, fabric: Fabric, max_lid: int) -> np.ndarray:
+def parse_lfts(path: Path, fabric: Fabric, max_lid: int, fast: bool = True) -> np.ndarray:
+    """The (nodes × LIDs) egress ports of an ``opensm-lfts.dump``; OpenSM's own fixed-width
+    layout is read with numpy (``fast``), anything else line by line."""
     try:
-        text = path.read_text()
+        data = path.read_bytes()
     except OSError:
         raise RoutingError("LFT dump missing", file=path, fix="route the fabric first or copy "
                            "opensm-lfts.dump from the OpenSM host") from None
     by_guid = {n.guid: i for i, n in enumerate(fabric.nodes) if n.kind == "switch"}
-    lft = np.full((len(fabric.nodes), max_lid + 1), -1, dtype=np.int16)
-    blocks = re.split(r"^(?=Unicast lids )", text, flags=re.M)
-    seen = 0
-    for block in blocks:
-        guid_m = HEAD.match(block)
-        if not guid_m:
-            continue
-        guid = int(guid_m.group(1), 16)
-        if guid not in by_guid:
-            raise RoutingError(f"switch GUID 0x{guid:016x} is not in fabric '{fabric.name}'",
-                               file=path, fix="these dumps belong to another fabric")
-        row = lft[by_guid[guid]]
-        for lid, port in ENTRY.findall(block):
-            lid_i = int(lid, 16)
-            if lid_i <= max_lid:
-                row[lid_i] = -1 if port == "UNREACHABLE" else int(port)
-        seen += 1
+    got = _fixed_width_entries(data, by_guid, path, fabric) if fast else None
+    rows, lids, ports, seen = got or _line_entries(data.decode(errors="replace"), by_guid,
+                                                   path, fabric)
     if seen != len(by_guid):
         raise RoutingError(f"dump has {seen} switches, fabric has {len(by_guid)}", file=path,
                            fix="the dump is truncated or from another fabric; re-route")
+    lft = np.full((len(fabric.nodes), max_lid + 1), -1, dtype=np.int16)
+    keep = lids <= max_lid
+    lft[rows[keep], lids[keep]] = ports[keep]
     return lft
+
+
+def _switch_row(guid: int, by_guid: dict[int, int], path: Path, fabric: Fabric) -> int:
+    if guid not in by_guid:
+        raise RoutingError(f"switch GUID 0x{guid:016x} is not in fabric '{fabric.name}'",
+                           file=path, fix="these dumps belong to another fabric")
+    return by_guid[guid]
+
+
+def _line_entries(text: str, by_guid: dict[int, int], path: Path, fabric: Fabric) \
+        -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    rows: list[int] = []
+    lids: list[int] = []
+    ports: list[int] = []
+    seen = 0
+    for block in re.split(r"^(?=Unicast lids )", text, flags=re.M):
+        guid_m = HEAD.match(block)
+        if not guid_m:
+            continue
+        row = _switch_row(int(guid_m.group(1), 16), by_guid, path, fabric)
+        for lid, port in ENTRY.findall(block):
+            rows.append(row)
+            lids.append(int(lid, 16))
+            ports.append(-1 if port == "UNREACHABLE" else int(port))
+        seen += 1
+    return (np.array(rows, dtype=np.int64), np.array(lids, dtype=np.int64),
+            np.array(ports, dtype=np.int16), seen)
