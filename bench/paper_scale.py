@@ -2,7 +2,9 @@
 """Wall time of the paper-scale campaign (``run/reproduce --profile paper``, committed as
 log/paper-scale/) on this machine, from its own ReFrame reports, and the same campaign on a
 Slurm partition estimated from the measured Slurm throughput of bench/campaign.py. Adds
-``paper_scale`` to bench/results/campaign.json (other keys kept).
+``paper_scale`` to bench/results/campaign.json (other keys kept); ``LOGDIR --key NAME`` does
+the same for another resumed campaign (seed 004's full replay: ``log/sar-full --key
+sar_full``).
 
 A campaign may run in several ReFrame sessions (resumed, or capability and capacity apart):
 its wall time is the sum of the sessions' elapsed times; cases are what the sessions ran
@@ -50,6 +52,7 @@ def sessions(logdir: Path) -> list[dict]:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("logdir", nargs="?", default=str(ROOT / "log" / "paper-scale"))
+    ap.add_argument("--key", default="paper_scale", help="key in campaign.json")
     args = ap.parse_args()
     logdir = Path(args.logdir)
     runs = sessions(logdir)
@@ -62,7 +65,7 @@ def main() -> int:
     # The simulation work itself is what the local wall time holds beyond the per-case
     # overhead measured on cheap cases; on Slurm the overhead is Slurm's.
     simulate_s = max(0.0, wall - cases * local_s_per_case)
-    result["paper_scale"] = {
+    result[args.key] = {
         "profile": prov.get("profile"), "system": prov.get("system"), "cores": 2,
         "sessions": runs, "cases": cases, "wall_s": round(wall, 1),
         "wall_h": round(wall / 3600, 2),
@@ -72,7 +75,7 @@ def main() -> int:
         "measured here beyond the local per-case time",
     }
     atomic_write(RESULT, json.dumps(result, indent=2) + "\n")
-    print(json.dumps(result["paper_scale"], indent=1))
+    print(json.dumps(result[args.key], indent=1))
     return 0
 
 

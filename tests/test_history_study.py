@@ -86,7 +86,15 @@ def test_a_history_study_runs_replays_and_resumes(tmp_path: Path) -> None:
     peak_ms = 7 * 2**20 / (100e9 / 8) * 1e3         # 7 peers' MiB through a 100 Gb/s link
     assert all(float(b.split("\t")[1]) >= peak_ms * 0.999 for b in bars)
     assert (figures / "routings-imb-alltoall-8.png").stat().st_size > 0
+    # Packed as a large campaign is committed: the rows move into histories.tar.xz, replay
+    # draws the same Table 1 from it, and the resumed campaign unpacks it first.
+    packed = subprocess.run([T2HX, "-q", "replay", str(log), "--pack"], env=env, cwd=ROOT,
+                            capture_output=True, text=True, timeout=600)
+    assert packed.returncode == 0, packed.stderr[-2000:]
+    assert (log / "histories.tar.xz").is_file() and not (log / "histories").exists()
+    assert (figures / "history-table1-ft-sar.dat").read_text() == table
     again = subprocess.run(cmd, env=env, cwd=ROOT, capture_output=True, text=True, timeout=900)
+    assert (log / "histories").is_dir() and not (log / "histories.tar.xz").exists()
     assert again.returncode == 0, again.stderr[-2000:]
     assert len([r for r in perf_rows(log / "perflogs") if r["benchmark"] == "history"]) == \
         len(rows)

@@ -1,4 +1,5 @@
-"""A campaign's raw outputs packed: ``runs/`` and ``companion/`` as one ``.tar.xz`` each.
+"""A campaign's raw outputs packed: ``runs/``, ``companion/`` and ``histories/`` as one
+``.tar.xz`` each.
 
 A paper-scale campaign keeps thousands of small text outputs (IMB tables, mpiGraph matrices)
 whose bulk is repetition; packed, a committed log is a fraction of the size and still
@@ -21,7 +22,7 @@ from t2hx.atomic import staged_file
 from t2hx.errors import T2hxError
 from t2hx.wire import COMPANION_DIR
 
-PACKED = ("runs", COMPANION_DIR)
+PACKED = ("runs", COMPANION_DIR, "histories")   # histories: seed 004's per-sample rows
 SUFFIX = ".tar.xz"
 
 

@@ -15,13 +15,14 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 from pathlib import Path
 
 import pandas as pd
 
 from t2hx import wire
 from t2hx.history.replay import METRICS, OBLIVIOUS, improvements
-from t2hx.post import plots
+from t2hx.post import archive, plots
 from t2hx.post.figures import Figure
 from t2hx.post.store import write_text
 
@@ -35,10 +36,7 @@ LABELS = {"max_efi": "max effective EFI [routes]", "avg_job_max_efi":
 def load_rows(logdir: Path) -> pd.DataFrame:
     """Every kept row: combo, day, t, engine, rerouted and the metrics."""
     frames = []
-    for path in sorted(Path(logdir).glob(f"histories/*/*/history_*/{wire.HISTORY_ROWS}")):
-        m = CASE_RE.match(path.parent.name)
-        if not m:
-            continue
+    for m, path in _kept(logdir, wire.HISTORY_ROWS):
         rows = pd.DataFrame(json.loads(path.read_text()))
         frames.append(rows.assign(combo=m["combo"], day=int(m["day"])))
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
@@ -47,12 +45,20 @@ def load_rows(logdir: Path) -> pd.DataFrame:
 def load_jobs(logdir: Path) -> dict[str, list[dict]]:
     """combo -> every job of its kept days (a job running over midnight once)."""
     out: dict[str, dict[tuple, dict]] = {}
-    for path in sorted(Path(logdir).glob(f"histories/*/*/history_*/{wire.HISTORY_JOBS}")):
-        m = CASE_RE.match(path.parent.name)
-        if m:
-            for job in json.loads(path.read_text()):
-                out.setdefault(m["combo"], {})[(job["id"], job["start"])] = job
+    for m, path in _kept(logdir, wire.HISTORY_JOBS):
+        for job in json.loads(path.read_text()):
+            out.setdefault(m["combo"], {})[(job["id"], job["start"])] = job
     return {combo: list(jobs.values()) for combo, jobs in out.items()}
+
+
+def _kept(logdir: Path, name: str) -> Iterator[tuple[re.Match, Path]]:
+    """(case match, path) of every kept ``name`` of the campaign, from ``histories/`` or its
+    packed archive (t2hx.post.archive)."""
+    with archive.folder(Path(logdir), "histories") as root:
+        for path in sorted(root.glob(f"histories/*/*/history_*/{name}")):
+            m = CASE_RE.match(path.parent.name)
+            if m:
+                yield m, path
 
 
 def table1(rows: pd.DataFrame) -> pd.DataFrame:
