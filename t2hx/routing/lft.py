@@ -261,8 +261,11 @@ def _fixed_width_entries(data: bytes, by_guid: dict[int, int], path: Path, fabri
     starts = starts[starts + 10 < len(buf)]
     entry = starts[(buf[starts] == ord("0")) & (buf[starts + 1] == ord("x"))]
     head_at = starts[buf[starts] == ord("U")]
-    heads = [(int(at), HEAD.match(data[at:at + 200].decode(errors="replace"))) for at in head_at]
-    heads = [(at, m) for at, m in heads if m]
+    heads: list[tuple[int, re.Match[str]]] = []
+    for at in head_at:
+        m = HEAD.match(data[at:at + 200].decode(errors="replace"))
+        if m:
+            heads.append((int(at), m))
     if not heads or not len(entry):
         return None
     hexd = _HEX[buf[entry[:, None] + np.arange(2, 6)]]
