@@ -147,6 +147,9 @@ def provenance(bench: benchmarks.Benchmark) -> dict:
             params = data["concrete_specs"][root["hash"]].get("parameters", {})
             source = {k: params[k] for k in ("commit", "patches") if k in params}
     mpi = subprocess.run(["mpirun", "--version"], capture_output=True, text=True).stdout
+    from t2hx.study import load_study
+
+    study = load_study().name       # whose local.input the runs took ($T2HX_STUDY)
     return {
         "spack_spec": bench.spack_spec, "locked_spec": spec, "source": source,
         "binary": f"{bench.local_binary} from the Spack view (T2HX_SPACK_VIEW)",
@@ -155,7 +158,7 @@ def provenance(bench: benchmarks.Benchmark) -> dict:
         "loadavg_1m_before": os.getloadavg()[0],
         "date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "monitoring": MONITORING,
-        "command": f"t2hx calibrate {bench.key}"}
+        "study": study, "command": f"T2HX_STUDY={study} t2hx calibrate {bench.key}"}
 
 
 def _cpu_model() -> str:

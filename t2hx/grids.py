@@ -48,3 +48,22 @@ def grid4(ranks: int) -> tuple[int, int, int, int]:
         dims[axis] *= p
     x, y, z, t = dims
     return x, y, z, t
+
+
+def npb_mg_grid(ranks: int) -> tuple[int, int, int]:
+    """NPB 3.4 MG's process grid (mg.f90 ``setup``): log2(ranks) split as x gets a third,
+    y half the rest, z the remainder, in powers of two (MG runs on powers of two only)."""
+    log_p = int(math.log(ranks + 0.0001) / math.log(2.0))
+    dx = log_p // 3
+    dy = (log_p - dx) // 2
+    px, py = 2 ** dx, 2 ** dy
+    return px, py, ranks // (px * py)
+
+
+def npb_lu_grid(ranks: int) -> tuple[int, int]:
+    """NPB 3.4 LU's 2-D process grid (proc_grid.f90): ydim the largest divisor of ranks up
+    to sqrt(ranks), xdim = ranks / ydim; LU splits x and y, never z."""
+    ydim = math.isqrt(ranks)
+    while ranks % ydim:
+        ydim -= 1
+    return ranks // ydim, ydim

@@ -68,6 +68,18 @@ def routed(tmp_path_factory):
     return get
 
 
+@pytest.fixture
+def mini_simulate(mini, routed, tmp_path) -> list[str]:
+    """``t2hx simulate`` on 8 ranks of the mini HyperX (DFSSSP, routed once per session), no
+    run cache: add ``--benchmark`` and its options."""
+    hx = routed(mini, "hyperx", "dfsssp").run.out_dir
+    hosts = tmp_path / "h.txt"
+    hosts.write_text("".join(f"{h}\n" for h in mini.hostnames()[:8]))
+    return ["simulate", "--system", str(mini.path), "--plane", "hyperx", "--routing",
+            "dfsssp", "--hostfile", str(hosts), "--routing-dir", str(hx), "--work",
+            str(tmp_path), "--no-cache"]
+
+
 @pytest.fixture(scope="session")
 def slurm(tmp_path_factory, mini):
     """A running single-host Slurm generated from mini.yaml (tests/slurm_cluster.py); its

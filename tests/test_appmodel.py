@@ -41,7 +41,8 @@ def test_model_predicts_the_largest_measured_rank_count(code):
 
 
 @pytest.mark.parametrize("code, wrong_pattern", [("swfft", "alltoall"), ("ntchem", "alltoall"),
-                                                  ("milc", "alltoall")])
+                                                  ("milc", "alltoall"), ("npb-mg", "alltoall"),
+                                                  ("npb-lu", "halo3d")])
 def test_a_wrong_pattern_misses(code, wrong_pattern):
     """The check discriminates: SWFFT or NTChem read as a plain all-to-all (not SWFFT's pencil
     redistributions, not RI-MP2's half ring; MILC too, not its halo), miss the 8-rank volume
@@ -118,13 +119,8 @@ def test_apps_communicate_what_the_model_says(net):
         assert sent == pytest.approx(want, rel=0.05), code
 
 
-def test_simulate_takes_the_input_and_rejects_bad_json(mini, routed, tmp_path, capsys):
-    hx = routed(mini, "hyperx", "dfsssp").run.out_dir
-    hosts = tmp_path / "h.txt"
-    hosts.write_text("".join(f"{h}\n" for h in mini.hostnames()[:8]))
-    base = ["simulate", "--system", str(mini.path), "--plane", "hyperx", "--routing",
-            "dfsssp", "--hostfile", str(hosts), "--routing-dir", str(hx), "--benchmark",
-            "hpl", "--work", str(tmp_path), "--no-cache"]
+def test_simulate_takes_the_input_and_rejects_bad_json(mini_simulate, capsys):
+    base = [*mini_simulate, "--benchmark", "hpl"]
     assert main([*base, "--input", json.dumps({"gib_per_rank": 0.25, "nb": 192})]) == 0
     rec = parse_text("hpl", capsys.readouterr().out)
     assert rec and int(rec[0]["N"]) == hpl.hpl_n({"gib_per_rank": 0.25, "nb": 192}, 8)

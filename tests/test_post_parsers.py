@@ -65,6 +65,8 @@ EXPECTED_FILES = {
     "minife/minife-ref-np4-20x20x20.out", "minife/minife-ref-np4-20x20x20.yaml",
     "mpigraph/mpigraph-np2-1MiB-10x10.out", "mpigraph/mpigraph-np4-1MiB-10x10.out",
     "netgauge/netgauge-ebb-np2-1MiB.out", "netgauge/netgauge-ebb-np4-1MiB.out",
+    *(f"npb-{k}/npb3.4.3-mpi-{k}.{c}-np2.out" for k in ("ep", "ft", "is", "lu", "mg")
+      for c in ("S", "A")),
 }
 
 

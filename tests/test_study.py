@@ -94,8 +94,9 @@ def test_quick_profile_covers_every_benchmark_and_collective():
     quick = load_study(ROOT / "conf" / "studies" / "hyperx-vs-fattree-sc19.yaml", "quick")
     system = load_system(system_path(quick.system))
     nodes = system.nodes["racks"] * system.nodes["per_rack"]
-    registry = {b.key for b in benchmarks.REGISTRY}
-    assert set(full.benchmarks) == registry          # the study runs all of Table 2
+    # The study runs all of Table 2; the NAS Parallel Benchmarks are seed 001's.
+    registry = {b.key for b in benchmarks.REGISTRY if b.parser != "npb"}
+    assert set(full.benchmarks) == registry
     assert set(quick.benchmarks) == registry
     imb = benchmarks.get("imb")
     assert quick.variants("imb") == list(imb.variants)

@@ -36,7 +36,7 @@ import numpy as np
 import yaml
 
 from t2hx.errors import WorkloadError
-from t2hx.grids import grid3, grid4, hpl_grid
+from t2hx.grids import grid3, grid4, hpl_grid, npb_lu_grid, npb_mg_grid
 
 ROOT = Path(__file__).resolve().parents[2]
 MODELS_FILE = ROOT / "conf" / "appmodels.yaml"
@@ -112,6 +112,35 @@ def hpl_swap(n: int) -> float:
     return (p - 1) / p / q
 
 
+def mg_face_points(n: int, edge: float) -> list[float]:
+    """Points of one face of a rank's block, per axis, on NPB MG's periodic grid of
+    ``edge``^3 points (0 for an axis its process grid does not split)."""
+    dims = npb_mg_grid(n)
+    return [edge ** 2 / (dims[(a + 1) % 3] * dims[(a + 2) % 3]) if dims[a] > 1 else 0.0
+            for a in range(3)]
+
+
+def npb_mg_halo(n: int, edge: float) -> float:
+    """Face points a rank of NPB MG sends per exchange of the finest level: both faces of
+    every split axis (periodic: also when the two neighbours are one rank). The coarser
+    levels add a fixed fraction, which the fitted k carries."""
+    return 2 * sum(mg_face_points(n, edge))
+
+
+def lu_face_points(n: int, edge: float) -> list[float]:
+    """Points of one x- and one y-face of a rank's column on NPB LU's 2-D grid of an
+    ``edge``^3 cube (z is never split)."""
+    xdim, ydim = npb_lu_grid(n)
+    return [edge / ydim * edge, edge / xdim * edge]
+
+
+def npb_lu_halo(n: int, edge: float) -> float:
+    """Face points a rank of NPB LU sends per sweep: the non-periodic neighbours of the 2-D
+    grid (2(d-1)/d on average along an axis split d ways) times the face."""
+    dims = npb_lu_grid(n)
+    return sum(2 * (d - 1) / d * f for d, f in zip(dims, lu_face_points(n, edge)))
+
+
 # Collectives by the bytes a rank sends per byte of the call (Open MPI 4.1 tuned: recursive
 # doubling below 8 KiB, Rabenseifner = reduce-scatter + allgather above; binomial bcast).
 PATTERNS = {
@@ -123,6 +152,8 @@ PATTERNS = {
     "pencil_fft3d": lambda n, m: pencil_moves(n) * m,
     "hpl_panel": lambda n, m: hpl_panel(n) * m,
     "hpl_swap": lambda n, m: hpl_swap(n) * m,
+    "npb_mg_halo": npb_mg_halo,
+    "npb_lu_halo": npb_lu_halo,
     "const": lambda n, m: m,
     "allreduce_small": lambda n, m: math.ceil(math.log2(n)) * m,
     "allreduce_large": lambda n, m: 2 * (n - 1) / n * m,

@@ -32,7 +32,7 @@ from t2hx.flowsim.appmodel import ModelRules
 from t2hx.flowsim.bulk import Phase
 from t2hx.flowsim.engines import SimNetwork
 from t2hx.flowsim.fluid import Compute, Job, phase_steps
-from t2hx.grids import grid3, grid4, hpl_grid
+from t2hx.grids import grid3, grid4, hpl_grid, npb_lu_grid, npb_mg_grid
 
 
 # Read-only members (properties): the benchmark modules' skeletons and apps are frozen dataclasses.
@@ -57,36 +57,52 @@ class App(ModelRules, Protocol):
 
 
 
-def halo(n: int, size: float) -> Phase:
-    """Non-periodic 3-D face exchange: every rank with each existing ±x, ±y, ±z neighbour."""
-    dims = grid3(n)
+def face_exchange(dims: tuple[int, ...], sizes: list[float], periodic: bool,
+                  name: str) -> Phase:
+    """Every rank of the process grid ``dims`` with its ±1 neighbour along each axis, sending
+    ``sizes[axis]`` bytes. Periodic: along every split axis (twice the same rank when the
+    axis has two); else only to the neighbours that exist."""
+    n = int(np.prod(dims))
     r = np.arange(n)
     coords = np.stack(np.unravel_index(r, dims), axis=1)
-    src, dst = [], []
-    for axis in range(3):
+    src, dst, size = [], [], []
+    for axis in (a for a in range(len(dims)) if dims[a] > 1):
         for step in (-1, 1):
             c = coords.copy()
             c[:, axis] += step
+            if periodic:
+                c[:, axis] %= dims[axis]
             ok = (c[:, axis] >= 0) & (c[:, axis] < dims[axis])
             src.append(r[ok])
             dst.append(np.ravel_multi_index(tuple(c[ok].T), dims))
-    return Phase.of(np.concatenate(src), np.concatenate(dst), size, name="halo")
+            size.append(np.full(int(ok.sum()), sizes[axis]))
+    if not src:
+        return Phase.of([], [], 0, name=name)
+    return Phase.of(np.concatenate(src), np.concatenate(dst), np.concatenate(size), name=name)
+
+
+def halo(n: int, size: float) -> Phase:
+    """Non-periodic 3-D face exchange: every rank with each existing ±x, ±y, ±z neighbour."""
+    return face_exchange(grid3(n), [size] * 3, periodic=False, name="halo")
 
 
 def halo4d(n: int, size: float) -> Phase:
     """MILC's periodic 4-D face exchange on the grid4 layout: every rank with its ±1
     neighbour along each split axis (twice the same rank when the axis has two)."""
-    dims = grid4(n)
-    r = np.arange(n)
-    coords = np.stack(np.unravel_index(r, dims), axis=1)
-    src, dst = [], []
-    for axis in (a for a in range(4) if dims[a] > 1):
-        for step in (-1, 1):
-            c = coords.copy()
-            c[:, axis] = (c[:, axis] + step) % dims[axis]
-            src.append(r)
-            dst.append(np.ravel_multi_index(tuple(c.T), dims))
-    return Phase.of(np.concatenate(src), np.concatenate(dst), size, name="halo4d")
+    return face_exchange(grid4(n), [size] * 4, periodic=True, name="halo4d")
+
+
+def npb_faces(pattern: str, n: int, per_rank: float) -> Phase:
+    """NPB MG's periodic 3-D or LU's non-periodic 2-D face exchange, each axis' faces
+    sized in proportion to their points (t2hx/flowsim/appmodel.py) so that a rank sends
+    ``per_rank`` bytes on average."""
+    if pattern == "npb_mg_halo":
+        dims: tuple[int, ...] = npb_mg_grid(n)
+        points, periodic = appmodel.mg_face_points(n, 1.0), True
+    else:
+        dims, points, periodic = npb_lu_grid(n), appmodel.lu_face_points(n, 1.0), False
+    unit = appmodel.PATTERNS[pattern](n, 1.0)
+    return face_exchange(dims, [per_rank * p / unit for p in points], periodic, pattern)
 
 
 def iteration_phases(app: App, n: int, scale: float, reduce_rate: float,
@@ -135,6 +151,8 @@ def term_phases(pattern: str, n: int, per_rank: float, reduce_rate: float,
         return [halo(n, per_rank / appmodel.halo_faces(n))]
     if pattern == "halo4d":
         return [halo4d(n, per_rank / appmodel.halo4d_faces(n))]
+    if pattern in ("npb_mg_halo", "npb_lu_halo"):
+        return [npb_faces(pattern, n, per_rank)]
     if pattern == "rimp2":
         return rimp2_phases(n, per_rank / appmodel.rimp2_blocks(n))
     if pattern == "pencil_fft3d":

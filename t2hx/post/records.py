@@ -25,7 +25,7 @@ Record = dict[str, Any]
 LOWER_UNITS = {"s", "sec", "seconds", "ms", "us", "usec", "µs", "ns", "us/atom/task",
                "us/atom", "min"}
 HIGHER_UNITS = {"MiB/s", "MB/s", "GiB/s", "GB/s", "Gflop/s", "GFLOP/s", "Gflops", "Mflop/s",
-                "Mflops", "Tflop/s", "TEPS", "runs", "atoms/us", "FOM", "nnz*iter/s", "nnz/s"}
+                "Mflops", "Mop/s", "Tflop/s", "TEPS", "runs", "atoms/us", "FOM", "nnz*iter/s", "nnz/s"}
 
 
 class ParseError(T2hxError):
