@@ -27,6 +27,35 @@ PROFILE_ENV = "T2HX_STUDY_PROFILE"
 STUDY_ENV = "T2HX_STUDY"                      # a study name (conf/studies/) or a file
 PLACEMENTS = ("linear", "clustered", "random", "spread", "two-opt", "hierarchical", "ring",
               "circulant")
+#: A refined placement keeps a base placement's nodes and re-places its ranks by two-opt
+#: (seed 001 §3.3.2: job mapping, then rank placement) for one collective and objective:
+#: ``<base>+two-opt-<objective>-<collective>``, e.g. ``random+two-opt-hops-alltoall``.
+TWO_OPT_OBJECTIVES = ("hops", "contention")            # t2hx.placement.hostfiles.OBJECTIVES
+TWO_OPT_COLLECTIVES = ("bcast", "allreduce", "alltoall")   # t2hx.placement.collectives
+REFINED_RE = re.compile(r"^([a-z-]+)\+two-opt-([a-z]+)-([a-z]+)$")
+PLACEMENT_FIX = (f"one of {', '.join(PLACEMENTS)}, or <base>+two-opt-<objective>-<collective>"
+                 f" with objective {'|'.join(TWO_OPT_OBJECTIVES)} and collective "
+                 f"{'|'.join(TWO_OPT_COLLECTIVES)}, e.g. random+two-opt-hops-alltoall")
+
+
+def split_placement(name: str) -> tuple[str, tuple[str, str] | None]:
+    """(base placement, (objective, collective) of its two-opt refinement or None); a name
+    that is neither raises ValueError."""
+    if name in PLACEMENTS:
+        return name, None
+    m = REFINED_RE.match(name)
+    if m and m[1] in PLACEMENTS and m[1] != "two-opt" and m[2] in TWO_OPT_OBJECTIVES \
+            and m[3] in TWO_OPT_COLLECTIVES:
+        return m[1], (m[2], m[3])
+    raise ValueError(name)
+
+
+def _placement(value: str) -> str | None:
+    try:
+        split_placement(value)
+    except ValueError:
+        return PLACEMENT_FIX
+    return None
 #: More repetitions than any study needs (seed 000 runs 10): a typo such as 1e9 is refused
 #: instead of generating billions of cases.
 MAX_REPETITIONS = 1000
@@ -58,7 +87,7 @@ COMBO = {
     "name": F(str, required=True, doc="combo label, e.g. name: hx-parx-clustered"),
     "plane": F(str, required=True, doc="plane of the system, e.g. plane: hyperx"),
     "routing": F(str, required=True, choices=ENGINES),
-    "placement": F(str, required=True, choices=PLACEMENTS),
+    "placement": F(str, required=True, check=_placement),
     "system": F(str, default=None,
                 doc="the conf system of this combo when a study compares systems (seed 003's "
                 "fat-tree configurations), e.g. system: sc17-dr-hdr; default: any system"),

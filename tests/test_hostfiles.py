@@ -84,6 +84,25 @@ def test_committed_t2hx_hostfiles_match_their_manifests():
         assert sorted(read(two_opt / f"{n}.txt")) == names[:n]   # two-opt keeps linear's nodes
 
 
+@pytest.mark.parametrize("system_dir", sorted(p for p in (ROOT / "hostfiles").iterdir()
+                                               if p.is_dir()), ids=lambda p: p.name)
+def test_every_committed_hostfile_set_matches_its_manifest_and_conf(system_dir):
+    """Every system's committed sets: files as the manifest lists them, made from the conf
+    as it is now; a refined placement keeps its base placement's nodes."""
+    from t2hx.study import split_placement
+
+    system = load_system(ROOT / "conf" / "systems" / f"{system_dir.name}.yaml")
+    for d in sorted(p for p in system_dir.iterdir() if p.is_dir()):
+        m = check_dir(d, json.loads((d / "manifest.json").read_text())["counts"],
+                      set(system.hostnames()))
+        assert m["system_sha256"] == system.sha256, f"{d.name}: regenerate after conf edits"
+        base, refine = split_placement(d.name)
+        if refine is not None and (system_dir / base).is_dir():
+            for n in m["counts"]:
+                assert sorted(read(d / f"{n}.txt")) == sorted(read(system_dir / base /
+                                                                   f"{n}.txt"))
+
+
 def down_system(tmp_path: Path, down: list[str]) -> Path:
     text = MINI.read_text().replace("down: []", f"down: {json.dumps(down)}")
     path = tmp_path / "mini-down.yaml"
@@ -195,6 +214,40 @@ def test_two_opt_contention_hostfiles(tmp_path):
     assert sorted(two) == names[:32] and two != names[:32]
     m = json.loads((tmp_path / "mini/two-opt/manifest.json").read_text())
     assert m["params"]["objective"].startswith("message pairs")
+
+
+def test_refined_placements_keep_the_base_nodes_and_lower_the_hops(tmp_path):
+    """``<base>+two-opt-<objective>-<collective>`` (seed 001 §3.3.2): the base placement's
+    own draw of nodes, ranks re-placed so the collective's total hops drop."""
+    import numpy as np
+
+    from t2hx.fabric.build import build_plane
+    from t2hx.placement.collectives import messages
+    from t2hx.placement.costs import graph_hops
+    from t2hx.placement.twoopt import HopObjective
+
+    refined = "random+two-opt-hops-allreduce"
+    assert run("--system", str(MINI), "--out", str(tmp_path), "--placements",
+               f"random,{refined}", "--counts", "32", "--iterations", "2000") == 0
+    base, two = read(tmp_path / "mini/random/32.txt"), read(tmp_path / f"mini/{refined}/32.txt")
+    assert sorted(two) == sorted(base) and two != base
+    fabric = build_plane(load_system(MINI), "hyperx")
+    pos = {fabric.nodes[h].name: k for k, h in enumerate(fabric.hcas())}
+    hops = HopObjective(graph_hops(fabric), messages("allreduce", 32))
+    assert hops.total(np.array([pos[h] for h in two])) < \
+        hops.total(np.array([pos[h] for h in base]))
+    m = json.loads((tmp_path / f"mini/{refined}/manifest.json").read_text())
+    assert (m["params"]["start"], m["params"]["collective"]) == ("random", "allreduce")
+    assert m["params"]["iterations"] == 2000 and m["params"]["objective"] == "total switch hops"
+
+
+@pytest.mark.parametrize("name", ["random+two-opt-hops", "two-opt+two-opt-hops-bcast",
+                                  "random+two-opt-speed-bcast", "snake+two-opt-hops-bcast"])
+def test_a_malformed_refined_placement_is_one_line(tmp_path, capsys, name):
+    assert run("--system", str(MINI), "--out", str(tmp_path), "--placements", name) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and f"unknown placement '{name}'" in err
+    assert "<base>+two-opt-<objective>-<collective>" in err
 
 
 def test_open_mpi_puts_rank_i_on_line_i(tmp_path):

@@ -10,9 +10,9 @@ from t2hx.paths import hostfiles_root
 from t2hx.conf import ENGINES, load_system, system_path
 from t2hx.errors import T2hxError
 from t2hx.placement.collectives import COLLECTIVES
-from t2hx.placement.hostfiles import DEFAULT_SEED, OBJECTIVES, PLACEMENTS, Options, generate
+from t2hx.placement.hostfiles import DEFAULT_SEED, OBJECTIVES, Options, generate
 from t2hx.progress import Progress
-from t2hx.study import load_study
+from t2hx.study import PLACEMENTS, load_study
 
 EPILOG = """\
 Writes DIR/<system>/<placement>/<n>.txt (one hostname per line, line i = rank i) and a
@@ -36,8 +36,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--out", type=A.as_path(A.output_dir), default=hostfiles_root(), metavar="DIR",
                    help="output root (default: the checkout's hostfiles/)")
     p.add_argument("--placements", default=None, metavar="LIST", type=A.text_line,
-                   help=f"comma list of {', '.join(PLACEMENTS)} (default: the placements of "
-                   "the study's combos)")
+                   help=f"comma list of {', '.join(PLACEMENTS)}, or <base>+two-opt-"
+                   "<objective>-<collective> (the base's nodes, ranks re-placed by two-opt; "
+                   "default: the placements of the study's combos)")
     p.add_argument("--counts", default=None, metavar="LIST",
                    help="comma list of node counts instead of the ladders")
     p.add_argument("--nodes", default=None, metavar="LIST|@FILE", type=A.text_line,

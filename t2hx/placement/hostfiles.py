@@ -31,7 +31,7 @@ import numpy as np
 
 from t2hx import __version__
 from t2hx.conf import System
-from t2hx.study import PLACEMENTS, load_study
+from t2hx.study import PLACEMENT_FIX, load_study, split_placement
 from t2hx.placement import basic, mappings
 from t2hx.placement.collectives import messages
 from t2hx.placement.nodes import PlacementError, check_count, usable_nodes
@@ -66,9 +66,11 @@ class Options:
 
 def check_placements(names: list[str]) -> None:
     for name in names:
-        if name not in PLACEMENTS:
+        try:
+            split_placement(name)
+        except ValueError:
             raise PlacementError(f"unknown placement '{name}'", field="--placements",
-                                 fix=f"use some of: {', '.join(PLACEMENTS)}")
+                                 fix=f"use {PLACEMENT_FIX}") from None
 
 
 def counts_for(placement: str, usable: int, opts: Options, where: object) -> list[int]:
@@ -82,7 +84,7 @@ def counts_for(placement: str, usable: int, opts: Options, where: object) -> lis
         # Capacity cuts its apps' node sets from the placement order of every usable node
         # (checks/capacity.py), whatever rung of the ladders fits (docs/modelling.md).
         counts = sorted([*counts, usable])
-    if placement == "circulant":       # Algorithm 4.1 needs a stride N/n
+    if split_placement(placement)[0] == "circulant":   # Algorithm 4.1 needs a stride N/n
         counts = [n for n in counts if usable % n == 0]
     if not counts:
         raise PlacementError(f"no node count of the study's ladders fits into {usable} usable "
@@ -114,6 +116,12 @@ def place(system: System, placement: str, n: int, nodes: list[str], opts: Option
     """Hostnames in rank order for ``n`` ranks drawn from the usable ``nodes``."""
     total = len(nodes)
     check_count(n, total, system.path)
+    base, refine = split_placement(placement)
+    if refine is not None:
+        # The base placement's own draw (same stream as the plain one), then rank placement.
+        objective, collective = refine
+        return _two_opt(system, place(system, base, n, nodes, opts), objective, collective,
+                        opts)
     rng = rng_for(opts.seed, placement)     # one stream per placement: nested node counts
     match placement:
         case "linear":
@@ -131,7 +139,7 @@ def place(system: System, placement: str, n: int, nodes: list[str], opts: Option
         case "hierarchical":
             return _hierarchical(system, n, nodes, opts, rng)
         case "two-opt":
-            return _two_opt(system, n, nodes, opts)
+            return _two_opt(system, nodes[:n], opts.objective, opts.collective, opts)
         case _:
             check_placements([placement])
             raise AssertionError(placement)    # every name in PLACEMENTS has a case above
@@ -223,20 +231,22 @@ def routed(system: System, opts: Options, with_paths: bool = False) -> dict:
     return got
 
 
-def _two_opt(system: System, n: int, nodes: list[str], opts: Options) -> list[str]:
-    """Start linear (rank i on the i-th usable node), re-place ranks by two-opt on the
-    total hops (or the link contention) of ``opts.collective`` under the plane's routing
+def _two_opt(system: System, chosen: list[str], goal: str, collective: str,
+             opts: Options) -> list[str]:
+    """Ranks of ``chosen`` (rank i on node i to start: plain ``two-opt`` starts linear, a
+    refined placement from its base's order) re-placed by two-opt on the total hops (or the
+    link contention) of ``collective`` under the plane's routing
     (docs/modelling.md#placements)."""
-    if opts.objective not in OBJECTIVES:
-        raise PlacementError(f"unknown two-opt objective '{opts.objective}'",
+    if goal not in OBJECTIVES:
+        raise PlacementError(f"unknown two-opt objective '{goal}'",
                              field="--objective", fix=f"use one of: {', '.join(OBJECTIVES)}")
     fabric = _fabric(system, opts)
-    chosen = nodes[:n]
+    n = len(chosen)
     idx = _host_index(fabric, chosen)
-    msgs = messages(opts.collective, n)
-    labels: tuple = ("two-opt", opts.collective, n)
+    msgs = messages(collective, n)
+    labels: tuple = ("two-opt", collective, n)
     objective: HopObjective | ContentionObjective
-    if opts.objective == "hops":
+    if goal == "hops":
         objective = HopObjective(routed(system, opts)["hops"][np.ix_(idx, idx)], msgs)
     else:
         got = routed(system, opts, with_paths=True)
@@ -254,6 +264,11 @@ def _manifest(system: System, placement: str, nodes: list[str], counts: list[int
         params = {"p": opts.p, "start": 0, "one_leaf_up_to": _first_leaf(system, nodes, opts)}
     elif placement == "spread":
         params = {"plane": _plane_name(system, opts), "switches": opts.switches}
+    elif (refine := split_placement(placement)[1]) is not None:
+        base, (goal, collective) = split_placement(placement)[0], refine
+        params = {"plane": _plane_name(system, opts), "engine": _engine(system, opts),
+                  "collective": collective, "iterations": opts.iterations, "start": base,
+                  "objective": OBJECTIVES[goal]}
     elif placement in ("two-opt", "hierarchical"):
         params = {"plane": _plane_name(system, opts)}
         if placement == "two-opt":
