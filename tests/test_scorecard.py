@@ -544,3 +544,23 @@ def test_the_seed_004_claims_file_loads_and_names_the_study_combos():
             assert (comp["combo"], comp["metric"], comp["vs"]) == \
                 (f"{system}-sar", metric.replace("-", "_"), vs), c["id"]
             assert comp["stat"] == (stat if metric == "dark-fiber" else f"{stat}_pct"), c["id"]
+
+
+def test_the_seed_001_claims_name_the_study_combos_and_the_committed_scorecard_holds():
+    """Seed 001's NPB statements: every combo a claim names is one of the study's, and the
+    committed log/shortcut-npb/scorecard.json is what the campaign's records give now."""
+    from t2hx.study import load_study
+
+    _, claims = load_claims(ROOT / "conf" / "claims" / "shortcut-topologies-thesis.yaml")
+    combos = {c.name for c in load_study("shortcut-topologies-thesis").combos}
+    for c in claims:
+        comp = c["compute"]
+        named = [s["combo"] for k in ("subject", "base", "combos") if k in comp
+                 for s in (comp[k] if isinstance(comp[k], list) else [comp[k]])]
+        assert named and set(named) <= combos, c["id"]
+        assert comp["benchmark"].startswith("npb-") and comp["nodes"] == [128]
+    log = ROOT / "log" / "shortcut-npb"
+    verdicts = scorecard(log)
+    assert len(verdicts) == len(claims) and not any(v.verdict == "not run" for v in verdicts)
+    committed = json.loads((log / "scorecard.json").read_text())
+    assert committed == json.loads(json.dumps(contract(verdicts), ensure_ascii=False))
