@@ -75,3 +75,28 @@ def test_fig1_hyperx_well_below_fattree(t2hx_system, hx, routed) -> None:
     # HX: pairs that share a switch-to-switch cable 7 ways get ~1/7 of a link
     assert g_hx.send[~np.eye(28, dtype=bool)].min() < peak / 6
     assert np.median(g_ft.send[~np.eye(28, dtype=bool)]) > 0.9 * peak
+
+
+@pytest.mark.parametrize("kernel", ["ft", "mg", "lu"])
+def test_seed_001_npb_communication_matches_simgrid(routed, kernel) -> None:
+    """A sample of seed 001's study on the thesis' own tool: one step of NPB FT's, MG's and
+    LU's modelled communication (class A, 128 ranks of the random mapping on the 1,024-switch
+    random shortcut network, OpenSM min-hop) gets the same max-min rates from SimGrid's CM02
+    model on the same routes. Messages under 1 KiB finish inside the ε over which SimGrid's
+    rate is read back, so only larger ones are compared (MG's and LU's Allreduce steps)."""
+    from t2hx import ROOT, benchmarks
+    from t2hx.conf import load_system
+    from t2hx.flowsim import apps
+
+    system = load_system(ROOT / "conf" / "systems" / "thesis-rsn1024.yaml")
+    hosts = (ROOT / "hostfiles" / "thesis-rsn1024" / "random" / "128.txt").read_text().split()
+    out = routed(system, "shortcut", "minhop").run.out_dir
+    net = open_network(system, "shortcut", "minhop", hosts=hosts, routing=out)
+    phases = [p for p in apps.iteration_phases(benchmarks.app(f"npb-{kernel}"), 128, 1.0,
+                                               net.loggp.reduce_rate, {"class": "A"})
+              if len(p.src)]
+    ours, theirs = _compare_rates(net, phases)
+    _, _, _, size = bulk.flow_arrays(net, phases)
+    big = size >= 1024
+    assert big.sum() >= 400
+    assert np.max(np.abs(ours[big] - theirs[big]) / theirs[big]) < 1e-6
