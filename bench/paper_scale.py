@@ -21,6 +21,7 @@ import argparse
 import json
 import lzma
 import sys
+from datetime import datetime, timezone
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -49,6 +50,44 @@ def sessions(logdir: Path) -> list[dict]:
     return out
 
 
+def _when(text: str) -> datetime:
+    stamp = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    return stamp if stamp.tzinfo else stamp.replace(tzinfo=timezone.utc)
+
+
+def unreported(logdir: Path, reported: list[dict]) -> list[dict]:
+    """Sessions that left no ReFrame report (interrupted before ReFrame wrote one): each
+    provenance run with no report starting within a minute of it, from its start to the last
+    case its perflogs record before the next run; cases are the passing records in between
+    (one per case: a history case logs several metrics)."""
+    from t2hx.post.perflog import read_perflog
+
+    starts = [_when(r["date"]) for r in
+              json.loads((logdir / "provenance.json").read_text())["runs"]]
+    have = [_when(r["start"]) for r in reported]
+    done: list[tuple[datetime, str]] = []
+    for path in sorted((logdir / "perflogs").rglob("*.log")):
+        for frame in read_perflog(path).frames:
+            ok = frame[frame["result"] == "pass"]
+            done += [(_when(str(t)), str(i).split(" @")[0])
+                     for t, i in zip(ok["job_completion_time"], ok["info"])]
+    out = []
+    for k, start in enumerate(starts):
+        if any(abs((start - h).total_seconds()) < 60 for h in have):
+            continue
+        stop = starts[k + 1] if k + 1 < len(starts) else datetime.max.replace(tzinfo=timezone.utc)
+        cases = {(t, c) for t, c in done if start <= t < stop}
+        if not cases:
+            continue
+        end = max(t for t, _ in cases)
+        out.append({"report": None, "start": start.isoformat(), "end": end.isoformat(),
+                    "elapsed_s": round((end - start).total_seconds(), 1),
+                    "cases": len({c for _, c in cases}), "failures": None,
+                    "source": "perflogs: no ReFrame report (the session was interrupted); "
+                    "its start to its last recorded case"})
+    return out
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("logdir", nargs="?", default=str(ROOT / "log" / "paper-scale"))
@@ -56,6 +95,7 @@ def main() -> int:
     args = ap.parse_args()
     logdir = Path(args.logdir)
     runs = sessions(logdir)
+    runs = sorted(runs + unreported(logdir, runs), key=lambda r: _when(r["start"]))
     prov = json.loads((logdir / "provenance.json").read_text())
     result = json.loads(RESULT.read_text()) if RESULT.is_file() else {}
     wall = sum(r["elapsed_s"] for r in runs)
