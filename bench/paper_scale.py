@@ -21,7 +21,7 @@ import argparse
 import json
 import lzma
 import sys
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -52,7 +52,7 @@ def sessions(logdir: Path) -> list[dict]:
 
 def _when(text: str) -> datetime:
     stamp = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    return stamp if stamp.tzinfo else stamp.replace(tzinfo=timezone.utc)
+    return stamp if stamp.tzinfo else stamp.replace(tzinfo=UTC)
 
 
 def unreported(logdir: Path, reported: list[dict]) -> list[dict]:
@@ -75,7 +75,7 @@ def unreported(logdir: Path, reported: list[dict]) -> list[dict]:
     for k, start in enumerate(starts):
         if any(abs((start - h).total_seconds()) < 60 for h in have):
             continue
-        stop = starts[k + 1] if k + 1 < len(starts) else datetime.max.replace(tzinfo=timezone.utc)
+        stop = starts[k + 1] if k + 1 < len(starts) else datetime.max.replace(tzinfo=UTC)
         cases = {(t, c) for t, c in done if start <= t < stop}
         if not cases:
             continue

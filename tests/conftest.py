@@ -122,3 +122,24 @@ def pytest_sessionfinish(session, exitstatus):
     if stray:
         session.exitstatus = 1
         print("\nstray daemons or namespaces after the test suite:\n" + "\n".join(stray))
+
+
+def study_input_args(key: str) -> list[str]:
+    """``--input`` for ``t2hx simulate`` of a code the default study does not run (seed
+    001's NPB kernels): its input in the first study that runs it, else its local input there;
+    nothing for the default study's own codes and for benchmarks without one."""
+    import json
+
+    from t2hx import benchmarks
+    from t2hx.study import load_study, study_names
+
+    entry = benchmarks.get(key)
+    if entry.app is None or key in load_study(profile="full").catalog:
+        return []
+    for name in study_names():
+        study = load_study(name, profile="full")
+        if key in study.catalog:
+            return ["--input", json.dumps(study.input(key, 8))]
+        if key in study.local["input"]:
+            return ["--input", json.dumps(study.local["input"][key])]
+    raise AssertionError(f"no study runs {key}")

@@ -22,9 +22,9 @@ from t2hx.cli import main
 from t2hx.errors import WorkloadError
 from t2hx.post import parsers
 from t2hx.post.parsers import parse_file, parse_text
-from t2hx.study import load_study, study_names
+from t2hx.study import load_study
 
-from tests.conftest import MINI
+from tests.conftest import MINI, study_input_args
 
 FIX = Path(__file__).parent / "data" / "post" / "fixtures"
 STUDY = load_study(profile="full")
@@ -147,25 +147,11 @@ def _sim_names() -> list[str]:
     return [b.name(v) for b in benchmarks.REGISTRY for v in (b.variants or (None,))]
 
 
-def _input_of(entry: benchmarks.Benchmark) -> list[str]:
-    """``--input`` for a code the default study does not run: the input of the first study
-    that runs it, else its local input there (seed 001's NPB kernels)."""
-    if entry.app is None or entry.key in STUDY.catalog:
-        return []
-    for name in study_names():
-        study = load_study(name, profile="full")
-        if entry.key in study.catalog:
-            return ["--input", json.dumps(study.input(entry.key, 8))]
-        if entry.key in study.local["input"]:
-            return ["--input", json.dumps(study.local["input"][entry.key])]
-    raise AssertionError(f"no study runs {entry.key}")
-
-
 @pytest.mark.parametrize("name", _sim_names())
 def test_workload_renders_and_parses_back_to_the_metric(name, sim_common, tmp_path) -> None:
     entry, variant = benchmarks.resolve(name)
     out = tmp_path / "out.txt"
-    assert main(sim_common + ["--benchmark", name, "-o", str(out), *_input_of(entry)]) == 0
+    assert main(sim_common + ["--benchmark", name, "-o", str(out), *study_input_args(entry.key)]) == 0
     text = out.read_text()
     recs = [r for r in parse_text(name, text) if r["metric"] == entry.metric
             and entry.metric_benchmark(variant) in (None, r["benchmark"])]

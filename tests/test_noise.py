@@ -23,7 +23,7 @@ from t2hx.post.records import better_for
 from t2hx.study import load_study
 from t2hx.wire import split_simulated
 
-from tests.conftest import MINI
+from tests.conftest import MINI, study_input_args
 
 # Short inputs: the point is the noise and the cache, not the workloads.
 SHORT = ["--msglog", "0:3", "--rounds", "3", "--reps", "2", "--times", "2", "--window", "2",
@@ -47,7 +47,8 @@ def sim(capsys, work: Path, hostfile: Path, routing: Path, bench: str, rep: int 
     args = ["-q", "simulate", "--system", str(MINI), "--plane", "hyperx", "--routing",
             "dfsssp", "--routing-dir", str(routing), "--hostfile", str(hostfile),
             "--benchmark", bench, "--work", str(work), "--repetition", str(rep),
-            "--seed", str(rep), *SHORT, *extra]
+            "--seed", str(rep), *SHORT, *study_input_args(benchmarks.resolve(bench)[0].key),
+            *extra]
     assert main(args) == 0
     body, meta = split_simulated(capsys.readouterr().out)
     return meta, body
