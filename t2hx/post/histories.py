@@ -105,8 +105,8 @@ def _jobs(jobs: list[dict], combo: str, fig_dir: Path) -> Figure | None:
     files = plots.render("jobs", data, stem, {
         "title": title, "xlabel_text": "day of the trace",
         "ylabel_text": "node (host order)"})
-    return Figure(name, "history-jobs", title, files, data,
-                  pd.DataFrame(rows, columns=["start", "end", "lo", "hi", "job"]))
+    # One row per job and node run is the figure's data file; the report links it.
+    return Figure(name, "history-jobs", title, files, data, None)
 
 
 def _lines(sub: pd.DataFrame, combo: str, metric: str, fig_dir: Path) -> Figure:
@@ -122,7 +122,16 @@ def _lines(sub: pd.DataFrame, combo: str, metric: str, fig_dir: Path) -> Figure:
         "title": title, "nseries": len(wide.columns), "xlabel_text": "day of the trace",
         "ylabel_text": LABELS[metric], "logx": False, "logy": False, "style": "lines",
         "extra": ""})
-    return Figure(name, "history-lines", title, files, data, wide.reset_index())
+    return Figure(name, "history-lines", title, files, data, sample_summary(wide))
+
+
+def sample_summary(wide: pd.DataFrame) -> pd.DataFrame:
+    """Per routing: samples, min, median, mean and max of a metric over the replayed history.
+    The report shows this; every sample is in the figure's data file (a month holds thousands
+    of samples, the whole trace tens of thousands)."""
+    stats = wide.agg(["count", "min", "median", "mean", "max"]).T
+    stats["count"] = stats["count"].astype(int)
+    return stats.rename(columns={"count": "samples"}).rename_axis("routing").reset_index()
 
 
 def _table(sub: pd.DataFrame, combo: str, fig_dir: Path) -> Figure:
