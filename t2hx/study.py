@@ -152,6 +152,21 @@ HISTORIES = {
     "days": F(int, default=1, min=1, max=3660, doc="days replayed, one case per day"),
     "note": F(str, default="", doc="what the replay stands for (the report prints it)"),
 }
+NETWORK_KINDS = ("random-shortcut", "circulant", "dragonfly")  # t2hx.placement.network_analysis
+NETWORKS = {
+    "kinds": F(list, default=list(NETWORK_KINDS), items=F(str, choices=NETWORK_KINDS),
+               doc="generated networks analysed (seed 001 Ch. 5)"),
+    "switches": F(list, required=True, items=F(int, min=4),
+                  doc="network sizes, powers of two (degree 2·log2 N − 1), e.g. [16, 32, 64]"),
+    "seed": F(int, default=1, min=0, doc="seed of the random shortcuts and mappings"),
+    "iterations": F(int, default=200_000, min=0, doc="two-opt swap trials (§5.2.1: 200,000)"),
+    "two_opt_up_to": F(int, default=1024, min=1,
+                       doc="largest size whose collectives two-opt re-places"),
+    "p2p_switches": F(int, default=1024, min=4, doc="Fig 5.12's network size"),
+    "table_switches": F(int, default=1024, min=4, doc="Tables 3.4–3.6's network size"),
+    "table_ranks": F(int, default=512, min=2, doc="Tables 3.4–3.6's ranks"),
+    "note": F(str, default="", doc="what the sweep stands for (the report prints it)"),
+}
 FIGURE_SETS = ("capability", "configs", "histories")
 # t2hx.flowsim.noise.MODELS (not imported: this module stays light)
 NOISE_MODELS = ("none", "lognormal", "slowdown")
@@ -190,6 +205,10 @@ PROFILE = {
         "count": F(int, default=None, min=1),
         "window": F(str, default=None, check=_duration),
         "note": F(str, default=None)}),
+    "networks": F(dict, default={}, fields={
+        "switches": F(list, default=None, items=F(int, min=4)),
+        "iterations": F(int, default=None, min=0),
+        "note": F(str, default=None)}),
     "histories": F(dict, default={}, fields={
         "first_day": F(int, default=None, min=0),
         "days": F(int, default=None, min=1, max=3660),
@@ -216,6 +235,8 @@ STUDY = {
                    doc="seed 003's multi-job workloads (checks/workload.py)"),
     "histories": F(dict, default={}, fields=HISTORIES,
                    doc="seed 004's job-history replay (checks/history.py)"),
+    "networks": F(dict, default={}, fields=NETWORKS,
+                  doc="seed 001's analysis of generated networks (checks/network.py)"),
     "figures": F(str, default="capability", choices=FIGURE_SETS,
                  doc="the figure set replay draws: capability (seed 000) or configs "
                  "(seed 003's fat-tree configurations)"),
@@ -286,6 +307,7 @@ class Study:
     workloads: dict | None = None   # seed 003's multi-job workloads (checks/workload.py)
     figures: str = "capability"     # the figure set replay draws (FIGURE_SETS)
     histories: dict | None = None   # seed 004's job-history replay (checks/history.py)
+    networks: dict | None = None    # seed 001's generated networks (checks/network.py)
 
     def all_combos(self) -> list[Combo]:
         return [*self.combos, *self.extra_combos]
@@ -367,7 +389,11 @@ class Study:
         workloads = len([c for c in self.combos if c.name in self.workloads["combos"]]) * \
             self.workloads["count"] if self.workloads else 0
         return sum(self.cases(b, max_nodes) for b in self.benchmarks) + capacity + workloads \
-            + self.history_cases()
+            + self.history_cases() + self.network_cases()
+
+    def network_cases(self) -> int:
+        n = self.networks
+        return len(n["kinds"]) * len(n["switches"]) if n else 0
 
     def needs_hostfiles(self, system: str) -> bool:
         """Whether ``system`` runs placed cases, which read hostfiles: a benchmark of a combo
@@ -424,6 +450,8 @@ class Study:
         if self.histories and simulated:
             count += len([c for c in grid if c.name in self.histories["combos"]]) * \
                 self.histories["days"]
+        if self.networks and simulated and system.name == self.system:
+            count += self.network_cases()
         return count
 
     def node_counts(self, limit: int | None = None) -> list[int]:
@@ -511,7 +539,7 @@ def load_study(path: str | Path | None = None, profile: str | None = None) -> St
                  data["local"] or {"nodes": [2], "repetitions": 1, "input": {}}, catalog,
                  data["noise"] or {"model": "none", "seed": 0, "cv": {}, "source": ""},
                  [Combo(**c) for c in data["extra_combos"]], data["workloads"] or None,
-                 data["figures"], data["histories"] or None)
+                 data["figures"], data["histories"] or None, data["networks"] or None)
 
 
 def _capacity(spec: dict) -> dict:
@@ -616,6 +644,9 @@ def _apply_profile(data: dict, profile: str, path: Path) -> dict:
     if prof["histories"] and data["histories"]:
         data["histories"] = {**data["histories"],
                              **{k: v for k, v in prof["histories"].items() if v is not None}}
+    if prof["networks"] and data["networks"]:
+        data["networks"] = {**data["networks"],
+                            **{k: v for k, v in prof["networks"].items() if v is not None}}
     if prof["noise"] is not None:
         data["noise"] = {**data["noise"],
                          **{k: v for k, v in prof["noise"].items() if v is not None}}
@@ -652,6 +683,7 @@ def _check(data: dict, catalog: dict, path: Path) -> None:
                             field=f"benchmarks.{name}.combos", fix="use names of combos:")
     _check_workloads(data["workloads"], names, catalog, path)
     _check_histories(data["histories"], data["combos"], path)
+    _check_networks(data["networks"], path)
     for app, bench in data["capacity"]["benchmarks"].items():
         if bench not in catalog:
             raise ConfError(f"capacity app '{app}' runs '{bench}', which is not a benchmark",
@@ -693,6 +725,15 @@ def _check_histories(spec: dict | None, combos: list[dict], path: Path) -> None:
         raise ConfError(f"no trace {spec['trace']}", file=path, field="histories.trace",
                         fix="give a path relative to the repository, e.g. "
                         "conf/traces/LLNL-Atlas-2006-2.1-cln.swf.gz")
+
+
+def _check_networks(spec: dict | None, path: Path) -> None:
+    if not spec:
+        return
+    bad = [n for n in spec["switches"] if n & (n - 1)]
+    if bad:
+        raise ConfError(f"{bad[0]} switches is not a power of two", file=path,
+                        field="networks.switches", fix="use powers of two (seed 001 §4.2)")
 
 
 def _check_noise(noise: dict | None, path: Path) -> None:

@@ -209,6 +209,28 @@ def history_engines(text: str) -> list[HistoryEngine]:
             for e, n, *rest in HISTORY_ENGINE_RE.findall(text)]
 
 
+# --- the network-analysis lines (seed 001 Ch. 5, checks/network.py) --------------------------
+
+NETWORK_METRICS = ("diameter", "aspl", "cable_mean_m", "bcast_hops", "allreduce_hops",
+                   "alltoall_hops")
+NETWORK_LINE = "T2HX network " + " ".join(f"{m}={{{m}:.9g}}" for m in NETWORK_METRICS)
+NETWORK_LINE_RE = re.compile(r"^T2HX network " + " ".join(f"{m}=(\\S+)" for m in NETWORK_METRICS)
+                             + "$", re.M)
+NETWORK_DONE = "T2HX network done"
+NETWORK_BENCHMARK = "network"       # the perflog benchmark of these cases (not a registry entry)
+NETWORK_ROWS = "network.json"        # the whole analysis, kept in log/<campaign>/networks/
+
+
+def network_line(values: dict[str, float]) -> str:
+    return NETWORK_LINE.format(**values)
+
+
+def network_metrics(text: str) -> dict[str, float]:
+    """The summary line's metrics (ring mapping's collective hops); empty if absent."""
+    found = NETWORK_LINE_RE.findall(text)
+    return dict(zip(NETWORK_METRICS, map(float, found[-1]))) if found else {}
+
+
 # --- the run metadata -------------------------------------------------------------------------
 
 RUN_META = "t2hx-run.json"

@@ -206,7 +206,7 @@ out = {}
 for cls in {c for m in mods for c in vars(m).values()
             if isinstance(c, type) and issubclass(c, T2hxCheck) and c.__module__ == m.__name__
             and not c.__name__.startswith("_")
-            and c.__name__ not in ("Capacity", "Workload", "HistoryReplay")}:
+            and c.__name__ not in ("Capacity", "Workload", "HistoryReplay", "NetworkAnalysis")}:
     seen = {}
     for i in range(cls.num_variants):
         p = cls.get_variant_info(i)["params"]

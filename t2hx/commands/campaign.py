@@ -80,6 +80,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     register_capacity(verbs)
     register_workload(verbs)
     register_history(verbs)
+    register_network(verbs)
 
 
 REROUTE_DOC = """Route a plane for one job (docs/routing.md#re-routing). sar: the job file from
@@ -231,4 +232,40 @@ def cmd_simulate_history(args: argparse.Namespace) -> int:
     system.plane(args.plane)
     sys.stdout.write(day_text(system, args.plane, args.trace, args.day, args.interval,
                               Path(args.work), args.rows, args.quiet))
+    return 0
+
+
+def register_network(verbs: argparse._SubParsersAction) -> None:
+    from t2hx.placement.network_analysis import KINDS, Sweep
+
+    d = Sweep()
+    n = verbs.add_parser("analyse-network", help="diameter, ASPL, collective and point-to-point "
+                         "hops, cable length of one generated network (seed 001 Ch. 5)")
+    n.add_argument("--kind", required=True, choices=KINDS)
+    n.add_argument("--switches", required=True, type=A.positive_int, help="a power of two")
+    n.add_argument("--seed", type=A.non_negative_int, default=d.seed)
+    n.add_argument("--iterations", type=A.non_negative_int, default=d.iterations,
+                   help=f"two-opt swap trials (default {d.iterations})")
+    n.add_argument("--two-opt-up-to", type=A.positive_int, default=d.two_opt_up_to)
+    n.add_argument("--p2p-switches", type=A.positive_int, default=d.p2p_switches)
+    n.add_argument("--table-switches", type=A.positive_int, default=d.table_switches)
+    n.add_argument("--table-ranks", type=A.positive_int, default=d.table_ranks)
+    n.add_argument("--rows", required=True, type=A.as_path(A.output_file),
+                   help="the analysis (JSON) to write")
+    n.set_defaults(func=cmd_analyse_network)
+
+
+def cmd_analyse_network(args: argparse.Namespace) -> int:
+    import json
+
+    from t2hx import wire
+    from t2hx.atomic import atomic_write
+    from t2hx.placement.network_analysis import Sweep, analyse, summary
+
+    sweep = Sweep(args.seed, args.iterations, args.two_opt_up_to, args.p2p_switches,
+                  args.table_switches, args.table_ranks)
+    out = analyse(args.kind, args.switches, sweep)
+    atomic_write(args.rows, json.dumps(out, indent=1) + "\n")
+    print(wire.network_line(summary(out)))
+    print(wire.NETWORK_DONE)
     return 0

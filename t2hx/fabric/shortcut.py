@@ -74,3 +74,10 @@ def circulant(name: str, hosts: list[str], switches: int, offsets: list[int],
     kind = {"kind": "circulant", "switches": switches, "offsets": list(offsets)}
     return _ring_fabric(name, kind, hosts, switches, circulant_edges(switches, offsets),
                         nodes_per_switch, switch_ports, gbps)
+
+
+def edge_fabric(n: int, edges: list[tuple[int, int]]) -> Fabric:
+    """A fabric of ``n`` switches joined by ``edges``, one node per switch (for graph-level
+    analyses that reuse the fabric-based mappings)."""
+    return _ring_fabric("graph", {"kind": "graph", "switches": n}, [f"n{i:05d}" for i in range(n)],
+                        n, edges, 1, n, 1.0)

@@ -33,7 +33,7 @@ from t2hx.post.ingest import (MATRIX_COLUMNS, companion_results, ingest, known_s
 from t2hx.post.stats import summarize
 from t2hx.post.store import canonical, write_json, write_table
 from t2hx.progress import Progress
-from t2hx.wire import COMPANION_ENGINE
+from t2hx.wire import COMPANION_ENGINE, NETWORK_BENCHMARK
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -70,7 +70,9 @@ def replay(logdir: Path, out: Path | None = None, quiet: bool | None = None) -> 
     with Progress("replay", quiet=quiet) as prog:
         prog.say(f"reading {logdir}")
         ing = ingest(logdir)
-        results = ing.results
+        # Seed 001's generated-network analyses are graph metrics, not benchmark runs: their
+        # figures come from the kept analyses (t2hx.post.networks), never from gain grids.
+        results = ing.results[ing.results["benchmark"] != NETWORK_BENCHMARK]
         summary = ing.summary
         baseline = choose_baseline(results, ing.provenance)
         combos = combo_order(results, ing.provenance, baseline)
@@ -98,6 +100,11 @@ def replay(logdir: Path, out: Path | None = None, quiet: bool | None = None) -> 
         else:
             figs = _figures(results, ing.matrices, g, combos, baseline, logdir, fig_dir,
                             summary, prog, comparative=not single)
+        if study is not None and study.networks:
+            from t2hx.post import networks
+
+            prog.say("generated networks (seed 001 Figs 5.1-5.5, 5.12, 5.19, Tables 3.4-3.6)")
+            figs += networks.figures(logdir, fig_dir)
         sim = bool(results["simulated"].any()) or bool(ing.provenance.get("simulated"))
         # The seed's numbers and claims are about the study's own systems: compared only
         # with their runs; another system (a port) gets its portable claims only.

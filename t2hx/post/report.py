@@ -416,6 +416,8 @@ def paper_map(figs: list[Figure]) -> pd.DataFrame:
         return configs_map(figs)
     if any(f.kind.startswith("history") for f in figs):
         return histories_map(figs)
+    if any(f.kind.startswith("network") for f in figs):
+        return shortcut_map(figs)
     rows = [[key, what, ", ".join(f.name for f in figs if paper_figure(f) == key) or "–"]
             for key, what in PAPER_FIGURES.items()]
     return pd.DataFrame(rows, columns=["seed 000", "what", "figures here"])
@@ -453,6 +455,26 @@ def histories_map(figs: list[Figure]) -> pd.DataFrame:
     rows = [[key, what, ", ".join(f.name for f in figs if f.kind == kind) or "–"]
             for key, (what, kind) in SEED004_FIGURES.items()]
     return pd.DataFrame(rows, columns=["seed 004", "what", "figures here"])
+
+
+# Seed 001's figures and ours (by name prefix): t2hx/post/networks.py and the NPB whiskers.
+SEED001_FIGURES = {
+    "Tables 3.4–3.6": ("two-opt's total hops from each mapping", ("network-twoopt",)),
+    "Figs 3.13–3.16, 4.9–4.12, 5.15–5.18": ("NPB FT, IS, MG, LU per network and mapping",
+                                            ("whisker-npb-",)),
+    "Figs 5.1, 5.2": ("diameter and ASPL per network size", ("network-diameter",
+                                                              "network-aspl")),
+    "Figs 5.3–5.5": ("total hops of Broadcast, Allreduce, Alltoall per network size",
+                     ("network-bcast-", "network-allreduce-", "network-alltoall-")),
+    "Fig 5.12": ("point-to-point hops per mapped node count", ("network-p2p-",)),
+    "Fig 5.19": ("mean cable length per network size", ("network-cable-",)),
+}
+
+
+def shortcut_map(figs: list[Figure]) -> pd.DataFrame:
+    rows = [[key, what, ", ".join(f.name for f in figs if f.name.startswith(prefixes)) or "–"]
+            for key, (what, prefixes) in SEED001_FIGURES.items()]
+    return pd.DataFrame(rows, columns=["seed 001", "what", "figures here"])
 
 
 def to_markdown(bl: list[Block]) -> str:

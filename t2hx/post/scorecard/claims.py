@@ -30,6 +30,7 @@ MECHANISMS = {
     "variability": "run-to-run spread",
     "bandwidth": "link rate, rails, planes and tapering of a configuration",
     "deadlock": "what the routing needs to stay deadlock-free (virtual lanes)",
+    "topology": "the network graph itself: path lengths, diameter, cable layout",
 }
 
 

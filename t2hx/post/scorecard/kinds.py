@@ -203,6 +203,67 @@ def history_kind(comp: dict[str, Any], context: dict[str, Any]) -> Ours:
                 where=where_)
 
 
+def network_kind(comp: dict[str, Any], context: dict[str, Any]) -> Ours:
+    """A metric of seed 001's generated networks (``log/<campaign>/networks/``,
+    t2hx.post.networks): the ``subject`` network's (``{kind:, mapping:}``) relative to the
+    ``base`` network's (subject/base − 1) at each size of ``switches`` (or mapped node
+    count of ``nodes``), or the subject's own value without a base; aggregated by ``stat``
+    (median, max or min). Metrics: diameter, aspl, cable_mean_m (per network); hops and
+    hops_per_message of ``collective`` (per mapping); mean_hops (point to point, per mapped
+    node count); reduction (the two-opt tables: final/initial − 1 of ``collective``)."""
+    from t2hx.post import networks
+
+    logdir = context.get("logdir")
+    if logdir is None:
+        raise NotRun("no log directory")
+    if "network_tables" not in context:
+        context["network_tables"] = networks.frames(networks.load(Path(logdir)))
+    tables = context["network_tables"]
+    subject = _network_cells(tables, comp, comp["subject"])
+    base = _network_cells(tables, comp, comp["base"]) if comp.get("base") else None
+    cells = subject if base is None else (subject / base - 1.0).dropna()
+    if cells.empty:
+        raise NotRun("no size the subject and the base both have")
+    value = {"median": cells.median(), "max": cells.max(), "min": cells.min()}[
+        comp.get("stat", "median")]
+    axis = "nodes" if comp["metric"] == "mean_hops" else "switches"
+    return Ours(float(value), [float(c) for c in cells] if len(cells) > 1 else None,
+                where=f"{axis} {','.join(str(int(i)) for i in cells.index)}",
+                control=float(cells.abs().max()))
+
+
+def _network_cells(tables: dict[str, pd.DataFrame], comp: dict[str, Any],
+                   spec: dict[str, str]) -> pd.Series:
+    """The metric of one network (and mapping) per size, indexed by switches or nodes."""
+    metric = comp["metric"]
+    part = {"hops": "collectives", "hops_per_message": "collectives", "mean_hops": "p2p",
+            "reduction": "twoopt"}.get(metric, "networks")
+    rows = tables.get(part, pd.DataFrame())
+    if rows.empty:
+        raise NotRun(f"no {part} rows of generated networks in the log")
+    rows = rows[rows["kind"] == spec["kind"]]
+    if "mapping" in spec:
+        rows = rows[rows["mapping"] == spec["mapping"]]
+    if comp.get("collective"):
+        rows = rows[rows["collective"] == comp["collective"]]
+    axis = "nodes" if part == "p2p" else "switches"
+    want = listed(comp.get("nodes" if part == "p2p" else "switches") or [])
+    if want:
+        rows = rows[rows[axis].isin(want)]
+    if part == "p2p" and comp.get("switches"):
+        rows = rows[rows["switches"].isin(listed(comp["switches"]))]
+    if rows.empty:
+        raise NotRun(f"no {label_of(spec)} rows at {axis} {want or 'any'}")
+    values = {"hops_per_message": lambda r: r["hops"] / r["messages"],
+              "reduction": lambda r: r["final"] / r["initial"] - 1.0}.get(
+        metric, lambda r: r[metric])(rows)
+    return pd.Series(values.to_numpy(dtype=float), index=rows[axis].to_numpy())
+
+
+def label_of(spec: dict[str, str]) -> str:
+    return " ".join(str(v) for v in spec.values())
+
+
 def extremes_kind(df: pd.DataFrame, comp: dict[str, Any], base: dict[str, str],
                   sm: bool) -> Ours:
     """The named benchmark's place among ``benchmark`` by the span of its cells' gains
@@ -307,7 +368,7 @@ def throughput_kind(df: pd.DataFrame, comp: dict[str, Any], base: dict[str, str]
 
 #: Kinds computed from files of the log directory, not from the results table.
 LOG_KINDS: dict[str, Callable[[dict[str, Any], dict[str, Any]], Ours]] = {
-    "routing": routing_kind, "history": history_kind}
+    "routing": routing_kind, "history": history_kind, "network": network_kind}
 Kind = Callable[[pd.DataFrame, dict[str, Any], dict[str, str], bool], Ours]
 KINDS: dict[str, Kind] = {"gain": gain_kind, "value": value_kind, "rank": rank_kind,
                           "trend": trend_kind, "spread": spread_kind,

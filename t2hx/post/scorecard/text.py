@@ -52,6 +52,9 @@ def needs(comp: dict[str, Any]) -> str:
     """The study case a claim needs: benchmark, metric, combos, nodes, sizes, conditions."""
     if comp["kind"] == "routing":
         return f"the routing analysis of {comp['plane']} with {comp['engine']} (t2hx reproduce)"
+    if comp["kind"] == "network":
+        return (f"the analysis of generated {comp['subject']['kind']} networks "
+                "(checks/network.py)")
     if comp["kind"] == "history":
         return (f"the job-history replay of {', '.join(listed(comp['combo']))} "
                 "(checks/history.py)")
@@ -135,7 +138,7 @@ def ours_text(pub: dict[str, Any], comp: dict[str, Any], ours: Ours, dead: float
         lo, hi = rank_span(ours, dead)
         place = f"#{lo}" if lo == hi else f"#{lo}–{hi} (tied)"
         text = f"{place} of {ours.of} (span of gains {_pct(o)})"
-    elif comp["kind"] in ("value", "routing"):
+    elif comp["kind"] in ("value", "routing") or (comp["kind"] == "network" and "value" in pub):
         text = f"{o:.3g} {pub.get('unit', '')}".strip()
     elif comp["kind"] == "spread":
         text = f"spread difference {_pct(o)}"

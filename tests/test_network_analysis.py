@@ -1,0 +1,179 @@
+"""Seed 001's generated networks (t2hx/placement/network_analysis.py and the fabric modules
+under it): Dragonfly construction, path lengths, cable lengths, collective and point-to-point
+hops, the two-opt tables, the CLI, the study's ``networks:`` section and the ``network``
+claim kind on kept analyses."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+
+from t2hx import ROOT
+from t2hx.errors import ConfError, T2hxError
+from t2hx.fabric.cabling import Layout, cable_lengths
+from t2hx.fabric.dragonfly import dragonfly_edges, group_size
+from t2hx.fabric.pathlengths import diameter_aspl, hop_matrix
+from t2hx.placement.collectives import COLLECTIVES, messages
+from t2hx.placement.network_analysis import Sweep, analyse, degree_for, network_edges
+from t2hx.post.scorecard import score
+from t2hx.study import load_study
+
+T2HX = str(ROOT / ".venv" / "bin" / "t2hx")
+SMALL = Sweep(seed=3, iterations=2000, two_opt_up_to=64, p2p_switches=64, table_switches=64,
+              table_ranks=32)
+
+
+def test_the_dragonfly_of_1024_switches_is_seed_001s_64_groups_of_16_with_diameter_3():
+    edges = dragonfly_edges(1024, 19)
+    assert group_size(1024, 19) == 16
+    degree = Counter(x for e in edges for x in e)
+    assert set(degree.values()) == {19} and len(edges) == len(set(edges))
+    groups = {(a // 16, b // 16) for a, b in edges if a // 16 != b // 16}
+    assert len(groups) == 64 * 63 // 2                  # every pair of groups linked
+    assert diameter_aspl(hop_matrix(1024, edges))[0] == 3
+
+
+def test_a_dragonfly_too_large_for_its_degree_has_a_diameter_above_3():
+    """256 switches of degree 7: groups of at most 7 cannot reach 63 other groups."""
+    edges = dragonfly_edges(256, 7)
+    assert diameter_aspl(hop_matrix(256, edges))[0] > 3
+
+
+def test_path_lengths_of_a_ring():
+    n = 8
+    diameter, aspl = diameter_aspl(hop_matrix(n, [(i, (i + 1) % n) for i in range(n)]))
+    assert diameter == 4 and aspl == pytest.approx(16 / 7)
+    with pytest.raises(T2hxError, match="cannot reach"):
+        hop_matrix(4, [(0, 1), (2, 3)])
+
+
+def test_cable_lengths_follow_the_cabinet_layout():
+    """16 switches: cabinets 0 (switches 0-7) and 1 (8-15) on a 2x1 grid, one row apart."""
+    lengths = cable_lengths(16, [(0, 1), (0, 8), (7, 15)])
+    assert lengths.tolist() == pytest.approx([1.0, 2.1 + 2.0, 2.1 + 2.0])
+    # 40 cabinets: 7 rows of 6 columns; cabinet 0 at (0, 0), cabinet 13 at (2, 1).
+    assert Layout().grid(320) == (7, 6)
+    assert cable_lengths(320, [(0, 13 * 8)]).tolist() == pytest.approx([0.6 + 2 * 2.1 + 2.0])
+
+
+@pytest.mark.parametrize("n", [16, 64, 256])
+def test_the_thesis_collectives_take_one_hop_per_message_on_the_circulant_network(n):
+    """§4.3: with ranks in ring order on G(N, log2 N) every message of binomial Broadcast,
+    recursive-doubling Allreduce and Bruck Alltoall crosses one link (and none on another
+    graph of the same degree)."""
+    hops = hop_matrix(n, network_edges("circulant", n, 1))
+    other = hop_matrix(n, network_edges("random-shortcut", n, 1))
+    place = np.arange(n)
+    for coll in COLLECTIVES:
+        m = messages(coll, n)
+        assert int(hops[place[m.src], place[m.dst]].sum()) == len(m)
+        assert int(other[place[m.src], place[m.dst]].sum()) > len(m)
+
+
+def test_the_analysis_of_a_small_random_shortcut_network():
+    out = analyse("random-shortcut", 64, SMALL)
+    assert (out["switches"], out["degree"], out["links"]) == (64, 11, 64 * 11 // 2)
+    hops = {(r["collective"], r["mapping"]): r["hops"] for r in out["collectives"]}
+    for coll in COLLECTIVES:
+        for start in ("ring", "random"):
+            assert hops[coll, f"{start}+two-opt"] <= hops[coll, start]
+    assert {r["nodes"] for r in out["p2p"]} == {8, 16, 32, 64}
+    full = [r["mean_hops"] for r in out["p2p"] if r["nodes"] == 64]
+    assert full == pytest.approx([out["aspl"]] * 3, abs=1e-6)    # every node mapped: the ASPL
+    assert {(r["collective"], r["mapping"]) for r in out["twoopt"]} == \
+        {(c, m) for c in COLLECTIVES for m in ("random", "hierarchical", "ring")}
+    assert all(r["final"] <= r["initial"] for r in out["twoopt"])
+    again = analyse("random-shortcut", 64, SMALL)
+    assert {k: v for k, v in again.items() if k != "seconds"} == \
+        {k: v for k, v in out.items() if k != "seconds"}
+
+
+def test_the_circulant_networks_cables_are_shorter_than_the_random_shortcut_networks():
+    circ, rsn = (analyse(k, 256, Sweep(iterations=0)) for k in ("circulant", "random-shortcut"))
+    assert circ["cable_mean_m"] < rsn["cable_mean_m"]
+    assert circ["diameter"] >= rsn["diameter"] and circ["aspl"] > rsn["aspl"]
+
+
+def test_sizes_must_be_powers_of_two(tmp_path):
+    with pytest.raises(T2hxError, match="power of two"):
+        degree_for(48)
+    rows = tmp_path / "network.json"
+    out = subprocess.run([T2HX, "campaign", "analyse-network", "--kind", "circulant",
+                          "--switches", "48", "--rows", str(rows)], capture_output=True,
+                         text=True, timeout=60)
+    assert out.returncode != 0 and len(out.stderr.strip().splitlines()) == 1
+    assert "48 switches" in out.stderr and "power of two" in out.stderr
+    assert not rows.exists()
+
+
+def test_the_cli_writes_the_analysis_and_its_summary_line(tmp_path):
+    rows = tmp_path / "network.json"
+    out = subprocess.run([T2HX, "campaign", "analyse-network", "--kind", "circulant",
+                          "--switches", "64", "--rows", str(rows)], capture_output=True,
+                         text=True, timeout=120, check=True)
+    from t2hx import wire
+
+    values = wire.network_metrics(out.stdout)
+    assert values["bcast_hops"] == 63 and values["diameter"] == 3
+    assert wire.NETWORK_DONE in out.stdout
+    assert json.loads(rows.read_text())["aspl"] == values["aspl"]
+
+
+def test_the_study_section_checks_its_sizes(tmp_path):
+    study = load_study("shortcut-topologies-thesis", "quick")
+    assert study.networks["iterations"] == 20000
+    assert study.network_cases() == 3 * len(study.networks["switches"])
+    assert load_study("shortcut-topologies-thesis", "full").networks["iterations"] == 200000
+    data = yaml.safe_load((ROOT / "conf/studies/shortcut-topologies-thesis.yaml").read_text())
+    data["networks"]["switches"] = [16, 48]
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(yaml.safe_dump(data))
+    with pytest.raises(ConfError, match="48 switches is not a power of two") as err:
+        load_study(str(bad))
+    assert "networks.switches" in str(err.value)
+
+
+def _keep(logdir: Path, out: dict) -> None:
+    where = logdir / "networks" / "sim" / "x-shortcut" / f"network_{out['kind']}_{out['switches']}"
+    where.mkdir(parents=True)
+    (where / "network.json").write_text(json.dumps(out))
+
+
+def test_network_claims_read_the_kept_analyses(tmp_path):
+    """The ``network`` kind: a subject network's metric against a base's per size, or its
+    own value; every verdict reachable from real analyses of small networks."""
+    empty = __import__("pandas").DataFrame(columns=["benchmark"])
+    defaults = {"dead_band": 0.01, "tolerance": {"abs": 0.05, "rel": 0.25},
+                "value_tolerance": 0.10}
+
+    def claim(pub: dict, **comp) -> dict:
+        return {"id": "c", "mechanism": "topology", "source": "test", "statement": "s",
+                "published": pub, "compute": {"kind": "network", **comp}}
+
+    circ, rsn = {"kind": "circulant"}, {"kind": "random-shortcut"}
+    ring = {"kind": "circulant", "mapping": "ring"}
+    first = score(empty, [claim({"sign": -1}, metric="cable_mean_m", subject=circ, base=rsn)],
+                  defaults, logdir=tmp_path)[0]
+    assert first.verdict == "not run"
+    for kind in ("circulant", "random-shortcut"):
+        for n in (32, 64):
+            _keep(tmp_path, analyse(kind, n, Sweep(iterations=0)))
+    cases = [(claim({"sign": -1}, metric="cable_mean_m", subject=circ, base=rsn, stat="max"),
+              "agrees"),
+             (claim({"sign": 1}, metric="cable_mean_m", subject=circ, base=rsn), "contradicts"),
+             (claim({"value": 1}, metric="hops_per_message", collective="alltoall",
+                    subject=ring, stat="max"), "agrees"),
+             (claim({"value": 3}, metric="diameter", subject=circ, switches=[64]), "agrees"),
+             (claim({"value": 5}, metric="diameter", subject=circ, switches=[64]),
+              "contradicts"),
+             (claim({"sign": -1}, metric="diameter", subject=circ, base=rsn, switches=[128]),
+              "not run")]
+    for c, want in cases:
+        v = score(empty, [c], defaults, logdir=tmp_path)[0]
+        assert v.verdict == want, (c["compute"], v.verdict, v.ours, v.note)
