@@ -730,10 +730,11 @@ def _check_histories(spec: dict | None, combos: list[dict], path: Path) -> None:
 def _check_networks(spec: dict | None, path: Path) -> None:
     if not spec:
         return
-    bad = [n for n in spec["switches"] if n & (n - 1)]
+    bad = [n for n in spec["switches"] if n & (n - 1) or n > 16384]
     if bad:
-        raise ConfError(f"{bad[0]} switches is not a power of two", file=path,
-                        field="networks.switches", fix="use powers of two (seed 001 §4.2)")
+        raise ConfError(f"{bad[0]} switches is not a power of two up to 16384", file=path,
+                        field="networks.switches", fix="use powers of two (seed 001 §4.2); "
+                        "the all-pairs hop matrix of 16,384 switches takes 512 MiB")
 
 
 def _check_noise(noise: dict | None, path: Path) -> None:

@@ -96,6 +96,7 @@ ROLE_OF = {
     ("history", "sample", "--out"): "out-file", ("history", "replay", "samples"): "in-file",
     ("campaign", "simulate-history", "--trace"): "in-file",
     ("campaign", "simulate-history", "--rows"): "out-file", ("sar", "watch", "--log"): "out-file",
+    ("campaign", "analyse-network", "--rows"): "out-file",
 }
 
 
@@ -175,6 +176,13 @@ ALLOW: dict[tuple[str, str, str], str] = {
     ("hostfiles", "--switches", "huge"): "only spread uses it (not the base); n caps it",
     ("history sample", "--first-day", "zero"): "from the trace's first job (the default)",
     ("campaign simulate-history", "--day", "zero"): "the trace's first day",
+    ("campaign analyse-network", "--iterations", "zero"): "two-opt without swaps",
+    ("campaign analyse-network", "--iterations", "huge"): "only the random shortcut network "
+    "runs two-opt (the base analyses a circulant one)",
+    ("campaign analyse-network", "--two-opt-up-to", "huge"): "a bound on the size",
+    ("campaign analyse-network", "--p2p-switches", "huge"): "no such size: no point-to-point rows",
+    ("campaign analyse-network", "--table-switches", "huge"): "no such size: no two-opt tables",
+    ("campaign analyse-network", "--table-ranks", "huge"): "used at the table size only",
     ("*", "--rows", "file"): "an existing output is replaced",
     ("*", "--rows", "missing"): "a new file", ("*", "--rows", "dotdot"): "a path",
     ("*", "--rows", "newline"): "a POSIX name", ("*", "--rows", "surrogate"): "bytes",
@@ -242,6 +250,8 @@ BASES: dict[tuple[str, ...], list[str]] = {
                                        "--plane", "fattree", "--trace", "{trace}", "--day",
                                        "0", "--rows", "{tmp}/rows.json", "--work",
                                        "{tmp}/work"],
+    ("campaign", "analyse-network"): ["campaign", "analyse-network", "--kind", "circulant",
+                                      "--switches", "16", "--rows", "{tmp}/network.json"],
     ("sar", "watch"): ["sar", "watch", "--system", "{mini}", "--plane", "fattree", "--polls",
                        "1", "--interval", "1"],
     ("demand", "build"): ["demand", "build", "--job", "{prefix}", "{hosts}", "--out",

@@ -84,8 +84,9 @@ def test_the_analysis_of_a_small_random_shortcut_network():
         for start in ("ring", "random"):
             assert hops[coll, f"{start}+two-opt"] <= hops[coll, start]
     assert {r["nodes"] for r in out["p2p"]} == {8, 16, 32, 64}
-    full = [r["mean_hops"] for r in out["p2p"] if r["nodes"] == 64]
-    assert full == pytest.approx([out["aspl"]] * 3, abs=1e-6)    # every node mapped: the ASPL
+    full = [r for r in out["p2p"] if r["nodes"] == 64]
+    assert [r["mean_hops"] for r in full] == pytest.approx([out["aspl"]] * 3, abs=1e-6)
+    assert all(r["alltoall_hops"] >= 1 for r in out["p2p"])
     assert {(r["collective"], r["mapping"]) for r in out["twoopt"]} == \
         {(c, m) for c in COLLECTIVES for m in ("random", "hierarchical", "ring")}
     assert all(r["final"] <= r["initial"] for r in out["twoopt"])
@@ -177,3 +178,25 @@ def test_network_claims_read_the_kept_analyses(tmp_path):
     for c, want in cases:
         v = score(empty, [c], defaults, logdir=tmp_path)[0]
         assert v.verdict == want, (c["compute"], v.verdict, v.ours, v.note)
+
+
+def test_the_mix_of_section_5_4_is_linear_and_its_lines_cross_where_the_totals_meet():
+    from t2hx.post.networks import MIX_MESSAGES, crossover, mix_total
+
+    assert mix_total(3.0, 1.0, 0.0) == MIX_MESSAGES * 3.0
+    assert mix_total(3.0, 1.0, 1.0) == MIX_MESSAGES * 1.0
+    # circulant: 3.45 hops point to point, 1 per Alltoall message; random shortcut 2.68, 2.45
+    r = crossover((3.45, 1.0), (2.68, 2.45))
+    assert mix_total(3.45, 1.0, r) == pytest.approx(mix_total(2.68, 2.45, r))
+    assert 0 < r < 1
+    assert np.isnan(crossover((1.0, 1.0), (2.0, 2.0)))          # never meet
+    assert np.isnan(crossover((3.0, 2.5), (2.0, 2.0)))          # meet beyond an all-collective mix
+
+
+def test_circulant_mappings_cut_the_mix_as_the_collective_share_grows():
+    """§5.4 on a small circulant network: with ring or circulant mapping an Alltoall's
+    message takes fewer hops than a random message among the same nodes."""
+    out = analyse("circulant", 64, SMALL)
+    for r in out["p2p"]:
+        if r["mapping"] in ("ring", "circulant") and r["nodes"] < 64:
+            assert r["alltoall_hops"] < r["mean_hops"], r

@@ -7,7 +7,9 @@ switch, minimal routing (every switch pair at its graph distance). What it repor
   all N nodes (Figs 5.3–5.5): ring-consecutive mapping (rank i on switch i), random
   mapping, and on the random shortcut network both re-placed by two-opt on hops;
 - mean hops of point-to-point messages between the mapped nodes, for 8 … N mapped nodes and
-  each mapping of the network (Fig 5.12; every ordered pair, not the thesis' 100,000 draws);
+  each mapping of the network (Fig 5.12; every ordered pair, not the thesis' 100,000 draws),
+  and of a Bruck Alltoall's messages among the same nodes: §5.4's total hops of a mix with a
+  share ``r`` of collective messages is ``total · (r · alltoall + (1 − r) · mean)`` (Fig 5.14);
 - the two-opt tables (Tables 3.4–3.6: random shortcut, ``table_ranks`` ranks, random /
   hierarchical / ring mappings, each collective) when N is ``table_switches``;
 - cable lengths in the cabinet layout of §5.6 (t2hx.fabric.cabling; Fig 5.19).
@@ -50,10 +52,15 @@ class Sweep:
     table_ranks: int = 512
 
 
+#: The all-pairs hop matrix is n² int16: 512 MiB at this size.
+MAX_SWITCHES = 16384
+
+
 def degree_for(n: int) -> int:
-    if n < 4 or n & (n - 1):
+    if n < 4 or n & (n - 1) or n > MAX_SWITCHES:
         raise T2hxError(f"{n} switches", field="switches",
-                        fix="use a power of two of at least 4 (seed 001 §4.2: N = 2^k)")
+                        fix=f"use a power of two from 4 to {MAX_SWITCHES} (seed 001 §4.2: "
+                        "N = 2^k)")
     return 2 * (n.bit_length() - 1) - 1
 
 
@@ -125,8 +132,12 @@ def p2p_rows(kind: str, n: int, edges: list[tuple[int, int]], hops: np.ndarray,
         for name in P2P_MAPPINGS[kind]:
             nodes = pick(name, n, m, edges, rng_for(sweep.seed, "sweep-p2p", name, m))
             sub = hops[np.ix_(nodes, nodes)]
+            a2a = messages("alltoall", m)
             rows.append({"mapping": name, "nodes": m,
-                         "mean_hops": round(float(sub.sum(dtype=np.int64)) / (m * (m - 1)), 6)})
+                         "mean_hops": round(float(sub.sum(dtype=np.int64)) / (m * (m - 1)), 6),
+                         # §5.4: a Bruck Alltoall among the same nodes, per message
+                         "alltoall_hops": round(float(sub[a2a.src, a2a.dst].sum()) / len(a2a),
+                                                6)})
         m *= 2
     return rows
 

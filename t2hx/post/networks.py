@@ -6,6 +6,8 @@ network check keeps in ``log/<campaign>/networks/`` (checks/network.py):
   Allreduce, Bruck Alltoall over all N nodes, per kind and mapping (Figs 5.3–5.5);
 * ``network-p2p-hops``: mean point-to-point hops among the mapped nodes at one size, per
   kind and mapping (Fig 5.12);
+* ``network-mix-<n>``: total hops of 102,400 messages among n mapped nodes at one size as
+  the share of Alltoall messages grows from 0 to 1, the rest point to point (Fig 5.14);
 * ``network-cable-length``: mean inter-switch cable length in §5.6's layout (Fig 5.19);
 * ``network-twoopt``: the two-opt tables (Tables 3.4–3.6).
 """
@@ -24,6 +26,8 @@ from t2hx.post.figures import Figure
 from t2hx.post.store import write_text
 
 KINDS = ("circulant", "random-shortcut", "dragonfly")
+MIX_MESSAGES = 102_400          # §5.4: mn + p = 102,400
+RATIOS = [k / 10 for k in range(11)]
 TITLES = {"bcast": "binomial Broadcast", "allreduce": "recursive-doubling Allreduce",
           "alltoall": "Bruck Alltoall"}
 
@@ -72,6 +76,8 @@ def figures(logdir: Path, fig_dir: Path) -> list[Figure]:
         figs.append(_sized(p2p, "mean_hops", "mean hops per message", "network-p2p-hops",
                            f"Point-to-point hops among the mapped nodes ({size} switches)",
                            fig_dir, series="series", x="nodes", xlabel="mapped nodes"))
+        if "alltoall_hops" in p2p:
+            figs += [_mix(sub, int(n), size, fig_dir) for n, sub in p2p.groupby("nodes")]
     figs.append(_sized(net, "cable_mean_m", "mean cable length [m]", "network-cable-length",
                        "Mean inter-switch cable length (8 switches per cabinet, 2-D grid)",
                        fig_dir))
@@ -96,6 +102,38 @@ def _sized(rows: pd.DataFrame, value: str, ylabel: str, name: str, title: str, f
         "extra": ""})
     return Figure(name, "network", title, files, data,
                   wide.rename_axis(columns=None).reset_index())
+
+
+def mix_total(mean_hops: float, alltoall_hops: float, ratio: float) -> float:
+    """§5.4: total hops of MIX_MESSAGES messages, ``ratio`` of them an Alltoall's."""
+    return MIX_MESSAGES * (ratio * alltoall_hops + (1 - ratio) * mean_hops)
+
+
+def crossover(subject: tuple[float, float], base: tuple[float, float]) -> float:
+    """The collective share at which the subject's mix total meets the base's (each given
+    as (point-to-point, alltoall) hops per message); NaN if the lines never meet in [0, 1]."""
+    dp, da = subject[0] - base[0], subject[1] - base[1]
+    if dp == da:
+        return float("nan")
+    r = dp / (dp - da)
+    return r if 0.0 <= r <= 1.0 else float("nan")
+
+
+def _mix(rows: pd.DataFrame, nodes: int, size: int, fig_dir: Path) -> Figure:
+    series = list(rows["series"])
+    stem = fig_dir / f"network-mix-{nodes}"
+    data = stem.with_suffix(".dat")
+    title = (f"Total hops of {MIX_MESSAGES:,} messages among {nodes} mapped nodes "
+             f"({size} switches) by Alltoall share")
+    body = [[r] + [round(mix_total(m, a, r), 1) for m, a in
+                   zip(rows["mean_hops"], rows["alltoall_hops"])] for r in RATIOS]
+    write_text(data, plots.table_text(["ratio"] + series, body, title))
+    files = plots.render("lines", data, stem, {
+        "title": title, "nseries": len(series), "xlabel_text": "collective (Alltoall) share",
+        "ylabel_text": "total hops", "logx": False, "logy": False, "style": "linespoints",
+        "extra": ""})
+    return Figure(stem.name, "network-mix", title, files, data,
+                  rows[["series", "mean_hops", "alltoall_hops"]].reset_index(drop=True))
 
 
 def _twoopt(rows: pd.DataFrame, fig_dir: Path) -> Figure:

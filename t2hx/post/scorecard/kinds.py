@@ -219,25 +219,59 @@ def network_kind(comp: dict[str, Any], context: dict[str, Any]) -> Ours:
     if "network_tables" not in context:
         context["network_tables"] = networks.frames(networks.load(Path(logdir)))
     tables = context["network_tables"]
-    subject = _network_cells(tables, comp, comp["subject"])
-    base = _network_cells(tables, comp, comp["base"]) if comp.get("base") else None
-    cells = subject if base is None else (subject / base - 1.0).dropna()
+    if comp["metric"] == "crossover":
+        cells = _crossovers(tables, comp)
+    else:
+        subject = _network_cells(tables, comp, comp["subject"])
+        base = _network_cells(tables, comp, comp["base"]) if comp.get("base") else None
+        cells = subject if base is None else (subject / base - 1.0).dropna()
     if cells.empty:
         raise NotRun("no size the subject and the base both have")
-    value = {"median": cells.median(), "max": cells.max(), "min": cells.min()}[
-        comp.get("stat", "median")]
-    axis = "nodes" if comp["metric"] == "mean_hops" else "switches"
+    value = {"median": cells.median(), "max": cells.max(), "min": cells.min(),
+             "absmax": cells.abs().max()}[comp.get("stat", "median")]
+    axis = "nodes" if comp["metric"] in P2P_METRICS else "switches"
     return Ours(float(value), [float(c) for c in cells] if len(cells) > 1 else None,
                 where=f"{axis} {','.join(str(int(i)) for i in cells.index)}",
-                control=float(cells.abs().max()))
+                control=_network_control(tables, comp, cells))
+
+
+def _network_control(tables: dict[str, pd.DataFrame], comp: dict[str, Any],
+                     cells: pd.Series) -> float:
+    """The largest effect the claim's cells could have shown: its own, or for a mapping's
+    relative metric (e.g. §5.4's mix change) that of any mapping of the same network, so an
+    "on par" holds only where another mapping shows the model can tell them apart."""
+    effects = [float(cells.abs().max())]
+    rows = tables.get("p2p", pd.DataFrame())
+    if comp["metric"] == "mix_change" and not comp.get("base") and len(rows):
+        for mapping in rows.loc[rows["kind"] == comp["subject"]["kind"], "mapping"].unique():
+            other = {**comp["subject"], "mapping": mapping}
+            effects.append(float(_network_cells(tables, comp, other).abs().max()))
+    return max(effects)
+
+
+#: Metrics of the point-to-point rows (per mapped node count): Fig 5.12 and §5.4's mixes.
+P2P_METRICS = ("mean_hops", "alltoall_hops", "mix_change", "crossover")
+
+
+def _crossovers(tables: dict[str, pd.DataFrame], comp: dict[str, Any]) -> pd.Series:
+    """§5.4: per mapped node count, the Alltoall share above which the subject's mix takes
+    fewer hops than the base's (t2hx.post.networks.crossover)."""
+    from t2hx.post.networks import crossover
+
+    parts = [pd.concat([_network_cells(tables, {**comp, "metric": m}, comp[side])
+                        for m in ("mean_hops", "alltoall_hops")], axis=1)
+             for side in ("subject", "base")]
+    both = parts[0].join(parts[1], lsuffix="_s", rsuffix="_b", how="inner")
+    return pd.Series([crossover(tuple(r[:2]), tuple(r[2:])) for r in both.to_numpy()],
+                     index=both.index).dropna()
 
 
 def _network_cells(tables: dict[str, pd.DataFrame], comp: dict[str, Any],
                    spec: dict[str, str]) -> pd.Series:
     """The metric of one network (and mapping) per size, indexed by switches or nodes."""
     metric = comp["metric"]
-    part = {"hops": "collectives", "hops_per_message": "collectives", "mean_hops": "p2p",
-            "reduction": "twoopt"}.get(metric, "networks")
+    part = {"hops": "collectives", "hops_per_message": "collectives", "reduction": "twoopt",
+            **{m: "p2p" for m in P2P_METRICS}}.get(metric, "networks")
     rows = tables.get(part, pd.DataFrame())
     if rows.empty:
         raise NotRun(f"no {part} rows of generated networks in the log")
@@ -255,7 +289,8 @@ def _network_cells(tables: dict[str, pd.DataFrame], comp: dict[str, Any],
     if rows.empty:
         raise NotRun(f"no {label_of(spec)} rows at {axis} {want or 'any'}")
     values = {"hops_per_message": lambda r: r["hops"] / r["messages"],
-              "reduction": lambda r: r["final"] / r["initial"] - 1.0}.get(
+              "reduction": lambda r: r["final"] / r["initial"] - 1.0,
+              "mix_change": lambda r: r["alltoall_hops"] / r["mean_hops"] - 1.0}.get(
         metric, lambda r: r[metric])(rows)
     return pd.Series(values.to_numpy(dtype=float), index=rows[axis].to_numpy())
 
