@@ -374,10 +374,12 @@ MODEL = {
                          "(bench/results/parx_mpi_cost.json)"),
     "reduce_gbps": F(float, default=32.0, min=0.1,
                      doc="rate of the local reduction in reducing collectives, Gbit/s"),
-    "collectives": F(str, default="ompi-4.1", choices=("ompi-4.1", "ompi-1.10"),
+    "collectives": F(str, default="ompi-4.1",
+                     choices=("ompi-4.1", "ompi-1.10", "binomial-rd-bruck"),
                      doc="Open MPI coll/tuned fixed decision rules the collectives follow: "
-                     "ompi-4.1 or ompi-1.10 (1.10.7, the study's MPI; t2hx.flowsim.collectives, "
-                     "docs/modelling.md#collective-decision-rules)"),
+                     "ompi-4.1 or ompi-1.10 (1.10.7, the study's MPI), or binomial-rd-bruck "
+                     "(binomial Bcast, recursive-doubling Allreduce, Bruck Alltoall always: "
+                     "seed 001; t2hx.flowsim.collectives, docs/modelling.md#collective-decision-rules)"),
     "multirail": F(dict, default=None, fields={
         "policy": F(str, default="single", choices=("single", "round_robin", "stripe"),
                     doc="how a rank spreads traffic over its rails (docs/modelling.md)"),

@@ -83,6 +83,26 @@ def test_1_10_switch_points() -> None:
     assert choose("Reduce", 7, 20479, rules=OLD) == "binomial"
 
 
+@pytest.mark.parametrize("n", [2, 8, 128, 1024])
+@pytest.mark.parametrize("m", [0, 256, 16 * 1024, 1 << 20])
+def test_seed_001s_rule_set_runs_one_algorithm_per_collective(n, m) -> None:
+    """binomial-rd-bruck: the thesis' algorithms at every size; the rest as ompi-4.1."""
+    rules = "binomial-rd-bruck"
+    assert choose("Bcast", n, m, rules=rules) == "binomial"
+    assert choose("Allreduce", n, m, rules=rules) == "recursive_doubling"
+    assert choose("Alltoall", n, m, rules=rules) == ("pairwise" if n == 2 else "bruck")
+    assert choose("Reduce", n, m, rules=rules) == choose("Reduce", n, m)
+    _check_ranks(phases("Alltoall", n, m, rules=rules)[1], n)
+
+
+def test_the_thesis_systems_run_the_thesis_algorithms() -> None:
+    from t2hx.conf import load_system
+
+    for name in ("thesis-rsn1024", "thesis-circ1024"):
+        assert load_system(ROOT / "conf" / "systems" / f"{name}.yaml").model["collectives"] \
+            == "binomial-rd-bruck"
+
+
 def test_unknown_rule_set_is_one_line_naming_the_field() -> None:
     for call in (lambda: choose("Bcast", 4, 8, rules="mpich"),
                  lambda: phases("Bcast", 4, 8, rules="mpich", algorithm="binomial")):

@@ -1,10 +1,12 @@
 """MPI collectives decomposed into point-to-point phases, as Open MPI's ``coll/tuned`` would
 run them with its default (fixed) decision rules.
 
-Two rule sets, chosen by the system conf's ``model.collectives`` (:data:`RULES`):
-``ompi-4.1`` (the default, the MPI of this stack) and ``ompi-1.10`` (Open MPI 1.10.7, the
-MPI the study ran, seed 000 §4.4.5). Both read ``ompi/mca/coll/tuned/coll_tuned_decision_fixed.c``
-of their version (docs/modelling.md#collective-decision-rules).
+Rule sets, chosen by the system conf's ``model.collectives`` (:data:`RULES`):
+``ompi-4.1`` (the default, the MPI of this stack), ``ompi-1.10`` (Open MPI 1.10.7, the
+MPI the study ran, seed 000 §4.4.5) and ``binomial-rd-bruck`` (one algorithm each for
+Bcast, Allreduce and Alltoall, as seed 001 simulates them). The Open MPI ones read
+``ompi/mca/coll/tuned/coll_tuned_decision_fixed.c`` of their version
+(docs/modelling.md#collective-decision-rules).
 
 Open MPI 4.1 (``ompi-4.1``; the ``*_intra_dec_fixed`` functions of the v4.1.x file, commutative
 op MPI_SUM, as IMB uses; n = communicator size, m = bytes per rank as IMB's ``#bytes``; the
@@ -320,7 +322,16 @@ CHOOSERS_1_10: dict[str, Chooser] = {
     "Allreduce": _choose_allreduce_1_10, "Alltoall": _choose_alltoall_1_10}
 
 #: Rule sets by their conf name (``model.collectives``).
-RULES: dict[str, dict[str, Chooser]] = {"ompi-4.1": CHOOSERS, "ompi-1.10": CHOOSERS_1_10}
+#: One algorithm per collective whatever n and m: binomial-tree Bcast, recursive-doubling
+#: Allreduce, Bruck Alltoall (seed 001 §3.1, §5.5: the thesis' simulations; in Open MPI,
+#: coll_tuned_use_dynamic_rules with coll_tuned_{bcast,allreduce,alltoall}_algorithm 6, 3, 3);
+#: the other collectives as ompi-4.1.
+CHOOSERS_BINOMIAL_RD_BRUCK: dict[str, Chooser] = {
+    **CHOOSERS, "Bcast": lambda n, m: "binomial",
+    "Allreduce": lambda n, m: "recursive_doubling",
+    "Alltoall": lambda n, m: "pairwise" if n == 2 else "bruck"}
+RULES: dict[str, dict[str, Chooser]] = {"ompi-4.1": CHOOSERS, "ompi-1.10": CHOOSERS_1_10,
+                                        "binomial-rd-bruck": CHOOSERS_BINOMIAL_RD_BRUCK}
 
 
 # -- algorithms: each returns the list of phases ----------------------------------------------

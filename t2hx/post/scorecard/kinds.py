@@ -259,9 +259,10 @@ def _crossovers(tables: dict[str, pd.DataFrame], comp: dict[str, Any]) -> pd.Ser
     from t2hx.post.networks import crossover
 
     parts = [pd.concat([_network_cells(tables, {**comp, "metric": m}, comp[side])
-                        for m in ("mean_hops", "alltoall_hops")], axis=1)
+                        for m in ("mean_hops", "alltoall_hops")], axis=1,
+                       keys=[f"{side}-p2p", f"{side}-a2a"])
              for side in ("subject", "base")]
-    both = parts[0].join(parts[1], lsuffix="_s", rsuffix="_b", how="inner")
+    both = pd.concat(parts, axis=1, join="inner")
     return pd.Series([crossover(tuple(r[:2]), tuple(r[2:])) for r in both.to_numpy()],
                      index=both.index).dropna()
 
