@@ -81,9 +81,10 @@ def test_fig1_hyperx_well_below_fattree(t2hx_system, hx, routed) -> None:
 def test_seed_001_npb_communication_matches_simgrid(routed, kernel) -> None:
     """A sample of seed 001's study on the thesis' own tool: one step of NPB FT's, MG's and
     LU's modelled communication (class A, 128 ranks of the random mapping on the 1,024-switch
-    random shortcut network, OpenSM min-hop, the thesis' collective algorithms) gets the same max-min rates from SimGrid's CM02
-    model on the same routes. Messages under 1 KiB finish inside the ε over which SimGrid's
-    rate is read back, so only larger ones are compared (MG's and LU's Allreduce steps)."""
+    random shortcut network, OpenSM min-hop, the thesis' collective algorithms) gets the same
+    max-min rates from SimGrid's CM02 model on the same routes. Messages under 1 KiB finish
+    inside the ε over which SimGrid's rate is read back, so only larger ones are compared
+    (MG's and LU's Allreduce steps)."""
     from t2hx import ROOT, benchmarks
     from t2hx.conf import load_system
     from t2hx.flowsim import apps
