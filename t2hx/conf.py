@@ -183,6 +183,15 @@ TOPOLOGIES = {
         "nodes_per_switch": F(int, default=1, min=0),
         "switch_ports": F(int, default=36, min=2, max=MAX_PORTS),
     },
+    # Groups of fully connected switches joined by global links (seed 001 §5.2.2's baseline):
+    # t2hx/fabric/dragonfly.py picks the group size from switches and degree.
+    "dragonfly": {
+        "kind": F(str),
+        "switches": F(int, required=True, min=4),
+        "degree": F(int, required=True, min=2, doc="inter-switch links per switch, e.g. degree: 19"),
+        "nodes_per_switch": F(int, default=1, min=0),
+        "switch_ports": F(int, default=36, min=2, max=MAX_PORTS),
+    },
     # Fat-tree islands joined by a director (seed 004 §4.3, Taurus): t2hx/fabric/islands.py.
     "islands": {
         "kind": F(str),
@@ -220,7 +229,7 @@ PLANE = {
     "hca": F(str, required=True, check=_device, doc="HCA device of this plane, e.g. hca: mlx4_1"),
     "gbps": F(float, default=32.0, min=0.1, doc="data rate per direction in Gbit/s (QDR 4x: 32)"),
     "topology": F(dict, required=True, doc="a mapping with kind: hyperx|xgft|kary|shortcut|"
-                  "circulant|islands|ibnetdiscover"),
+                  "circulant|dragonfly|islands|ibnetdiscover"),
     "missing_cables": F(dict, fields={
         "random": F(int, default=0, min=0, doc="how many inter-switch cables are absent"),
         "seed": F(int, default=1, min=0, doc="seed of the draw, e.g. seed: 2019"),
@@ -596,7 +605,7 @@ def _switch_count(kind: str, topo: dict) -> int:
                 kary_shape(topo["k"], topo["n"], topo["taper"], topo["rails"])
             return sum(math.prod(m[level:]) * math.prod(w[:level])
                        for level in range(len(m) + 1))
-        case "shortcut" | "circulant":
+        case "shortcut" | "circulant" | "dragonfly":
             return topo["switches"]
         case "islands":
             return sum(math.ceil(n / topo["per_leaf"]) + topo["spines"] for n in topo["nodes"])

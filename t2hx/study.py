@@ -459,9 +459,11 @@ class Study:
         return sorted({n for ladder in self.ladders.values() for n in ladder
                        if limit is None or n <= limit})
 
-    def placements(self) -> list[str]:
-        """The placements the combos use, in combo order."""
-        return list(dict.fromkeys(c.placement for c in self.combos))
+    def placements(self, system: str | None = None) -> list[str]:
+        """The placements the combos use, in combo order; given ``system``, those of the
+        combos it runs (its own and the any-system ones)."""
+        return list(dict.fromkeys(c.placement for c in self.combos
+                                  if system is None or c.system in (None, system)))
 
     def capacity_nodes(self, usable: int | None = None) -> int:
         return sum(self.capacity_apps(usable).values())

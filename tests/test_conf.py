@@ -203,6 +203,12 @@ BAD = [
     ("name", setp("name", "../../tmp/evil"), "a name of letters"),
     ("planes.hyperx.hca", setp("planes.hyperx.hca", ""), "HCA device name"),
     ("nodes.down", setp("nodes.down", ["m1n01", "m1n01"]), "listed twice"),
+    ("planes.hyperx.topology.degree",
+     setp("planes.hyperx.topology", {"kind": "dragonfly", "switches": 32, "degree": 40}),
+     "must be below the 32 switches"),
+    ("planes.hyperx.topology.switches",
+     setp("planes.hyperx.topology", {"kind": "dragonfly", "switches": 31, "degree": 7}),
+     "no group size divides 31"),
 ]
 
 

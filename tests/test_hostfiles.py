@@ -265,3 +265,17 @@ def test_open_mpi_puts_rank_i_on_line_i(tmp_path):
                         r"Process rank: (\d+)", text)
     assert [host for host, _rank in mapped] == read(hostfile), text[-2000:]
     assert [int(rank) for _host, rank in mapped] == list(range(8))
+
+
+def test_default_placements_are_those_of_the_systems_own_combos():
+    """A study over several systems (seed 001's three networks) makes, by default, only the
+    placements each system's combos use, and the committed sets are exactly those."""
+    study = load_study("shortcut-topologies-thesis")
+    assert study.placements("thesis-df1024") == ["random", "ring"]
+    assert study.placements("thesis-circ1024") == ["random", "hierarchical", "ring", "circulant"]
+    assert "circulant" not in study.placements("thesis-rsn1024")
+    assert set(study.placements()) == {p for s in ("thesis-rsn1024", "thesis-circ1024",
+                                                   "thesis-df1024") for p in study.placements(s)}
+    for system in ("thesis-rsn1024", "thesis-circ1024", "thesis-df1024"):
+        committed = {d.name for d in (ROOT / "hostfiles" / system).iterdir() if d.is_dir()}
+        assert committed == set(study.placements(system)), system

@@ -200,3 +200,30 @@ def test_circulant_mappings_cut_the_mix_as_the_collective_share_grows():
     for r in out["p2p"]:
         if r["mapping"] in ("ring", "circulant") and r["nodes"] < 64:
             assert r["alltoall_hops"] < r["mean_hops"], r
+
+
+def test_collective_time_figures_split_sizes_and_keep_two_opt_to_its_own_collective(tmp_path):
+    """Figs 5.6-5.11: the thesis' small (256 B-16 KiB) and large (64 KiB-1 MiB) sizes only,
+    and a combo tuned by two-opt for Alltoall is drawn in the Alltoall figures alone."""
+    import pandas as pd
+
+    from t2hx.post import collective_times
+    from t2hx.study import load_study
+
+    study = load_study("shortcut-topologies-thesis")
+    combos = ["rsn-random", "rsn-random-2opt-a2a", "rsn-random-2opt-bcast", "df-ring"]
+    sizes = [0, 256, 512, 1024, 4096, 16384, 32768, 65536, 262144, 1048576]
+    g = pd.DataFrame([{"benchmark": f"imb-{c}", "metric": "t_min", "unit": "us", "combo": k,
+                       "nodes": 512, "msg_size": s, "best": 1.0 + s * (i + 1)}
+                      for c in ("bcast", "alltoall") for i, k in enumerate(combos)
+                      for s in sizes])
+    figs = {f.name: f for f in collective_times.figures(g, study, combos, tmp_path)}
+    assert sorted(figs) == [f"collective-{c}-512-{p}" for c in ("alltoall", "bcast")
+                            for p in ("large", "small")]
+    assert list(figs["collective-alltoall-512-small"].table["msg_size"]) == [256, 1024, 4096,
+                                                                             16384]
+    assert list(figs["collective-bcast-512-large"].table["msg_size"]) == [65536, 262144, 1048576]
+    assert "rsn-random-2opt-a2a" in figs["collective-alltoall-512-large"].table.columns
+    assert "rsn-random-2opt-a2a" not in figs["collective-bcast-512-large"].table.columns
+    assert "rsn-random-2opt-bcast" in figs["collective-bcast-512-large"].table.columns
+    assert all((tmp_path / f"{name}.png").stat().st_size > 0 for name in figs)

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from t2hx.errors import ConfError
-from t2hx.fabric import fattree, hyperx, islands, shortcut
+from t2hx.fabric import dragonfly, fattree, hyperx, islands, shortcut
 from t2hx.fabric.netfile import read_netfile, render, write_netfile
 
 
@@ -145,6 +145,23 @@ def test_circulant_jumps() -> None:
     assert hops[0, 4] == 1 and hops[0, 8] == 2
     with pytest.raises(ConfError, match="exceeds n/2"):
         shortcut.circulant("c", hosts(16), 16, [1, 9])
+
+
+def test_dragonfly_plane_has_full_groups_and_spread_global_links() -> None:
+    """64 switches of degree 7: groups of 4 (3 local + 4 global links each); the 128 global
+    links join every pair of the 16 groups once before any pair twice; one host per switch
+    in switch order."""
+    f = dragonfly.dragonfly("df", hosts(64), 64, 7)
+    assert f.topology["group_size"] == 4 and set(degrees(f).values()) == {7}
+    group = {i: int(n.name.removeprefix("sc-")) // 4 for i, n in enumerate(f.nodes)
+             if n.kind == "switch"}
+    pairs = Counter(tuple(sorted((group[c.a], group[c.b]))) for c in f.inter_switch_cables())
+    assert all(pairs[(g, g)] == 6 for g in range(16))                 # complete K4 inside
+    glob = [n for (a, b), n in pairs.items() if a != b]
+    assert len(glob) == 120 and set(glob) == {1, 2} and sum(glob) == 128
+    assert f.switch_of(f.index("h0005")) == f.index("sc-5")
+    with pytest.raises(ConfError, match="must be below"):
+        dragonfly.dragonfly("df", hosts(8), 8, 8)
 
 
 def test_netfile_round_trip(tmp_path: Path) -> None:

@@ -92,7 +92,7 @@ def _nodes(text: str | None) -> list[str] | None:
 
 def run(args: argparse.Namespace) -> int:
     system = load_system(system_path(args.system))
-    placements = (load_study(profile="full").placements() if args.placements is None else
+    placements = (load_study(profile="full").placements(system.name) if args.placements is None else
                   [x.strip() for x in args.placements.split(",") if x.strip()])
     if not placements:
         raise T2hxError(f"--placements {args.placements!r} names none", field="--placements",

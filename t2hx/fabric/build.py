@@ -8,7 +8,7 @@ import numpy as np
 
 from t2hx.conf import Plane, System
 from t2hx.errors import ConfError
-from t2hx.fabric import fattree, hyperx, islands, shortcut
+from t2hx.fabric import dragonfly, fattree, hyperx, islands, shortcut
 from t2hx.fabric.graph import Cable, Fabric
 from t2hx.fabric.sitefabric import options_for, read_dump
 
@@ -71,6 +71,9 @@ def generate(plane: Plane, hosts: list[str], system: System) -> Fabric:
             case "circulant":
                 return shortcut.circulant(plane.name, hosts, t["switches"], t["offsets"],
                                           t["nodes_per_switch"], t["switch_ports"], g)
+            case "dragonfly":
+                return dragonfly.dragonfly(plane.name, hosts, t["switches"], t["degree"],
+                                           t["nodes_per_switch"], t["switch_ports"], g)
     except ConfError as err:
         # Generators name no file: the conf is at fault, at the generator's field.
         sub = (err.field or "").removeprefix("topology") if (err.field or "").startswith(

@@ -15,6 +15,8 @@ property of the degree, and the analysis reports it as it comes out.
 from __future__ import annotations
 
 from t2hx.errors import ConfError
+from t2hx.fabric.graph import Fabric
+from t2hx.fabric.shortcut import switch_graph_fabric
 
 
 def group_size(n: int, degree: int) -> int:
@@ -22,7 +24,8 @@ def group_size(n: int, degree: int) -> int:
     sizes = [a for a in range(2, min(degree, n) + 1) if n % a == 0]
     if not sizes:
         raise ConfError(f"no group size divides {n} switches with degree {degree}",
-                        field="switches", fix="use a switch count with a divisor ≤ degree")
+                        field="topology.switches",
+                        fix="use a switch count with a divisor ≤ degree")
     full = [a for a in sizes if n // a - 1 <= a * (degree - a + 1)]
     if full:
         return min(full, key=lambda a: (abs(a - 2 * (degree + 1) / 3), a))
@@ -58,3 +61,17 @@ def _global_link(xs: list[int], ys: list[int], edges: set) -> tuple[int, int] | 
                 del xs[i], ys[j]
                 return e
     return None
+
+
+def dragonfly(name: str, hosts: list[str], switches: int, degree: int,
+              nodes_per_switch: int = 1, switch_ports: int = 36, gbps: float = 32.0) -> Fabric:
+    """The Dragonfly as a plane; switch ``sc-i`` is in group ``i // group_size`` (so the
+    ring and linear placements fill one group after another, as the thesis' ring-based
+    consecutive mapping on its Dragonfly does, §5.2.2)."""
+    if degree >= switches:
+        raise ConfError(f"degree {degree} must be below the {switches} switches",
+                        field="topology.degree", fix="pick a degree between 2 and switches-1")
+    kind = {"kind": "dragonfly", "switches": switches, "degree": degree,
+            "group_size": group_size(switches, degree)}
+    return switch_graph_fabric(name, kind, hosts, switches, dragonfly_edges(switches, degree),
+                               nodes_per_switch, switch_ports, gbps)

@@ -49,9 +49,11 @@ def circulant_edges(n: int, offsets: list[int]) -> list[tuple[int, int]]:
                    for c in offsets for i in range(n)})
 
 
-def _ring_fabric(name: str, kind: dict, hosts: list[str], n: int,
-                 edges: list[tuple[int, int]], nodes_per_switch: int, switch_ports: int,
-                 gbps: float) -> Fabric:
+def switch_graph_fabric(name: str, kind: dict, hosts: list[str], n: int,
+                        edges: list[tuple[int, int]], nodes_per_switch: int, switch_ports: int,
+                        gbps: float) -> Fabric:
+    """Switches ``sc-0`` … ``sc-{n-1}`` (coordinate = index, the ring order), hosts in switch
+    order, one cable per edge."""
     fabric = Fabric(name, kind)
     switches = [fabric.add_node(f"sc-{i}", "switch", switch_ports, coord=(i,)) for i in range(n)]
     attach_hosts(fabric, hosts, switches, nodes_per_switch, gbps)
@@ -64,20 +66,20 @@ def random_shortcut(name: str, hosts: list[str], switches: int, degree: int,
                     nodes_per_switch: int = 1, seed: int = 1, switch_ports: int = 36,
                     gbps: float = 32.0) -> Fabric:
     kind = {"kind": "shortcut", "switches": switches, "degree": degree, "seed": seed}
-    return _ring_fabric(name, kind, hosts, switches,
-                        random_shortcut_edges(switches, degree, seed), nodes_per_switch,
-                        switch_ports, gbps)
+    return switch_graph_fabric(name, kind, hosts, switches,
+                               random_shortcut_edges(switches, degree, seed), nodes_per_switch,
+                               switch_ports, gbps)
 
 
 def circulant(name: str, hosts: list[str], switches: int, offsets: list[int],
               nodes_per_switch: int = 1, switch_ports: int = 36, gbps: float = 32.0) -> Fabric:
     kind = {"kind": "circulant", "switches": switches, "offsets": list(offsets)}
-    return _ring_fabric(name, kind, hosts, switches, circulant_edges(switches, offsets),
-                        nodes_per_switch, switch_ports, gbps)
+    return switch_graph_fabric(name, kind, hosts, switches, circulant_edges(switches, offsets),
+                               nodes_per_switch, switch_ports, gbps)
 
 
 def edge_fabric(n: int, edges: list[tuple[int, int]]) -> Fabric:
     """A fabric of ``n`` switches joined by ``edges``, one node per switch (for graph-level
     analyses that reuse the fabric-based mappings)."""
-    return _ring_fabric("graph", {"kind": "graph", "switches": n}, [f"n{i:05d}" for i in range(n)],
-                        n, edges, 1, n, 1.0)
+    return switch_graph_fabric("graph", {"kind": "graph", "switches": n},
+                               [f"n{i:05d}" for i in range(n)], n, edges, 1, n, 1.0)

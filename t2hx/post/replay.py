@@ -101,10 +101,12 @@ def replay(logdir: Path, out: Path | None = None, quiet: bool | None = None) -> 
             figs = _figures(results, ing.matrices, g, combos, baseline, logdir, fig_dir,
                             summary, prog, comparative=not single)
         if study is not None and study.networks:
-            from t2hx.post import networks
+            from t2hx.post import collective_times, networks
 
             prog.say("generated networks (seed 001 Figs 5.1-5.5, 5.12, 5.19, Tables 3.4-3.6)")
             figs += networks.figures(logdir, fig_dir)
+            prog.say("collective times per message size (seed 001 Figs 5.6-5.11)")
+            figs += collective_times.figures(g, study, combos, fig_dir)
         sim = bool(results["simulated"].any()) or bool(ing.provenance.get("simulated"))
         # The seed's numbers and claims are about the study's own systems: compared only
         # with their runs; another system (a port) gets its portable claims only.

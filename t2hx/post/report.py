@@ -466,6 +466,8 @@ SEED001_FIGURES = {
                                                               "network-aspl")),
     "Figs 5.3–5.5": ("total hops of Broadcast, Allreduce, Alltoall per network size",
                      ("network-bcast-", "network-allreduce-", "network-alltoall-")),
+    "Figs 5.6–5.11": ("Broadcast, Allreduce, Alltoall time per message size, small and large",
+                      ("collective-",)),
     "Fig 5.12": ("point-to-point hops per mapped node count", ("network-p2p-",)),
     "Fig 5.19": ("mean cable length per network size", ("network-cable-",)),
 }

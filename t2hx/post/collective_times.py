@@ -1,0 +1,56 @@
+"""Seed 001 Figs 5.6–5.11: each collective's time per message size on the three networks and
+their mappings, small and large messages in separate figures as §5.2.2 groups them.
+
+A combo whose ranks were re-placed by two-opt for one collective is drawn only in that
+collective's figures (the thesis tunes each collective's placement for that collective);
+every other combo is drawn in all of them.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from t2hx.errors import ConfError
+from t2hx.post import figures as F
+from t2hx.post.figures import Figure
+from t2hx.study import Study, split_placement
+
+#: §5.2.2: "The small size includes 256B, 1KB, 4KB, and 16 KB. The large size has 64KB,
+#: 256KB, and 1MB." (IMB's -msglog runs every power of two between: the others are left out.)
+SMALL = (256, 1024, 4096, 16384)
+LARGE = (65536, 262144, 1048576)
+IMB_PREFIX = "imb-"
+
+
+def tuned_for(study: Study, combo: str) -> str | None:
+    """The collective a combo's two-opt placement was tuned for, or None."""
+    try:
+        refine = split_placement(study.combo(combo).placement)[1]
+    except (ConfError, ValueError):     # a combo the study no longer has
+        return None
+    return refine[1] if refine else None
+
+
+def figures(g: pd.DataFrame, study: Study, combos: list[str], fig_dir: Path) -> list[Figure]:
+    out: list[Figure] = []
+    for bench in sorted(b for b in g["benchmark"].dropna().unique()
+                        if str(b).startswith(IMB_PREFIX)):
+        rows = g[g["benchmark"] == bench]
+        metric = F.primary_metric(bench, sorted(rows["metric"].dropna().unique()))
+        if metric is None:
+            continue
+        collective = bench.removeprefix(IMB_PREFIX)
+        shown = [c for c in combos if tuned_for(study, c) in (None, collective)]
+        for nodes in sorted(rows["nodes"].dropna().unique()):
+            at = g["benchmark"].eq(bench) & g["nodes"].eq(nodes)
+            for part, sizes in (("small", g["msg_size"].isin(SMALL)),
+                                ("large", g["msg_size"].isin(LARGE))):
+                fig = F.lines(g, bench, metric, "msg_size", shown, fig_dir,
+                              f"collective-{collective}-{int(nodes)}-{part}",
+                              f"{collective}: {metric} per message size, {int(nodes)} nodes "
+                              f"({part} messages)", where=at & sizes)
+                if fig is not None:
+                    out.append(fig)
+    return out
