@@ -1,9 +1,12 @@
 """The main job (``run/reproduce``): the study on the embedded simulated cluster, end to end.
 
-1. **Routing analysis** of every plane of the system with every engine its conf lists (real
+1. **Routing analysis** of every plane of the system (by default every system the study was
+   written for: seed 001's three networks) with every engine its conf lists (real
    OpenSM under ibsim, the routing cache the simulated checks share): hop counts, EFI, VLs,
-   into ``log/<campaign>/analysis/`` (per-link EFI CSV + summary JSON, t2hx.post.routing).
-2. **Campaign**: ``t2hx campaign run --system sim:<system> --profile quick|full`` — ReFrame
+   into ``log/<campaign>/analysis/`` (per-link EFI CSV + summary JSON, t2hx.post.routing;
+   ``<system>-<plane>-<engine>`` when there are several systems).
+2. **Campaign**: ``t2hx campaign run --system sim:<system> --profile quick|full`` (``sim``
+   for several systems) — ReFrame
    runs every check of ``checks/`` on the system's ``sim`` partitions (flow model on the real
    routing).
 3. **Figures**: ``t2hx.post`` replays the campaign into ``paper/`` (figures, tables, report).
@@ -80,6 +83,11 @@ class Options:
     quiet: bool = False
     reframe_args: list[str] = field(default_factory=list)
     study: str | None = None       # None: $T2HX_STUDY or the default study
+    also: list[System] = field(default_factory=list)   # the study's further systems (seed 001)
+
+    @property
+    def systems(self) -> list[System]:
+        return [self.system, *self.also]
 
     @property
     def logdir(self) -> Path:
@@ -95,7 +103,8 @@ class Options:
 def reproduce(opts: Options) -> int:
     """The whole pipeline; 0 when the campaign completed and the Fig 1 checks hold."""
     previous = start(opts.logdir)
-    with Progress(f"reproduce {opts.system.name} ({opts.profile})", total=3,
+    names = ", ".join(s.name for s in opts.systems)
+    with Progress(f"reproduce {names} ({opts.profile})", total=3,
                   quiet=opts.quiet) as progress:
         progress.step("routing analysis of every plane and engine (real OpenSM under ibsim)")
         rows = routing_analysis(opts, progress)
@@ -165,33 +174,39 @@ def start(logdir: Path) -> Path | None:
 # -- 1. routing analysis -----------------------------------------------------------------------
 def routing_analysis(opts: Options, progress: Progress) -> list[dict]:
     rows = []
-    for plane in opts.system.planes:
-        fabric = build_plane(opts.system, plane)
-        for engine in opts.system.plane(plane).opensm["routing"]:
-            progress.say(f"  {plane}: {engine}")
-            try:
-                rows.append(analyse(opts, fabric, plane, engine))
-            except T2hxError as err:
-                rows.append({"plane": plane, "engine": engine, "error": err.line()})
+    several = len(opts.systems) > 1
+    for system in opts.systems:
+        for plane in system.planes:
+            fabric = build_plane(system, plane)
+            # Several systems may name their planes alike (seed 001's "shortcut"): then the
+            # system names the row and the analysis files.
+            label = f"{system.name}-{plane}" if several else plane
+            for engine in system.plane(plane).opensm["routing"]:
+                progress.say(f"  {label}: {engine}")
+                try:
+                    rows.append(analyse(opts, system, fabric, plane, engine, label))
+                except T2hxError as err:
+                    rows.append({"plane": label, "engine": engine, "error": err.line()})
     return rows
 
 
-def analyse(opts: Options, fabric, plane: str, engine: str) -> dict:
+def analyse(opts: Options, system: System, fabric, plane: str, engine: str,
+            label: str) -> dict:
     # lmc None: the plane's, or the one our engines' LID policy fixes (PARX: 2).
-    where = ensure_routing(opts.system, plane, engine, None, opts.work, fabric)
+    where = ensure_routing(system, plane, engine, None, opts.work, fabric)
     tables = load_tables(fabric, where)
     run = json.loads((where / "opensm-run.json").read_text())
-    report = {"plane": plane, **analysis.summary(tables, run)}
+    report = {"plane": label, **analysis.summary(tables, run)}
     report.pop("errors", None)
     mask = analysis.inter_switch_mask(tables)
     efi = analysis.edge_forwarding_index(tables)[mask]
     report["dark_fiber"] = float((efi == 0).mean()) if efi.size else 0.0
-    label = opts.logdir / "analysis" / f"{plane}-{engine}"
-    label.parent.mkdir(parents=True, exist_ok=True)
+    stem = opts.logdir / "analysis" / f"{label}-{engine}"
+    stem.parent.mkdir(parents=True, exist_ok=True)
     links = np.flatnonzero(mask)
-    atomic_write(label.with_suffix(".csv"), "link,efi\n" + "".join(
+    atomic_write(stem.with_suffix(".csv"), "link,efi\n" + "".join(
         f"{k},{int(e)}\n" for k, e in zip(links, efi)))
-    atomic_write(label.with_suffix(".json"), json.dumps(report, indent=2) + "\n")
+    atomic_write(stem.with_suffix(".json"), json.dumps(report, indent=2) + "\n")
     return report
 
 
@@ -217,7 +232,8 @@ def run_campaign(opts: Options) -> int:
 
     # The campaign reads its roots from the environment (ReFrame runs in another process).
     os.environ.update(T2HX_LOG_ROOT=str(opts.logs), T2HX_WORK_ROOT=str(opts.work))
-    return run(CampaignRequest("run", system=f"sim:{opts.system.name}", campaign=opts.campaign,
+    where = f"sim:{opts.system.name}" if not opts.also else "sim"   # "sim": the study's own
+    return run(CampaignRequest("run", system=where, campaign=opts.campaign,
                                profile=opts.profile, study=opts.study,
                                reframe_args=list(opts.reframe_args), quiet=opts.quiet))
 

@@ -16,7 +16,8 @@ from t2hx import argtypes as A
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("reproduce", help="run the study on the embedded simulated cluster",
                        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--system", default="t2hx", type=A.system, help="system conf (default: t2hx)")
+    p.add_argument("--system", default=None, type=A.system,
+                   help="system conf (default: the study's own systems, t2hx for seed 000's)")
     how = p.add_mutually_exclusive_group()
     how.add_argument("--full", action="store_true",
                      help="the whole study matrix instead of the quick profile")
@@ -51,7 +52,14 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     if not NAME_RE.match(campaign):
         raise T2hxError(f"campaign name {campaign!r}", field="--campaign",
                         fix="use letters, digits, '-' and '_' only")
-    opts = Options(system=load_system(system_path(args.system)),
+    if args.system is None:     # the systems the study was written for, all of them
+        from t2hx.study import load_study
+
+        names = load_study(args.study).own_systems()
+    else:
+        names = [args.system]
+    systems = [load_system(system_path(n)) for n in names]
+    opts = Options(system=systems[0], also=systems[1:],
                    profile=profile, campaign=campaign,
                    out=args.out, logs=log_root(), work=work_root(), quiet=args.quiet,
                    reframe_args=[a for a in args.reframe_args if a != "--"],
