@@ -113,12 +113,12 @@ def reproduce(opts: Options) -> int:
         progress.step("figures and report (t2hx.post)")
         results = render(opts)
     print_routing(rows)
-    verdicts = fig1_verdicts(results)
+    verdicts = fig1_verdicts(results) if seed_000(opts) else []
     for line in verdicts:
         print(line)
     if previous is not None:
         print(compare(results, previous))
-    print(scorecard(results, opts.logdir, opts.scorecard, opts.profile))
+    print(scorecard(results, opts.logdir, opts.scorecard, opts.profile, opts.study))
     if ran != 0:
         print(f"reproduce: ReFrame reported failures (exit {ran}); rerun to resume the "
               f"campaign, see {opts.logdir}", file=sys.stderr)
@@ -274,6 +274,13 @@ def _fig1_name(k: Fig1Combo) -> str:
     return "/".join(FIG1[k] + (FIG1["placement"],))
 
 
+def seed_000(opts: Options) -> bool:
+    """Fig 1 is seed 000's: another study (seed 001's networks) has no FT and HX to compare."""
+    from t2hx.study import DEFAULT_STUDY, load_study
+
+    return load_study(opts.study).name == DEFAULT_STUDY
+
+
 def fig1_verdicts(results) -> list[str]:
     """Seed 000 Fig 1 on the same 28 nodes of one rack: FT beats HX/DFSSSP and PARX beats
     DFSSSP. FAIL when a relation does not hold or FT/DFSSSP are missing; "not run" when the
@@ -297,7 +304,8 @@ def fig1_verdicts(results) -> list[str]:
     return out
 
 
-def scorecard(results, logdir: Path, out: Path, profile: str | None = None) -> str:
+def scorecard(results, logdir: Path, out: Path, profile: str | None = None,
+              study_name: str | None = None) -> str:
     """Score the claims of the campaign's study (conf/claims/<study>.yaml), write the
     contract file, return the counts."""
     from t2hx.post import scorecard as S
@@ -305,7 +313,7 @@ def scorecard(results, logdir: Path, out: Path, profile: str | None = None) -> s
 
     from t2hx.post.ingest import known_systems, row_systems
 
-    study = load_study()
+    study = load_study(study_name)
     claims = S.claims_of(study.name)
     if claims is None:
         return f"scorecard: no claims file for study '{study.name}' in conf/claims/"

@@ -12,7 +12,7 @@ from t2hx.post.ingest import Summary
 from t2hx.post.routing import read_dark_fiber, read_efi
 from t2hx.progress import Progress
 from t2hx.reproduce import COMPLETE, FIG1, Options, compare, fig1_verdicts, reproduce, \
-    routing_analysis, selecting, start
+    routing_analysis, seed_000, selecting, start
 
 
 def test_routing_analysis_feeds_post(mini, tmp_path):
@@ -117,3 +117,10 @@ def test_compare_reports_largest_difference(tmp_path):
     new.loc[new["routing"] == "parx", "value"] *= 1.1
     text = compare(new, tmp_path / "old.parquet")
     assert "3 cases" in text and "10.00%" in text and "hyperx-parx" in text
+
+
+def test_fig1_is_checked_for_seed_000s_study_only(mini, monkeypatch):
+    """Fig 1 compares FT and HX: reproducing seed 001's study must not report it failed."""
+    monkeypatch.delenv("T2HX_STUDY", raising=False)
+    assert seed_000(Options(system=mini))
+    assert not seed_000(Options(system=mini, study="shortcut-topologies-thesis"))
