@@ -63,7 +63,8 @@ class NetworkAnalysis(T2hxCheck):
             "--two-opt-up-to", str(SPEC["two_opt_up_to"]),
             "--p2p-switches", str(SPEC["p2p_switches"]),
             "--table-switches", str(SPEC["table_switches"]),
-            "--table-ranks", str(SPEC["table_ranks"]), "--rows", wire.NETWORK_ROWS]
+            "--table-ranks", str(SPEC["table_ranks"]),
+            "--table-iterations", str(SPEC["table_iterations"]), "--rows", wire.NETWORK_ROWS]
 
     @run_before("run")
     def launch(self):

@@ -33,16 +33,23 @@ PLACEMENTS = ("linear", "clustered", "random", "spread", "two-opt", "hierarchica
 TWO_OPT_OBJECTIVES = ("hops", "contention")            # t2hx.placement.hostfiles.OBJECTIVES
 TWO_OPT_COLLECTIVES = ("bcast", "allreduce", "alltoall")   # t2hx.placement.collectives
 REFINED_RE = re.compile(r"^([a-z-]+)\+two-opt-([a-z]+)-([a-z]+)$")
-PLACEMENT_FIX = (f"one of {', '.join(PLACEMENTS)}, or <base>+two-opt-<objective>-<collective>"
+#: ``<base>+cco``: the base's nodes in seed 001's Chain Concatenation Order (§2.4.2, the
+#: thesis' competitor in §3.4.2), for no collective in particular.
+CCO = "cco"
+PLACEMENT_FIX = (f"one of {', '.join(PLACEMENTS)}, <base>+{CCO}, or "
+                 "<base>+two-opt-<objective>-<collective>"
                  f" with objective {'|'.join(TWO_OPT_OBJECTIVES)} and collective "
                  f"{'|'.join(TWO_OPT_COLLECTIVES)}, e.g. random+two-opt-hops-alltoall")
 
 
-def split_placement(name: str) -> tuple[str, tuple[str, str] | None]:
-    """(base placement, (objective, collective) of its two-opt refinement or None); a name
-    that is neither raises ValueError."""
+def split_placement(name: str) -> tuple[str, tuple[str, str | None] | None]:
+    """(base placement, (objective, collective) of its refinement or None); the CCO order is
+    the objective ``cco`` for no collective. A name that is neither raises ValueError."""
     if name in PLACEMENTS:
         return name, None
+    base, _, tail = name.partition("+")
+    if tail == CCO and base in PLACEMENTS and base != "two-opt":
+        return base, (CCO, None)
     m = REFINED_RE.match(name)
     if m and m[1] in PLACEMENTS and m[1] != "two-opt" and m[2] in TWO_OPT_OBJECTIVES \
             and m[3] in TWO_OPT_COLLECTIVES:
@@ -116,6 +123,10 @@ BENCHMARK = {
                doc="node counts of its ladder it runs at (default: all), e.g. nodes: [28]"),
     "packet_up_to": F(int, default=None, min=1,
                       doc="with engine: packet, the flow engine above this node count"),
+    "figures": F(dict, default=None, values=F(list, items=F(str)),
+                 doc="seed 001's collective-time figures: groups of its combos drawn "
+                 "together, e.g. figures: {circ: [circ-random, circ-ring]} (default: one "
+                 "group of all)"),
 }
 CAPACITY = {
     "window": F(str, default="3h", check=_duration),
@@ -165,6 +176,8 @@ NETWORKS = {
     "p2p_switches": F(int, default=1024, min=4, doc="Fig 5.12's network size"),
     "table_switches": F(int, default=1024, min=4, doc="Tables 3.4–3.6's network size"),
     "table_ranks": F(int, default=512, min=2, doc="Tables 3.4–3.6's ranks"),
+    "table_iterations": F(int, default=200_000, min=0,
+                          doc="two-opt swap trials of Tables 3.4–3.6 (§3.4.2: 200,000)"),
     "note": F(str, default="", doc="what the sweep stands for (the report prints it)"),
 }
 FIGURE_SETS = ("capability", "configs", "histories")
@@ -683,6 +696,15 @@ def _check(data: dict, catalog: dict, path: Path) -> None:
         if bad:
             raise ConfError(f"unknown combo '{bad[0]}'", file=path,
                             field=f"benchmarks.{name}.combos", fix="use names of combos:")
+        for group, members in (bench.get("figures") or {}).items():
+            ran = bench["combos"] or names
+            bad = [c for c in members if c not in ran]
+            if bad or not re.fullmatch(r"[a-z0-9][a-z0-9-]*", group):
+                raise ConfError(f"figure group '{group}' " + (f"names '{bad[0]}', not a combo "
+                                "of the benchmark" if bad else "is not a lower-case word"),
+                                file=path, field=f"benchmarks.{name}.figures.{group}",
+                                fix="name combos of its combos: list under a word, e.g. "
+                                "circ: [circ-random]")
     _check_workloads(data["workloads"], names, catalog, path)
     _check_histories(data["histories"], data["combos"], path)
     _check_networks(data["networks"], path)

@@ -183,6 +183,9 @@ ALLOW: dict[tuple[str, str, str], str] = {
     ("campaign analyse-network", "--p2p-switches", "huge"): "no such size: no point-to-point rows",
     ("campaign analyse-network", "--table-switches", "huge"): "no such size: no two-opt tables",
     ("campaign analyse-network", "--table-ranks", "huge"): "used at the table size only",
+    ("campaign analyse-network", "--table-iterations", "zero"): "tables without swaps",
+    ("campaign analyse-network", "--table-iterations", "huge"): "no tables on a circulant "
+    "network (the base analyses one)",
     ("*", "--rows", "file"): "an existing output is replaced",
     ("*", "--rows", "missing"): "a new file", ("*", "--rows", "dotdot"): "a path",
     ("*", "--rows", "newline"): "a POSIX name", ("*", "--rows", "surrogate"): "bytes",

@@ -241,8 +241,32 @@ def test_refined_placements_keep_the_base_nodes_and_lower_the_hops(tmp_path):
     assert m["params"]["iterations"] == 2000 and m["params"]["objective"] == "total switch hops"
 
 
+def test_iterations_at_gives_one_node_count_other_trials(tmp_path):
+    """Seed 001 runs two-opt 20,000 times for 128 ranks and 200,000 for 512: --iterations-at
+    sets one count's trials, the manifest records both, and zero trials keep the base order."""
+    refined = "random+two-opt-hops-allreduce"
+    assert run("--system", str(MINI), "--out", str(tmp_path), "--placements",
+               f"random,{refined}", "--counts", "16,32", "--iterations", "2000",
+               "--iterations-at", "16=0") == 0
+    m = json.loads((tmp_path / f"mini/{refined}/manifest.json").read_text())
+    assert m["params"]["iterations"] == 2000
+    assert m["params"]["iterations_by_count"] == {"16": 0, "32": 2000}
+    assert read(tmp_path / f"mini/{refined}/16.txt") == read(tmp_path / "mini/random/16.txt")
+    assert read(tmp_path / f"mini/{refined}/32.txt") != read(tmp_path / "mini/random/32.txt")
+
+
+@pytest.mark.parametrize("value", ["128", "128=x", "0=5", "16=-1", ""])
+def test_a_bad_iterations_at_is_one_line(tmp_path, capsys, value):
+    assert run("--system", str(MINI), "--out", str(tmp_path), "--placements",
+               "random+two-opt-hops-bcast", "--iterations-at", value) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "--iterations-at" in err and "N=TRIALS" in err
+    assert not (tmp_path / "mini").exists()
+
+
 @pytest.mark.parametrize("name", ["random+two-opt-hops", "two-opt+two-opt-hops-bcast",
-                                  "random+two-opt-speed-bcast", "snake+two-opt-hops-bcast"])
+                                  "random+two-opt-speed-bcast", "snake+two-opt-hops-bcast",
+                                  "two-opt+cco", "random+cco-bcast"])
 def test_a_malformed_refined_placement_is_one_line(tmp_path, capsys, name):
     assert run("--system", str(MINI), "--out", str(tmp_path), "--placements", name) == 2
     err = capsys.readouterr().err.strip()
@@ -272,7 +296,9 @@ def test_default_placements_are_those_of_the_systems_own_combos():
     placements each system's combos use, and the committed sets are exactly those."""
     study = load_study("shortcut-topologies-thesis")
     assert study.placements("thesis-df1024") == ["random", "ring"]
-    assert study.placements("thesis-circ1024") == ["random", "hierarchical", "ring", "circulant"]
+    assert study.placements("thesis-circ1024")[:4] == ["random", "hierarchical", "ring",
+                                                       "circulant"]
+    assert "ring+cco" not in study.placements("thesis-circ1024")   # §4.5.2: random, hierarchical
     assert "circulant" not in study.placements("thesis-rsn1024")
     assert set(study.placements()) == {p for s in ("thesis-rsn1024", "thesis-circ1024",
                                                    "thesis-df1024") for p in study.placements(s)}

@@ -26,7 +26,7 @@ from t2hx.study import load_study
 
 T2HX = str(ROOT / ".venv" / "bin" / "t2hx")
 SMALL = Sweep(seed=3, iterations=2000, two_opt_up_to=64, p2p_switches=64, table_switches=64,
-              table_ranks=32)
+              table_ranks=32, table_iterations=3000)
 
 
 def test_the_dragonfly_of_1024_switches_is_seed_001s_64_groups_of_16_with_diameter_3():
@@ -90,6 +90,7 @@ def test_the_analysis_of_a_small_random_shortcut_network():
     assert {(r["collective"], r["mapping"]) for r in out["twoopt"]} == \
         {(c, m) for c in COLLECTIVES for m in ("random", "hierarchical", "ring")}
     assert all(r["final"] <= r["initial"] for r in out["twoopt"])
+    assert {r["iterations"] for r in out["twoopt"]} == {3000}     # the tables' own trials
     again = analyse("random-shortcut", 64, SMALL)
     assert {k: v for k, v in again.items() if k != "seconds"} == \
         {k: v for k, v in out.items() if k != "seconds"}
@@ -131,6 +132,7 @@ def test_the_study_section_checks_its_sizes(tmp_path):
     assert study.networks["iterations"] == 20000
     assert study.network_cases() == 3 * len(study.networks["switches"])
     assert load_study("shortcut-topologies-thesis", "full").networks["iterations"] == 200000
+    assert study.networks["table_iterations"] == 200000     # the tables keep the thesis' trials
     data = yaml.safe_load((ROOT / "conf/studies/shortcut-topologies-thesis.yaml").read_text())
     data["networks"]["switches"] = [16, 48]
     bad = tmp_path / "bad.yaml"
@@ -138,6 +140,20 @@ def test_the_study_section_checks_its_sizes(tmp_path):
     with pytest.raises(ConfError, match="48 switches is not a power of two") as err:
         load_study(str(bad))
     assert "networks.switches" in str(err.value)
+
+
+@pytest.mark.parametrize("group, members, says", [
+    ("rsn", ["rsn-random", "rsn-snake"], "names 'rsn-snake', not a combo of the benchmark"),
+    ("Chapter 3", ["rsn-random"], "is not a lower-case word")])
+def test_a_bad_figure_group_is_one_line(tmp_path, group, members, says):
+    data = yaml.safe_load((ROOT / "conf/studies/shortcut-topologies-thesis.yaml").read_text())
+    data["benchmarks"]["imb"]["figures"] = {group: members}
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(yaml.safe_dump(data))
+    with pytest.raises(ConfError, match=says) as err:
+        load_study(str(bad))
+    assert f"benchmarks.imb.figures.{group}" in str(err.value)
+    assert len(str(err.value).splitlines()) == 1
 
 
 def _keep(logdir: Path, out: dict) -> None:
@@ -203,27 +219,40 @@ def test_circulant_mappings_cut_the_mix_as_the_collective_share_grows():
 
 
 def test_collective_time_figures_split_sizes_and_keep_two_opt_to_its_own_collective(tmp_path):
-    """Figs 5.6-5.11: the thesis' small (256 B-16 KiB) and large (64 KiB-1 MiB) sizes only,
-    and a combo tuned by two-opt for Alltoall is drawn in the Alltoall figures alone."""
+    """Figs 3.10-3.12, 4.6-4.8, 5.6-5.11: the thesis' small (256 B-16 KiB) and large
+    (64 KiB-1 MiB) sizes only, one figure per group of the study's ``figures:`` (a network's
+    mappings, or the three networks), and a combo tuned by two-opt for Alltoall is drawn in
+    the Alltoall figures alone."""
+    import dataclasses
+
     import pandas as pd
 
     from t2hx.post import collective_times
     from t2hx.study import load_study
 
     study = load_study("shortcut-topologies-thesis")
-    combos = ["rsn-random", "rsn-random-2opt-a2a", "rsn-random-2opt-bcast", "df-ring"]
+    combos = ["rsn-random", "rsn-random-2opt-a2a", "rsn-random-2opt-bcast", "df-ring",
+              "circ-ring"]
     sizes = [0, 256, 512, 1024, 4096, 16384, 32768, 65536, 262144, 1048576]
     g = pd.DataFrame([{"benchmark": f"imb-{c}", "metric": "t_min", "unit": "us", "combo": k,
                        "nodes": 512, "msg_size": s, "best": 1.0 + s * (i + 1)}
                       for c in ("bcast", "alltoall") for i, k in enumerate(combos)
                       for s in sizes])
     figs = {f.name: f for f in collective_times.figures(g, study, combos, tmp_path)}
-    assert sorted(figs) == [f"collective-{c}-512-{p}" for c in ("alltoall", "bcast")
-                            for p in ("large", "small")]
-    assert list(figs["collective-alltoall-512-small"].table["msg_size"]) == [256, 1024, 4096,
-                                                                             16384]
-    assert list(figs["collective-bcast-512-large"].table["msg_size"]) == [65536, 262144, 1048576]
-    assert "rsn-random-2opt-a2a" in figs["collective-alltoall-512-large"].table.columns
-    assert "rsn-random-2opt-a2a" not in figs["collective-bcast-512-large"].table.columns
-    assert "rsn-random-2opt-bcast" in figs["collective-bcast-512-large"].table.columns
+    assert sorted(figs) == [f"collective-{grp}-{c}-512-{p}" for grp in ("circ", "networks", "rsn")
+                            for c in ("alltoall", "bcast") for p in ("large", "small")]
+    rsn = figs["collective-rsn-alltoall-512-small"].table
+    assert list(rsn["msg_size"]) == [256, 1024, 4096, 16384]
+    assert "df-ring" not in rsn.columns and "circ-ring" not in rsn.columns
+    assert "df-ring" in figs["collective-networks-bcast-512-large"].table.columns
+    large = figs["collective-networks-bcast-512-large"].table
+    assert list(large["msg_size"]) == [65536, 262144, 1048576]
+    assert "rsn-random-2opt-a2a" in figs["collective-rsn-alltoall-512-large"].table.columns
+    assert "rsn-random-2opt-a2a" not in large.columns
+    assert "rsn-random-2opt-bcast" in large.columns
     assert all((tmp_path / f"{name}.png").stat().st_size > 0 for name in figs)
+    # A study without figure groups draws one figure of all its combos per size range.
+    imb = {**study.catalog["imb"], "figures": None}
+    plain = dataclasses.replace(study, catalog={**study.catalog, "imb": imb})
+    names = {f.name for f in collective_times.figures(g, plain, combos, tmp_path / "plain")}
+    assert "collective-bcast-512-large" in names and len(names) == 4

@@ -256,3 +256,24 @@ def test_two_opt_is_reproducible(shortcut64):
     one = two_opt(obj, start, 2000, rng_for(9)).placement
     two = two_opt(obj, start, 2000, rng_for(9)).placement
     assert one.tolist() == two.tolist()
+
+
+def test_cco_walks_the_breadth_first_tree_depth_first_from_rank_0():
+    """Seed 001 §2.4.2's CCO on a 16-switch ring (one host per switch): the BFS tree from
+    rank 0's switch is two arms, walked depth first, so the chosen hosts come in ring order
+    along the first arm, then back along the other."""
+    ring = circulant("ring16", hosts(16), 16, [1])
+    chosen = np.array([0, 5, 3, 15, 1, 2, 12])
+    order = mappings.cco_order(ring, chosen)
+    assert chosen[order].tolist() == [0, 1, 2, 3, 5, 15, 12]
+    assert sorted(order.tolist()) == list(range(len(chosen)))
+
+
+def test_cco_keeps_the_base_nodes_and_shortens_a_broadcast(shortcut64):
+    """A random draw of 24 of 64 nodes put in CCO: same nodes, rank 0 stays the root, and the
+    binomial Broadcast's total hops drop against the random order."""
+    chosen = mappings.random_mapping(64, 24, rng_for(5))
+    ordered = chosen[mappings.cco_order(shortcut64, chosen)]
+    assert ordered[0] == chosen[0] and sorted(ordered) == sorted(chosen)
+    hops = HopObjective(costs.graph_hops(shortcut64), messages("bcast", 24))
+    assert hops.total(ordered) < hops.total(chosen)

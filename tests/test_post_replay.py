@@ -198,6 +198,13 @@ def test_every_figure_kind_and_byte_identical_replay(tmp_path: Path) -> None:
     df = pd.read_parquet(log / "paper" / "data" / "results.parquet")
     assert len(df) == len(pd.read_csv(log / "paper" / "data" / "results.csv"))
     assert df["simulated"].any()
+    # a figure an earlier replay drew and this one does not is removed, nothing else
+    stale = {"collective-old-512-large.png", "collective-old-512-large.dat"}
+    for name in stale:
+        (figdir / name).write_text("drawn by an older t2hx\n")
+    before = {p.name for p in figdir.iterdir()}
+    replay(log, None, quiet=True)
+    assert {p.name for p in figdir.iterdir()} == before - stale
 
 
 def test_damaged_log_dir_yields_the_rest(tmp_path: Path) -> None:

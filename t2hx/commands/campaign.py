@@ -250,6 +250,8 @@ def register_network(verbs: argparse._SubParsersAction) -> None:
     n.add_argument("--p2p-switches", type=A.positive_int, default=d.p2p_switches)
     n.add_argument("--table-switches", type=A.positive_int, default=d.table_switches)
     n.add_argument("--table-ranks", type=A.positive_int, default=d.table_ranks)
+    n.add_argument("--table-iterations", type=A.non_negative_int, default=d.table_iterations,
+                   help=f"two-opt swap trials of the tables (default {d.table_iterations})")
     n.add_argument("--rows", required=True, type=A.as_path(A.output_file),
                    help="the analysis (JSON) to write")
     n.set_defaults(func=cmd_analyse_network)
@@ -263,7 +265,7 @@ def cmd_analyse_network(args: argparse.Namespace) -> int:
     from t2hx.placement.network_analysis import Sweep, analyse, summary
 
     sweep = Sweep(args.seed, args.iterations, args.two_opt_up_to, args.p2p_switches,
-                  args.table_switches, args.table_ranks)
+                  args.table_switches, args.table_ranks, args.table_iterations)
     out = analyse(args.kind, args.switches, sweep)
     atomic_write(args.rows, json.dumps(out, indent=1) + "\n")
     print(wire.network_line(summary(out)))

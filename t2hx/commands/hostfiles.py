@@ -59,6 +59,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    "of same-step messages sharing a link)")
     p.add_argument("--iterations", type=A.non_negative_int, default=200_000,
                    help="two-opt: swap trials per hostfile (default 200000, as seed 001)")
+    p.add_argument("--iterations-at", default=None, metavar="N=TRIALS[,N=TRIALS]",
+                   help="two-opt: other trials for these node counts, e.g. 128=20000 (seed "
+                   "001: 20,000 for its 128-rank applications, 200,000 for collectives)")
     p.add_argument("--switches", type=A.positive_int, default=10,
                    help="spread: leaf switches a job's nodes are spread over (default 10, "
                    "seed 004 §4.3.4's 28 nodes)")
@@ -74,6 +77,26 @@ def _int_list(text: str, flag: str) -> list[int]:
         raise T2hxError(f"{text!r} is not a comma list of integers >= 1", field=flag,
                         fix=f"e.g. {flag} 7,14,28")
     return values
+
+
+def _iterations_at(text: str | None) -> dict[int, int]:
+    out: dict[int, int] = {}
+    if text is not None and not text.strip(","):
+        raise T2hxError(f"{text!r} names no node count", field="--iterations-at",
+                        fix="give N=TRIALS, e.g. --iterations-at 128=20000")
+    for item in (text or "").split(","):
+        if not item.strip():
+            continue
+        count, _, trials = item.partition("=")
+        try:
+            n, t = int(count), int(trials)
+        except ValueError:
+            n = t = -1
+        if n < 1 or t < 0:
+            raise T2hxError(f"{item.strip()!r} is not N=TRIALS", field="--iterations-at",
+                            fix="e.g. --iterations-at 128=20000,512=200000")
+        out[n] = t
+    return out
 
 
 def _nodes(text: str | None) -> list[str] | None:
@@ -106,6 +129,7 @@ def run(args: argparse.Namespace) -> int:
     opts = Options(seed=args.seed, p=args.p, plane=args.plane, engine=args.engine,
                    collective=args.collective, objective=args.objective,
                    iterations=args.iterations, switches=args.switches,
+                   iterations_at=_iterations_at(args.iterations_at),
                    counts=None if args.counts is None else _int_list(args.counts, "--counts"),
                    nodes=_nodes(args.nodes))
     with Progress("hostfiles", total=len(placements), quiet=args.quiet) as progress:

@@ -57,11 +57,25 @@ class Options:
     collective: str = "allreduce"
     objective: str = "hops"           # two-opt: hops | contention
     iterations: int = 200_000        # seed 001 §3.4.2
+    #: Per node count, where it differs: seed 001 runs two-opt 20,000 times for its 128-rank
+    #: applications (§3.4.3) and 200,000 times for its 512-rank collectives (§3.4.2).
+    iterations_at: dict[int, int] = field(default_factory=dict)
     switches: int = 10               # spread: leaf switches of a job (seed 004 §4.3.4)
     counts: list[int] | None = None   # None: every ladder count that fits
     nodes: list[str] | None = None    # None: all hosts but nodes.down
     work_dir: Path | None = None      # two-opt routing scratch (default: a temp dir)
     _cache: dict = field(default_factory=dict, repr=False)
+
+    def trials(self, n: int) -> int:
+        """Two-opt swap trials for an ``n``-rank hostfile."""
+        return self.iterations_at.get(n, self.iterations)
+
+    def trials_of(self, counts: list[int]) -> dict[str, object]:
+        """The manifest's record: ``iterations``, and per count where any count differs."""
+        out: dict[str, object] = {"iterations": self.iterations}
+        if any(self.trials(n) != self.iterations for n in counts):
+            out["iterations_by_count"] = {str(n): self.trials(n) for n in counts}
+        return out
 
 
 def check_placements(names: list[str]) -> None:
@@ -120,8 +134,10 @@ def place(system: System, placement: str, n: int, nodes: list[str], opts: Option
     if refine is not None:
         # The base placement's own draw (same stream as the plain one), then rank placement.
         objective, collective = refine
-        return _two_opt(system, place(system, base, n, nodes, opts), objective, collective,
-                        opts)
+        chosen = place(system, base, n, nodes, opts)
+        if collective is None:                  # the CCO order (the only one without)
+            return _cco(system, chosen, opts)
+        return _two_opt(system, chosen, objective, collective, opts)
     rng = rng_for(opts.seed, placement)     # one stream per placement: nested node counts
     match placement:
         case "linear":
@@ -231,6 +247,13 @@ def routed(system: System, opts: Options, with_paths: bool = False) -> dict:
     return got
 
 
+def _cco(system: System, chosen: list[str], opts: Options) -> list[str]:
+    """``chosen`` (rank 0's node first) in Chain Concatenation Order over the plane's switch
+    graph (``mappings.cco_order``)."""
+    fabric = _fabric(system, opts)
+    return [chosen[i] for i in mappings.cco_order(fabric, _host_index(fabric, chosen))]
+
+
 def _two_opt(system: System, chosen: list[str], goal: str, collective: str,
              opts: Options) -> list[str]:
     """Ranks of ``chosen`` (rank i on node i to start: plain ``two-opt`` starts linear, a
@@ -253,7 +276,7 @@ def _two_opt(system: System, chosen: list[str], goal: str, collective: str,
         objective = ContentionObjective(got["paths"][np.ix_(idx, idx)], msgs,
                                         got["tables"].links)
         labels += ("contention",)
-    result = two_opt(objective, np.arange(n), opts.iterations, rng_for(opts.seed, *labels))
+    result = two_opt(objective, np.arange(n), opts.trials(n), rng_for(opts.seed, *labels))
     return [chosen[i] for i in result.placement]
 
 
@@ -264,16 +287,20 @@ def _manifest(system: System, placement: str, nodes: list[str], counts: list[int
         params = {"p": opts.p, "start": 0, "one_leaf_up_to": _first_leaf(system, nodes, opts)}
     elif placement == "spread":
         params = {"plane": _plane_name(system, opts), "switches": opts.switches}
-    elif (refine := split_placement(placement)[1]) is not None:
+    elif (refine := split_placement(placement)[1]) is not None and refine[1] is None:
+        params = {"plane": _plane_name(system, opts), "start": split_placement(placement)[0],
+                  "order": "chain concatenation (depth-first over a breadth-first tree from "
+                  "rank 0's switch)"}
+    elif refine is not None:
         base, (goal, collective) = split_placement(placement)[0], refine
         params = {"plane": _plane_name(system, opts), "engine": _engine(system, opts),
-                  "collective": collective, "iterations": opts.iterations, "start": base,
+                  "collective": collective, **opts.trials_of(counts), "start": base,
                   "objective": OBJECTIVES[goal]}
     elif placement in ("two-opt", "hierarchical"):
         params = {"plane": _plane_name(system, opts)}
         if placement == "two-opt":
             params.update(engine=_engine(system, opts), collective=opts.collective,
-                          iterations=opts.iterations, start="linear",
+                          **opts.trials_of(counts), start="linear",
                           objective=OBJECTIVES[opts.objective])
     return {
         "system": system.name,

@@ -16,6 +16,12 @@ ring switch ``i``. ``usable`` (a boolean mask) excludes down nodes.
 - ring-consecutive: ``n`` consecutive hosts along the ring from a (random) start.
 - circulant (Algorithm 4.1): start at a random node, then stride ``N/n``; with
   ``N = 2^k`` nodes on ``G(N, log2 N)`` the chosen nodes form ``G(n, log2 n)``.
+- CCO, chain concatenation order (§2.4.2, the thesis' competitor of two-opt): a rank order
+  for nodes already chosen. The thesis says only that CCO "constructs a breadth-first
+  search tree with a source node as root, and visits a destination node with an order
+  based on the BFS tree"; ours visits that tree depth first (children in ascending switch
+  order), so each rank's successor hangs off the same or a nearby branch and the chains of
+  a binomial tree stay short.
 """
 
 from __future__ import annotations
@@ -93,3 +99,39 @@ def circulant_mapping(total: int, n: int, rng: np.random.Generator,
         raise PlacementError(f"circulant mapping hits down node #{bad}", field="nodes.down",
                              fix="pick another seed/start or repair the node")
     return out.astype(np.int64)
+
+
+def cco_order(fabric: Fabric, hosts: np.ndarray) -> np.ndarray:
+    """Positions into ``hosts`` (host indices, ``hosts[0]`` the source) in chain
+    concatenation order: a depth-first walk of the breadth-first tree of the switch graph
+    rooted at the source's switch, each switch's hosts in the given order."""
+    sw, pos, _dist = switch_graph(fabric)
+    at = host_switches(fabric, pos)
+    adj: list[set[int]] = [set() for _ in sw]
+    for c in fabric.inter_switch_cables():
+        adj[pos[c.a]].add(pos[c.b])
+        adj[pos[c.b]].add(pos[c.a])
+    root = int(at[hosts[0]])
+    children: list[list[int]] = [[] for _ in sw]
+    seen = {root}
+    queue = deque([root])
+    while queue:
+        u = queue.popleft()
+        for v in sorted(adj[u]):
+            if v not in seen:
+                seen.add(v)
+                children[u].append(v)
+                queue.append(v)
+    on: dict[int, list[int]] = {}
+    for k, h in enumerate(np.asarray(hosts).tolist()):
+        on.setdefault(int(at[h]), []).append(k)
+    out: list[int] = []
+    stack = [root]
+    while stack:
+        u = stack.pop()
+        out += on.get(u, [])
+        stack += reversed(children[u])
+    if len(out) != len(hosts):
+        raise PlacementError("chosen hosts are not all reachable from the source's switch",
+                             field="placement", fix="choose hosts of one connected fabric")
+    return np.asarray(out, dtype=np.int64)

@@ -105,7 +105,7 @@ def replay(logdir: Path, out: Path | None = None, quiet: bool | None = None) -> 
 
             prog.say("generated networks (seed 001 Figs 5.1-5.5, 5.12, 5.19, Tables 3.4-3.6)")
             figs += networks.figures(logdir, fig_dir)
-            prog.say("collective times per message size (seed 001 Figs 5.6-5.11)")
+            prog.say("collective times per message size (seed 001 Figs 3.10-3.12, 4.6-4.8, 5.6-5.11)")
             figs += collective_times.figures(g, study, combos, fig_dir)
         sim = bool(results["simulated"].any()) or bool(ing.provenance.get("simulated"))
         # The seed's numbers and claims are about the study's own systems: compared only
@@ -141,8 +141,24 @@ def replay(logdir: Path, out: Path | None = None, quiet: bool | None = None) -> 
                            systems=table, others=others, own=own, engines=engine_cmp,
                            ran=_ran(results, summ))
         report.write_report(out, bl, f"t2hx report — {campaign}" + report.on_systems(names))
-        prog.say(f"{len(figs)} figures, {len(summ['skipped'])} skipped input(s); report in {out}")
+        stale = drop_stale(fig_dir, figs)
+        prog.say(f"{len(figs)} figures, {len(summ['skipped'])} skipped input(s)"
+                 + (f", {stale} stale file(s) of an earlier replay removed" if stale else "")
+                 + f"; report in {out}")
     return ReplayResult(out, figs, summ)
+
+
+def drop_stale(fig_dir: Path, figs: list[F.Figure]) -> int:
+    """Remove the files of figures an earlier replay drew and this one did not (a renamed or
+    dropped figure would otherwise stay in the report's folder and a committed log)."""
+    if not fig_dir.is_dir():
+        return 0
+    keep = {Path(p).stem for f in figs for p in [*f.files, *([f.data] if f.data else [])]}
+    keep |= {f.name for f in figs}
+    stale = [p for p in fig_dir.iterdir() if p.is_file() and p.stem not in keep]
+    for p in stale:
+        p.unlink()
+    return len(stale)
 
 
 def _ran(results: pd.DataFrame, summary: dict[str, Any]) -> dict[str, int]:

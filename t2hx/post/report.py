@@ -466,8 +466,12 @@ SEED001_FIGURES = {
                                                               "network-aspl")),
     "Figs 5.3–5.5": ("total hops of Broadcast, Allreduce, Alltoall per network size",
                      ("network-bcast-", "network-allreduce-", "network-alltoall-")),
-    "Figs 5.6–5.11": ("Broadcast, Allreduce, Alltoall time per message size, small and large",
-                      ("collective-",)),
+    "Figs 3.10–3.12": ("collective times per mapping on the random shortcut network, "
+                       "ascending and two-opt for hops and contention", ("collective-rsn-",)),
+    "Figs 4.6–4.8": ("collective times per mapping on the circulant network",
+                     ("collective-circ-",)),
+    "Figs 5.6–5.11": ("Broadcast, Allreduce, Alltoall time per message size on the three "
+                      "networks, small and large", ("collective-networks-",)),
     "Fig 5.12": ("point-to-point hops per mapped node count", ("network-p2p-",)),
     "Fig 5.19": ("mean cable length per network size", ("network-cable-",)),
 }
