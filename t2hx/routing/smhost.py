@@ -237,7 +237,7 @@ def apply(system: System, req: Request, timeout: float | None = None,
             used = last_routed(paths.log)
             if used == req.engine and pids:
                 prog.say(f"{req.plane}: OpenSM already routes with {req.engine}")
-                result = verify(fabric, paths, req, used, system.path)
+                result = verify_settled(fabric, paths, req, used, system.path, deadline)
                 result.update(plane=req.plane, restarted=False, host=os.uname().nodename)
                 return result
         if need_restart:
@@ -254,7 +254,7 @@ def apply(system: System, req: Request, timeout: float | None = None,
             prog.say(f"{req.plane}: SIGHUP to OpenSM (pid {pids[0]}): re-route")
             _signal(pids[0], signal.SIGHUP)
         used = wait_routed(paths, mark, before, deadline, req.engine)
-        result = verify(fabric, paths, req, used, system.path)
+        result = verify_settled(fabric, paths, req, used, system.path, deadline)
     result.update(plane=req.plane, restarted=need_restart, host=os.uname().nodename)
     return result
 
@@ -367,6 +367,49 @@ def read_from(path: Path, mark: int) -> str:
         return ""
 
 
+class Unrouted(RoutingError):
+    """The LFT dump leaves switch entries towards HCA LIDs unset."""
+
+
+SETTLE = 0.6      # seconds without a change: OpenSM has closed its LFT dump
+RESWEEP = 10.0    # seconds to wait for a newer dump after one with unrouted entries
+
+
+def settled(path: Path, deadline: float, quiet_for: float = SETTLE) -> None:
+    """Return once ``path`` has not changed for ``quiet_for`` seconds (or at the deadline).
+    OpenSM truncates and rewrites its dumps in place, so a dump read mid-write lacks its last
+    switches and looks unrouted."""
+    last, since = (-1, -1), time.monotonic()
+    while time.monotonic() < deadline:
+        state = (_mtime(path), _size(path))
+        if time.time_ns() - state[0] >= quiet_for * 1e9:
+            return
+        if state != last:
+            last, since = state, time.monotonic()
+        elif time.monotonic() - since >= quiet_for:
+            return
+        time.sleep(0.1)
+
+
+def verify_settled(fabric: Fabric, paths: Paths, req: Request, used: str, source: object,
+                   deadline: float) -> dict:
+    """``verify`` on a dump OpenSM has finished writing. A dump with unrouted entries gets one
+    more chance when OpenSM rewrites it soon after (a heavy sweep right after a restart may
+    route before every port is up, and the next sweep completes it)."""
+    lfts = paths.dumps / "opensm-lfts.dump"
+    while True:
+        settled(lfts, deadline)
+        seen = _mtime(lfts)
+        try:
+            return verify(fabric, paths, req, used, source)
+        except Unrouted:
+            grace = min(deadline, time.monotonic() + RESWEEP)
+            while _mtime(lfts) == seen and time.monotonic() < grace:
+                time.sleep(0.2)
+            if _mtime(lfts) == seen:
+                raise
+
+
 def verify(fabric: Fabric, paths: Paths, req: Request, used: str, source: object) -> dict:
     """From OpenSM's own output: the engine that routed, the LMC, and every HCA LID routed
     from every switch, read from the dumps alone; then, when the conf describes this very
@@ -386,7 +429,7 @@ def verify(fabric: Fabric, paths: Paths, req: Request, used: str, source: object
                            f"{paths.conf} and restart OpenSM")
     missing = sum(1 for table in routes.values() for lo, _ in hcas.values() if lo not in table)
     if missing or not routes:
-        raise RoutingError(f"{missing} switch entries towards HCA LIDs are unrouted",
+        raise Unrouted(f"{missing} switch entries towards HCA LIDs are unrouted",
                            file=paths.dumps / "opensm-lfts.dump", fix="read OpenSM's log")
     same = set(lids) <= fabric_guids(fabric)
     if req.engine == "parx":
