@@ -64,7 +64,10 @@ class NetworkAnalysis(T2hxCheck):
             "--p2p-switches", str(SPEC["p2p_switches"]),
             "--table-switches", str(SPEC["table_switches"]),
             "--table-ranks", str(SPEC["table_ranks"]),
-            "--table-iterations", str(SPEC["table_iterations"]), "--rows", wire.NETWORK_ROWS]
+            "--table-iterations", str(SPEC["table_iterations"]),
+            *(["--p2p-system", SPEC["p2p_system"], "--p2p-bytes", str(SPEC["p2p_bytes"])]
+              if SPEC["p2p_system"] else []),
+            "--rows", wire.NETWORK_ROWS]
 
     @run_before("run")
     def launch(self):

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from t2hx import ROOT
-from t2hx.conf import ENGINES, System
+from t2hx.conf import ENGINES, System, system_path
 from t2hx.errors import ConfError
 from t2hx.schema import F, validate
 from t2hx.simrequest import FLOW_ENGINE, NETWORK_ENGINES
@@ -178,6 +178,9 @@ NETWORKS = {
     "table_ranks": F(int, default=512, min=2, doc="Tables 3.4–3.6's ranks"),
     "table_iterations": F(int, default=200_000, min=0,
                           doc="two-opt swap trials of Tables 3.4–3.6 (§3.4.2: 200,000)"),
+    "p2p_system": F(str, default="", doc="conf system whose model and link rate time the "
+                    "point-to-point exchanges (Fig 5.13), e.g. thesis-rsn1024; empty: hops only"),
+    "p2p_bytes": F(int, default=128, min=1, doc="bytes each way of one exchange (§5.3.2: 128)"),
     "note": F(str, default="", doc="what the sweep stands for (the report prints it)"),
 }
 FIGURE_SETS = ("capability", "configs", "histories")
@@ -759,6 +762,11 @@ def _check_networks(spec: dict | None, path: Path) -> None:
         raise ConfError(f"{bad[0]} switches is not a power of two up to 16384", file=path,
                         field="networks.switches", fix="use powers of two (seed 001 §4.2); "
                         "the all-pairs hop matrix of 16,384 switches takes 512 MiB")
+    timing = spec["p2p_system"]
+    if timing and not system_path(timing).is_file():
+        raise ConfError(f"no conf system '{timing}'", file=path, field="networks.p2p_system",
+                        fix="name a file of conf/systems/ (e.g. thesis-rsn1024) or leave it "
+                        "empty for hops only")
 
 
 def _check_noise(noise: dict | None, path: Path) -> None:

@@ -97,6 +97,7 @@ ROLE_OF = {
     ("campaign", "simulate-history", "--trace"): "in-file",
     ("campaign", "simulate-history", "--rows"): "out-file", ("sar", "watch", "--log"): "out-file",
     ("campaign", "analyse-network", "--rows"): "out-file",
+    ("campaign", "analyse-network", "--p2p-system"): "conf",
 }
 
 
@@ -186,6 +187,8 @@ ALLOW: dict[tuple[str, str, str], str] = {
     ("campaign analyse-network", "--table-iterations", "zero"): "tables without swaps",
     ("campaign analyse-network", "--table-iterations", "huge"): "no tables on a circulant "
     "network (the base analyses one)",
+    ("campaign analyse-network", "--p2p-bytes", "huge"): "any size times; the base has no "
+    "point-to-point rows (16 switches)",
     ("*", "--rows", "file"): "an existing output is replaced",
     ("*", "--rows", "missing"): "a new file", ("*", "--rows", "dotdot"): "a path",
     ("*", "--rows", "newline"): "a POSIX name", ("*", "--rows", "surrogate"): "bytes",

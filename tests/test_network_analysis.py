@@ -256,3 +256,57 @@ def test_collective_time_figures_split_sizes_and_keep_two_opt_to_its_own_collect
     plain = dataclasses.replace(study, catalog={**study.catalog, "imb": imb})
     names = {f.name for f in collective_times.figures(g, plain, combos, tmp_path / "plain")}
     assert "collective-bcast-512-large" in names and len(names) == 4
+
+
+def _timed(system: str = "thesis-rsn1024", switch_ns: float | None = None,
+           tmp_path: Path | None = None) -> Sweep:
+    from t2hx.conf import load_system, system_path
+    from t2hx.placement.network_analysis import p2p_timing
+
+    path = system_path(system)
+    if switch_ns is not None:
+        data = yaml.safe_load(path.read_text())
+        data["model"]["switch_latency_ns"] = switch_ns
+        path = tmp_path / f"{system}.yaml"
+        path.write_text(yaml.safe_dump(data))
+    return Sweep(iterations=0, p2p_switches=64, table_switches=0,
+                 p2p_timing=p2p_timing(load_system(path), 128))
+
+
+def test_point_to_point_times_follow_the_hops_and_the_systems_switch_latency(tmp_path):
+    """Fig 5.13: the exchange time per mapping tracks its hops, a slower switch adds its
+    latency once per switch on the path (hops + 1), and an untimed sweep has no times."""
+    plain = analyse("circulant", 64, Sweep(iterations=0, p2p_switches=64, table_switches=0))
+    assert all("p2p_time_us" not in r for r in plain["p2p"])
+    fast, slow = (analyse("circulant", 64, _timed(switch_ns=ns, tmp_path=tmp_path))
+                  for ns in (100.0, 300.0))
+    rows = {(r["mapping"], r["nodes"]): r for r in fast["p2p"]}
+    by_hops = sorted(rows.values(), key=lambda r: r["mean_hops"])
+    assert [r["p2p_time_us"] for r in by_hops] == sorted(r["p2p_time_us"] for r in by_hops)
+    assert rows["random", 16]["p2p_time_us"] > rows["circulant", 16]["p2p_time_us"]
+    assert {r["p2p_bytes"] for r in fast["p2p"]} == {128}
+    for f, s in zip(fast["p2p"], slow["p2p"]):
+        extra = (s["p2p_time_us"] - f["p2p_time_us"]) * 1e3          # ns
+        assert extra == pytest.approx(200.0 * (f["mean_hops"] + 1), rel=1e-6)
+
+
+def test_point_to_point_timing_needs_one_plane_and_a_known_system(tmp_path):
+    from t2hx.conf import load_system, system_path
+    from t2hx.placement.network_analysis import p2p_timing
+
+    with pytest.raises(T2hxError, match="2 planes: the timing needs one link rate") as err:
+        p2p_timing(load_system(system_path("t2hx")), 128)
+    assert "planes" in str(err.value) and len(str(err.value).splitlines()) == 1
+    data = yaml.safe_load((ROOT / "conf/studies/shortcut-topologies-thesis.yaml").read_text())
+    data["networks"]["p2p_system"] = "thesis-rsn4096"
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(yaml.safe_dump(data))
+    with pytest.raises(ConfError, match="no conf system 'thesis-rsn4096'") as err:
+        load_study(str(bad))
+    assert "networks.p2p_system" in str(err.value)
+    rows = tmp_path / "network.json"
+    out = subprocess.run([T2HX, "campaign", "analyse-network", "--kind", "circulant",
+                          "--switches", "64", "--p2p-switches", "64", "--p2p-system", "t2hx",
+                          "--rows", str(rows)], capture_output=True, text=True, timeout=120)
+    assert out.returncode != 0 and len(out.stderr.strip().splitlines()) == 1
+    assert "2 planes" in out.stderr and not rows.exists()

@@ -252,6 +252,11 @@ def register_network(verbs: argparse._SubParsersAction) -> None:
     n.add_argument("--table-ranks", type=A.positive_int, default=d.table_ranks)
     n.add_argument("--table-iterations", type=A.non_negative_int, default=d.table_iterations,
                    help=f"two-opt swap trials of the tables (default {d.table_iterations})")
+    n.add_argument("--p2p-system", metavar="NAME|PATH",
+                   help="a conf system whose model and link rate time the point-to-point "
+                   "exchanges (Fig 5.13); without it, hops only")
+    n.add_argument("--p2p-bytes", type=A.positive_int, default=128,
+                   help="bytes each way of a point-to-point exchange (default 128, §5.3.2)")
     n.add_argument("--rows", required=True, type=A.as_path(A.output_file),
                    help="the analysis (JSON) to write")
     n.set_defaults(func=cmd_analyse_network)
@@ -262,10 +267,12 @@ def cmd_analyse_network(args: argparse.Namespace) -> int:
 
     from t2hx import wire
     from t2hx.atomic import atomic_write
-    from t2hx.placement.network_analysis import Sweep, analyse, summary
+    from t2hx.placement.network_analysis import Sweep, analyse, p2p_timing, summary
 
+    timing = p2p_timing(load_system(system_path(args.p2p_system)),
+                        args.p2p_bytes) if args.p2p_system else None
     sweep = Sweep(args.seed, args.iterations, args.two_opt_up_to, args.p2p_switches,
-                  args.table_switches, args.table_ranks, args.table_iterations)
+                  args.table_switches, args.table_ranks, args.table_iterations, timing)
     out = analyse(args.kind, args.switches, sweep)
     atomic_write(args.rows, json.dumps(out, indent=1) + "\n")
     print(wire.network_line(summary(out)))

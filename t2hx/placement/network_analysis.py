@@ -10,6 +10,8 @@ switch, minimal routing (every switch pair at its graph distance). What it repor
   each mapping of the network (Fig 5.12; every ordered pair, not the thesis' 100,000 draws),
   and of a Bruck Alltoall's messages among the same nodes: §5.4's total hops of a mix with a
   share ``r`` of collective messages is ``total · (r · alltoall + (1 − r) · mean)`` (Fig 5.14);
+- with a system's node and link parameters (``P2PTiming``), the mean time of a 128-byte
+  bidirectional exchange between two of the mapped nodes (Fig 5.13);
 - the two-opt tables (Tables 3.4–3.6: random shortcut, ``table_ranks`` ranks, random /
   hierarchical / ring mappings, each collective) when N is ``table_switches``;
 - cable lengths in the cabinet layout of §5.6 (t2hx.fabric.cabling; Fig 5.19).
@@ -24,11 +26,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from t2hx.conf import System
 from t2hx.errors import T2hxError
 from t2hx.fabric.cabling import cable_lengths
 from t2hx.fabric.dragonfly import dragonfly_edges, group_size
 from t2hx.fabric.pathlengths import diameter_aspl, hop_matrix
 from t2hx.fabric.shortcut import circulant_edges, edge_fabric, random_shortcut_edges
+from t2hx.flowsim.network import GBIT, LogGP
 from t2hx.placement import mappings
 from t2hx.placement.collectives import COLLECTIVES, messages
 from t2hx.placement.seeding import rng_for
@@ -43,6 +47,23 @@ TABLE_MAPPINGS = ("random", "hierarchical", "ring")
 
 
 @dataclass(frozen=True)
+class P2PTiming:
+    """Fig 5.13's exchange: ``size`` bytes each way between two mapped nodes, one pair at a
+    time (the thesis times 10,000 of them in turn, so no two share a link), timed as the flow
+    model times a lone message: its LogGP latency over the switches of the path plus the size
+    at the link rate. Full-duplex links carry both directions at once, so the exchange takes
+    one way's time."""
+    loggp: LogGP
+    gbps: float
+    size: int = 128
+
+    def seconds(self, hops: np.ndarray | float) -> np.ndarray:
+        # One node per switch: h inter-switch links cross h + 1 switches.
+        return self.loggp.latency(np.asarray(hops, dtype=np.float64) + 1) + self.size / (
+            self.gbps * GBIT)
+
+
+@dataclass(frozen=True)
 class Sweep:
     seed: int = 1
     iterations: int = 200_000       # two-opt swap trials (§3.3.3, §5.2.1: 200,000)
@@ -51,6 +72,18 @@ class Sweep:
     table_switches: int = 1024      # Tables 3.4–3.6's network size
     table_ranks: int = 512
     table_iterations: int = 200_000  # §3.4.2: Tables 3.4–3.6 at 200,000 trials
+    p2p_timing: P2PTiming | None = None  # Fig 5.13 (none: hops only)
+
+
+def p2p_timing(system: System, size: int) -> P2PTiming:
+    """The exchange timed with a system's model and its (one) plane's link rate: the node and
+    link parameters of Tables 3.3/4.2 live in the thesis' conf systems."""
+    if len(system.planes) != 1:
+        raise T2hxError(f"{len(system.planes)} planes: the timing needs one link rate",
+                        file=system.path, field="planes",
+                        fix="time the exchanges with a one-plane system (e.g. thesis-rsn1024)")
+    plane = next(iter(system.planes.values()))
+    return P2PTiming(LogGP.from_conf(system.model), plane.gbps, size)
 
 
 #: The all-pairs hop matrix is n² int16: 512 MiB at this size.
@@ -134,11 +167,15 @@ def p2p_rows(kind: str, n: int, edges: list[tuple[int, int]], hops: np.ndarray,
             nodes = pick(name, n, m, edges, rng_for(sweep.seed, "sweep-p2p", name, m))
             sub = hops[np.ix_(nodes, nodes)]
             a2a = messages("alltoall", m)
-            rows.append({"mapping": name, "nodes": m,
-                         "mean_hops": round(float(sub.sum(dtype=np.int64)) / (m * (m - 1)), 6),
-                         # §5.4: a Bruck Alltoall among the same nodes, per message
-                         "alltoall_hops": round(float(sub[a2a.src, a2a.dst].sum()) / len(a2a),
-                                                6)})
+            mean = float(sub.sum(dtype=np.int64)) / (m * (m - 1))
+            row = {"mapping": name, "nodes": m, "mean_hops": round(mean, 6),
+                   # §5.4: a Bruck Alltoall among the same nodes, per message
+                   "alltoall_hops": round(float(sub[a2a.src, a2a.dst].sum()) / len(a2a), 6)}
+            if sweep.p2p_timing:
+                # The time is affine in the hops: the mean time is the time of the mean.
+                row["p2p_time_us"] = round(float(sweep.p2p_timing.seconds(mean)) * 1e6, 6)
+                row["p2p_bytes"] = sweep.p2p_timing.size
+            rows.append(row)
         m *= 2
     return rows
 

@@ -6,6 +6,8 @@ network check keeps in ``log/<campaign>/networks/`` (checks/network.py):
   Allreduce, Bruck Alltoall over all N nodes, per kind and mapping (Figs 5.3–5.5);
 * ``network-p2p-hops``: mean point-to-point hops among the mapped nodes at one size, per
   kind and mapping (Fig 5.12);
+* ``network-p2p-time``: mean time of a point-to-point exchange among the mapped nodes, per
+  kind and mapping, when the analysis timed it (Fig 5.13);
 * ``network-mix-<n>``: total hops of 102,400 messages among n mapped nodes at one size as
   the share of Alltoall messages grows from 0 to 1, the rest point to point (Fig 5.14);
 * ``network-cable-length``: mean inter-switch cable length in §5.6's layout (Fig 5.19);
@@ -76,6 +78,12 @@ def figures(logdir: Path, fig_dir: Path) -> list[Figure]:
         figs.append(_sized(p2p, "mean_hops", "mean hops per message", "network-p2p-hops",
                            f"Point-to-point hops among the mapped nodes ({size} switches)",
                            fig_dir, series="series", x="nodes", xlabel="mapped nodes"))
+        if "p2p_time_us" in p2p:
+            size_b = int(p2p["p2p_bytes"].iloc[0])
+            figs.append(_sized(p2p, "p2p_time_us", "mean exchange time [µs]", "network-p2p-time",
+                               f"{size_b}-byte bidirectional exchange among the mapped nodes "
+                               f"({size} switches)", fig_dir, series="series", x="nodes",
+                               xlabel="mapped nodes"))
         if "alltoall_hops" in p2p:
             figs += [_mix(sub, int(n), size, fig_dir) for n, sub in p2p.groupby("nodes")]
     figs.append(_sized(net, "cable_mean_m", "mean cable length [m]", "network-cable-length",

@@ -472,7 +472,8 @@ SEED001_FIGURES = {
                      ("collective-circ-",)),
     "Figs 5.6–5.11": ("Broadcast, Allreduce, Alltoall time per message size on the three "
                       "networks, small and large", ("collective-networks-",)),
-    "Fig 5.12": ("point-to-point hops per mapped node count", ("network-p2p-",)),
+    "Fig 5.12": ("point-to-point hops per mapped node count", ("network-p2p-hops",)),
+    "Fig 5.13": ("point-to-point exchange time per mapped node count", ("network-p2p-time",)),
     "Fig 5.19": ("mean cable length per network size", ("network-cable-",)),
 }
 

@@ -249,8 +249,9 @@ def _network_control(tables: dict[str, pd.DataFrame], comp: dict[str, Any],
     return max(effects)
 
 
-#: Metrics of the point-to-point rows (per mapped node count): Fig 5.12 and §5.4's mixes.
-P2P_METRICS = ("mean_hops", "alltoall_hops", "mix_change", "crossover")
+#: Metrics of the point-to-point rows (per mapped node count): Figs 5.12, 5.13 and §5.4's
+#: mixes.
+P2P_METRICS = ("mean_hops", "p2p_time_us", "alltoall_hops", "mix_change", "crossover")
 
 
 def _crossovers(tables: dict[str, pd.DataFrame], comp: dict[str, Any]) -> pd.Series:
