@@ -252,7 +252,7 @@ def register_network(verbs: argparse._SubParsersAction) -> None:
     n.add_argument("--table-ranks", type=A.positive_int, default=d.table_ranks)
     n.add_argument("--table-iterations", type=A.non_negative_int, default=d.table_iterations,
                    help=f"two-opt swap trials of the tables (default {d.table_iterations})")
-    n.add_argument("--p2p-system", metavar="NAME|PATH",
+    n.add_argument("--p2p-system", metavar="NAME|PATH", type=A.system,
                    help="a conf system whose model and link rate time the point-to-point "
                    "exchanges (Fig 5.13); without it, hops only")
     n.add_argument("--p2p-bytes", type=A.positive_int, default=128,
