@@ -20,6 +20,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from t2hx.placement.network_analysis import P2PTiming
 from t2hx.routing import parx
 from t2hx.conf import System, load_system, system_path
 from t2hx.errors import ConfError, WorkloadError
@@ -65,6 +66,17 @@ class LogGP:
     def latency(self, switches: np.ndarray) -> np.ndarray:
         """Zero-byte one-way time: send + receive overhead and the switch hops."""
         return 2 * self.overhead + self.send_extra + switches * self.hop
+
+
+def p2p_timing(system: System, size: int) -> P2PTiming:
+    """Seed 001's exchanges (Fig 5.13) timed with a system's model and its (one) plane's link
+    rate: the node and link parameters of Tables 3.3/4.2 live in the thesis' conf systems."""
+    if len(system.planes) != 1:
+        raise ConfError(f"{len(system.planes)} planes: the timing needs one link rate",
+                        file=system.path, field="planes",
+                        fix="time the exchanges with a one-plane system (e.g. thesis-rsn1024)")
+    plane = next(iter(system.planes.values()))
+    return P2PTiming(LogGP.from_conf(system.model).latency, plane.gbps * GBIT, size)
 
 
 @dataclass

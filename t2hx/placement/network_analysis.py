@@ -22,17 +22,16 @@ Everything is a deterministic function of (kind, N, seed, iterations).
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 
-from t2hx.conf import System
 from t2hx.errors import T2hxError
 from t2hx.fabric.cabling import cable_lengths
 from t2hx.fabric.dragonfly import dragonfly_edges, group_size
 from t2hx.fabric.pathlengths import diameter_aspl, hop_matrix
 from t2hx.fabric.shortcut import circulant_edges, edge_fabric, random_shortcut_edges
-from t2hx.flowsim.network import GBIT, LogGP
 from t2hx.placement import mappings
 from t2hx.placement.collectives import COLLECTIVES, messages
 from t2hx.placement.seeding import rng_for
@@ -50,17 +49,16 @@ TABLE_MAPPINGS = ("random", "hierarchical", "ring")
 class P2PTiming:
     """Fig 5.13's exchange: ``size`` bytes each way between two mapped nodes, one pair at a
     time (the thesis times 10,000 of them in turn, so no two share a link), timed as the flow
-    model times a lone message: its LogGP latency over the switches of the path plus the size
-    at the link rate. Full-duplex links carry both directions at once, so the exchange takes
-    one way's time."""
-    loggp: LogGP
-    gbps: float
+    model times a lone message: ``latency`` over the switches of the path (the flow model's
+    LogGP, built by t2hx.flowsim.network.p2p_timing) plus the size at the link rate.
+    Full-duplex links carry both directions at once, so the exchange takes one way's time."""
+    latency: Callable[[np.ndarray], np.ndarray]   # zero-byte one-way time over n switches
+    rate: float                                   # bytes/s of a link
     size: int = 128
 
     def seconds(self, hops: np.ndarray | float) -> np.ndarray:
         # One node per switch: h inter-switch links cross h + 1 switches.
-        return self.loggp.latency(np.asarray(hops, dtype=np.float64) + 1) + self.size / (
-            self.gbps * GBIT)
+        return self.latency(np.asarray(hops, dtype=np.float64) + 1) + self.size / self.rate
 
 
 @dataclass(frozen=True)
@@ -73,17 +71,6 @@ class Sweep:
     table_ranks: int = 512
     table_iterations: int = 200_000  # §3.4.2: Tables 3.4–3.6 at 200,000 trials
     p2p_timing: P2PTiming | None = None  # Fig 5.13 (none: hops only)
-
-
-def p2p_timing(system: System, size: int) -> P2PTiming:
-    """The exchange timed with a system's model and its (one) plane's link rate: the node and
-    link parameters of Tables 3.3/4.2 live in the thesis' conf systems."""
-    if len(system.planes) != 1:
-        raise T2hxError(f"{len(system.planes)} planes: the timing needs one link rate",
-                        file=system.path, field="planes",
-                        fix="time the exchanges with a one-plane system (e.g. thesis-rsn1024)")
-    plane = next(iter(system.planes.values()))
-    return P2PTiming(LogGP.from_conf(system.model), plane.gbps, size)
 
 
 #: The all-pairs hop matrix is n² int16: 512 MiB at this size.
