@@ -15,8 +15,9 @@ is ``T2HX capacity window closed``.
 On a real cluster the whole mix is one job: one allocation of every app's nodes
 (``--nodelist``), inside which the driver starts each app the way the partition starts an
 ordinary case (srun with the app's hostfile as ``SLURM_HOSTFILE``, or mpirun --hostfile;
-t2hx.launcher.launch_command). The sanity check fails when a launch failed or an app
-finished no run.
+t2hx.launcher.launch_command). The sanity check fails when a launch failed, an app
+finished no run, or a run hung (``wire.stalled_runs``: cut after over twice its app's
+longest finished run; docs/cluster.md, "Known limits").
 
 Each app runs a benchmark of the registry (t2hx/benchmarks/; ``Study.capacity_benchmark``):
 the driver runs the command line and input files of that benchmark's own check
@@ -225,6 +226,9 @@ class Capacity(T2hxCheck):
             checks += [sn.assert_true(sn.count(sn.findall(
                 rf"^{wire.capacity_mark('finished')} app={re.escape(app)} ", self.stdout)),
                 msg=f"{app} finished no run in the window") for app in self.apps]
+            checks.append(sn.assert_false(_stalled(self), msg=(
+                "a capacity run hung: {0} (cut after over "
+                f"{wire.STALL_FACTOR:g}x its app's longest finished run; see its run_*.out)")))
         return sn.all(checks)
 
     @run_after("sanity")
@@ -261,3 +265,11 @@ def _finished(check, app: str) -> int:
     text = (Path(check.stagedir) / str(check.stdout)).read_text(errors="replace")
     return len({e.run for e in wire.capacity_events(text)
                 if e.event == "finished" and e.app == app})
+
+
+@sn.deferrable
+def _stalled(check) -> str:
+    """The hung runs (wire.stalled_runs), as ``app run k`` words; empty when none."""
+    text = (Path(check.stagedir) / str(check.stdout)).read_text(errors="replace")
+    return ", ".join(f"{e.app} run {e.run}" for e in wire.stalled_runs(
+        wire.capacity_events(text)))

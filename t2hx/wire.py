@@ -146,6 +146,27 @@ def capacity_events(text: str) -> list[CapacityEvent]:
     return out
 
 
+#: A cut run longer than this many times its app's longest finished run (plus the slack of
+#: the driver's whole-second clock) is taken for a hung launch, not a run the window ended
+#: halfway (docs/cluster.md, "Known limits").
+STALL_FACTOR = 2.0
+STALL_SLACK_S = 2.0
+
+
+def stalled_runs(events: list[CapacityEvent], factor: float = STALL_FACTOR
+                 ) -> list[CapacityEvent]:
+    """The cut runs that lasted over ``factor`` times their app's longest finished run. A
+    run the window ends is never longer than the run would have been, so a longer one hung
+    (an app that finished no run fails on that count instead)."""
+    longest: dict[str, float] = {}
+    for e in events:
+        if e.event == "finished":
+            took = float(e.fields["end"]) - float(e.fields["start"])
+            longest[e.app] = max(longest.get(e.app, 0.0), took)
+    return [e for e in events if e.event == "cut" and e.app in longest
+            and float(e.fields["end"]) - float(e.fields["start"])
+            > factor * longest[e.app] + STALL_SLACK_S]
+
 # --- the workload lines -----------------------------------------------------------------------
 
 WORKLOAD_JOB = ("T2HX workload job={job} app={app} nodes={nodes} steps={steps} "

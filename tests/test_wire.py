@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from t2hx import wire
+from t2hx import ROOT, wire
 from t2hx.post.perflog import read_perflog
 
 
@@ -103,3 +103,20 @@ def test_perflog_line_round_trips(tmp_path: Path) -> None:
         wire.perflog_line(nodes=8)
     with pytest.raises(ValueError, match="fields"):
         wire.perflog_values("a|b")
+
+
+def test_a_cut_run_far_longer_than_its_apps_finished_runs_is_stalled() -> None:
+    """Real driver outputs of the test cluster (tests/data/capacity/README.md): the hung run
+    after a finished one is found; a first run that hung leaves no finished run to compare
+    (the check fails that app on its count); the window's ordinary cuts are not stalls."""
+    data = ROOT / "tests" / "data" / "capacity"
+
+    def stalls(name: str) -> list[tuple[str, int]]:
+        events = wire.capacity_events((data / name).read_text())
+        return [(e.app, e.run) for e in wire.stalled_runs(events)]
+
+    assert stalls("slurm-pmix-hang-late.out") == [("hpl-b", 1)]
+    assert stalls("slurm-pmix-hang.out") == []
+    assert stalls("healthy.out") == []
+    events = wire.capacity_events((data / "healthy.out").read_text())
+    assert wire.stalled_runs(events, factor=0.1)       # the healthy cuts are short, not absent
