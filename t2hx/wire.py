@@ -158,14 +158,16 @@ def stalled_runs(events: list[CapacityEvent], factor: float = STALL_FACTOR
     """The cut runs that lasted over ``factor`` times their app's longest finished run. A
     run the window ends is never longer than the run would have been, so a longer one hung
     (an app that finished no run fails on that count instead)."""
+    def took(e: CapacityEvent) -> float:
+        return float(e.fields["end"]) - float(e.fields["start"])
+
     longest: dict[str, float] = {}
     for e in events:
         if e.event == "finished":
-            took = float(e.fields["end"]) - float(e.fields["start"])
-            longest[e.app] = max(longest.get(e.app, 0.0), took)
+            longest[e.app] = max(longest.get(e.app, 0.0), took(e))
     return [e for e in events if e.event == "cut" and e.app in longest
-            and float(e.fields["end"]) - float(e.fields["start"])
-            > factor * longest[e.app] + STALL_SLACK_S]
+            and took(e) > factor * longest[e.app] + STALL_SLACK_S]
+
 
 # --- the workload lines -----------------------------------------------------------------------
 
