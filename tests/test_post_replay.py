@@ -181,6 +181,22 @@ def test_every_figure_kind_and_byte_identical_replay(tmp_path: Path) -> None:
     assert not (twin / "runs.tar.xz").exists()
     assert sorted(p.relative_to(twin).as_posix() for p in (twin / "runs").rglob("*")) == \
         sorted(p.relative_to(log).as_posix() for p in (log / "runs").rglob("*"))
+    # a large archive is committed as numbered parts, read and resumed as the whole one
+    whole = (copy / "runs.tar.xz").read_bytes()
+    third = len(whole) // 3 - 1
+    parts = archive.pack(twin, "runs", part_bytes=third)
+    assert [p.name for p in parts] == [f"runs.tar.xz.{i:03d}" for i in range(4)]
+    assert b"".join(p.read_bytes() for p in parts) == whole and not (twin / "runs.tar.xz").exists()
+    assert all(p.stat().st_size <= third for p in parts)
+    assert replay(twin, tmp_path / "from-parts", quiet=True).summary["skipped"] == []
+    assert (tmp_path / "from-parts/data/results.csv").read_bytes() == \
+        (log / "paper/data/results.csv").read_bytes()
+    assert archive.unpack(twin, "runs") and not list(twin.glob("runs.tar.xz*"))
+    archive.pack(twin, "runs", part_bytes=len(whole) // 2 - 1)      # repacked: stale parts go
+    assert len(list(twin.glob("runs.tar.xz.*"))) == 3
+    (twin / "runs.tar.xz").write_bytes(whole)
+    with pytest.raises(T2hxError, match="both runs.tar.xz and its parts"):
+        replay(twin, tmp_path / "refused", quiet=True)
     (copy / "runs").mkdir()                      # both a folder and its archive: refused
     with pytest.raises(T2hxError, match="both runs/ and runs.tar.xz"):
         replay(copy, tmp_path / "refused", quiet=True)

@@ -34,7 +34,8 @@ def run(args: argparse.Namespace) -> int:
         for name in archive.PACKED:
             done = archive.pack(logdir, name)
             if done is not None and not args.quiet:
-                print(f"packed {name}/ into {done} ({done.stat().st_size / 2**20:.1f} MiB)")
+                size = sum(part.stat().st_size for part in done) / 2**20
+                print(f"packed {name}/ into {', '.join(p.name for p in done)} ({size:.1f} MiB)")
     result = replay(args.logdir, args.out, quiet=args.quiet or None)
     skipped = result.summary["skipped"]
     if skipped and not args.quiet:
