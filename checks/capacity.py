@@ -15,7 +15,8 @@ is ``T2HX capacity window closed``.
 On a real cluster the whole mix is one job: one allocation of every app's nodes
 (``--nodelist``), inside which the driver starts each app the way the partition starts an
 ordinary case (srun with the app's hostfile as ``SLURM_HOSTFILE``, or mpirun --hostfile;
-t2hx.launcher.launch_command). The sanity check fails when a launch failed, an app
+t2hx.launcher.launch_command), with the CPUs and OpenMP threads per rank of a capability job
+of the same app (t2hx.launcher.binding, thread_env). The sanity check fails when a launch failed, an app
 finished no run, or a run hung (``wire.stalled_runs``: cut after over twice its app's
 longest finished run; docs/cluster.md, "Known limits").
 
@@ -49,9 +50,9 @@ from lib.base import (ROUTING_DIR, SLURM_SCHEDULERS, STUDY, Launch,  # noqa: E40
 from lib import resume                                             # noqa: E402
 from t2hx.atomic import staged_dir  # noqa: E402
 from t2hx import benchmarks, wire                                  # noqa: E402
-from t2hx.launcher import launch_command, shell_line               # noqa: E402
+from t2hx.launcher import launch_command, shell_line, thread_env   # noqa: E402
 from t2hx.paths import cli, log_root, work_root                    # noqa: E402
-from t2hx.routing.reroute import ROUTE_RECORD                      # noqa: E402
+from t2hx.routing.reroute import ROUTE_RECORD, no_demand_note      # noqa: E402
 from t2hx.study import seconds                                     # noqa: E402
 
 WINDOW_FILE = "window.json"
@@ -164,6 +165,8 @@ class Capacity(T2hxCheck):
         self.num_tasks = self.num_nodes * STUDY.ranks_per_node
         self.num_tasks_per_node = STUDY.ranks_per_node
         self.num_cpus_per_task = int(self.extras["cores"])
+        # Each step's threads as a capability job of its app has them (t2hx.launcher).
+        self.env_vars.update(thread_env(self.num_cpus_per_task))
         self.write_driver(sets)
         self.executable = "bash"
         self.executable_opts = ["capacity.sh"]
@@ -244,7 +247,8 @@ class Capacity(T2hxCheck):
         stage = Path(self.stagedir)
         with staged_dir(final) as tmp:         # whole, or the old record stays
             for name in [str(self.stdout), "capacity.json", "capacity.hosts", WINDOW_FILE,
-                         "capacity.sh", f"{ROUTING_DIR}/{ROUTE_RECORD}"]:
+                         "capacity.sh", f"{ROUTING_DIR}/{ROUTE_RECORD}",
+                         no_demand_note(Path(ROUTING_DIR)).name]:
                 if (stage / name).is_file():
                     shutil.copyfile(stage / name, tmp / Path(name).name)
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from t2hx.errors import ConfError
 from t2hx.fabric.fattree import kary_shape
-from t2hx.launcher import launcher_of
+from t2hx.launcher import NAME as SLURM_NAME, launcher_of, sbatch_option, word_check
 from t2hx.fabric.sitefabric import HOST_MODES, UNNAMED_MODES, host_names, options_for
 from t2hx.schema import F, one_line, validate
 from t2hx.textfile import load_yaml
@@ -64,6 +64,27 @@ def _shared_options(value: dict) -> str | None:
     return (f"'{bad[0]}' names a file or plugin of the SM host: set it in that host's "
             "opensm.conf (opensm.sm.conf_file; t2hx manages the PARX/SAR input files through "
             "opensm.sm.demand_file and jobs_file)") if bad else None
+
+
+#: opensm.conf keys t2hx sets itself for every run: an option naming one would silently
+#: replace the combo's engine (every DFSSSP case routed by minhop) or its LID count.
+_OWN_OPTIONS = {
+    "routing_engine": "list engines in opensm.routing (each combo names its own)",
+    "lmc": "set opensm.lmc (PARX routes at LMC 2 whatever it is)",
+}
+
+
+def _own_options(value: dict) -> str | None:
+    bad = [k for k in value if str(k) in _OWN_OPTIONS]
+    return (f"'{bad[0]}' is set by t2hx for every routing run; remove it from options and "
+            f"{_OWN_OPTIONS[bad[0]]}") if bad else None
+
+
+def _engine_list(value: list) -> str | None:
+    if not value:     # a plane without engines silently drops every combo on it
+        return "no routing engine: list at least one, e.g. routing: [minhop]"
+    twice = [e for e in value if value.count(e) > 1]
+    return f"'{twice[0]}' is listed twice: list each engine once" if twice else None
 
 
 # How t2hx reaches and drives a plane's running OpenSM on the real cluster (docs/cluster.md).
@@ -166,7 +187,8 @@ TOPOLOGIES = {
         "n": F(int, required=True, min=1, max=16, doc="tree levels (2^16 > the LIDs of a subnet)"),
         "taper": F(float, default=1.0, min=0.01, max=1.0,
                    doc="uplink share at the leaves: 1.0 = full bisection, 0.5 = 2:1"),
-        "rails": F(int, default=1, min=1, doc="HCA ports per node into this tree"),
+        "rails": F(int, default=1, min=1, doc="HCA ports per node into this tree; more "
+                   "than 1 splits it into subnets, which a plane refuses (use xgft p)"),
         "switch_ports": F(int, default=None, min=2, max=MAX_PORTS),
     },
     "shortcut": {
@@ -238,13 +260,14 @@ PLANE = {
     }),
     "opensm": F(dict, fields={
         "routing": F(list, default=["minhop"], items=F(str, choices=ENGINES),
-                     doc="routing engines this plane is studied with"),
+                     check=_engine_list,
+                     doc="routing engines this plane is studied with, e.g. [ftree, sssp]"),
         "lmc": F(int, default=0, min=0, max=7),
         "host": F(str, default="localhost", check=_host_name,
                   doc="host running this plane's OpenSM, e.g. host: sm01"),
         "dump_dir": F(str, default="/var/log/opensm", doc="OpenSM dump_files_dir on that host"),
         "options": F(dict, default={}, values=F((str, int, float, bool), check=one_line),
-                     check=_shared_options,
+                     check=lambda v: _shared_options(v) or _own_options(v),
                      doc="opensm.conf options of both the simulated and the real plane, e.g. "
                      "options: {max_op_vls: 8}"),
         "timeout": F(float, default=600.0, min=1.0, doc="seconds before a routing run fails"),
@@ -274,6 +297,10 @@ def _sl2vl(value: object) -> str | None:
         return "16 comma-separated VLs (0..14), one per SL, e.g. '0,1,2,...,14,7'"
     return None
 
+
+#: PARX's LMC: four LIDs per port, one per HyperX quadrant (docs/routing.md#lmc-and-lid-policy);
+#: t2hx.routing.parx routes with it.
+PARX_LMC = 2
 
 # The packet engine's hardware (t2hx.flowsim.packet); defaults and their sources are in
 # docs/modelling.md#packet-engine (IB specification, PCIe specification, OpenSM defaults).
@@ -319,10 +346,12 @@ PACKET = {
     "sl2vl": F(str, default="0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,7", check=_sl2vl,
                doc="SL to VL map when the routing dumps have none (OpenSM qos_sl2vl)"),
     "hca": F(dict, default=None, fields={
-        "interface": F(str, default="pcie", choices=("pcie", "link"),
-                       doc="pcie: the PCIe rates below; link: as fast as the HCA's link"),
-        "pcie_gen": F(int, default=2, choices=(1, 2, 3), doc="PCIe generation, e.g. 2"),
-        "lanes": F(int, default=8, choices=(1, 2, 4, 8, 16), doc="PCIe lanes, e.g. 8"),
+        "interface": F(str, default=None, choices=("pcie", "link"),
+                       doc="pcie: the PCIe rates below; link: as fast as the HCA's link; "
+                       "required by the packet engine (no default: a porting team states it)"),
+        "pcie_gen": F(int, default=None, choices=(1, 2, 3, 4, 5),
+                      doc="PCIe generation of the HCA's slot, e.g. 2 (ConnectX-2), 4 (HDR)"),
+        "lanes": F(int, default=None, choices=(1, 2, 4, 8, 16, 32), doc="PCIe lanes, e.g. 8"),
         "max_payload": F(int, default=256, choices=(128, 256, 512, 1024, 2048, 4096),
                          doc="PCIe Max_Payload_Size, bytes"),
         "max_read_request": F(int, default=512, choices=(128, 256, 512, 1024, 2048, 4096),
@@ -331,7 +360,8 @@ PACKET = {
                               doc="data bytes per read completion TLP (RCB multiple)"),
         "tlps_per_dllp": F(float, default=4.0, min=1.0,
                            doc="TLPs per Ack/UpdateFC DLLP of the other direction"),
-    }, doc="the HCA's host interface: hca: {pcie_gen: 2, lanes: 8}"),
+    }, doc="the HCA's host interface: hca: {interface: pcie, pcie_gen: 2, lanes: 8} or "
+       "hca: {interface: link}"),
 }
 
 # The fluid engines' inter-job interference term, fitted to packet-engine runs by
@@ -416,12 +446,15 @@ SIMULATE = {
     "scheduler": F(str, default="local", choices=("local", "slurm", "squeue"),
                    doc="ReFrame scheduler of the sim partitions: local, slurm (polls with "
                    "sacct: needs accounting) or squeue (Slurm without accounting)"),
-    "partition": F(str, default=None, doc="Slurm partition, e.g. partition: batch"),
-    "account": F(str, default=None, doc="Slurm account"),
+    "partition": F(str, default=None, check=word_check(SLURM_NAME, "a Slurm partition name"),
+                   doc="Slurm partition, e.g. partition: batch"),
+    "account": F(str, default=None, check=word_check(SLURM_NAME, "a Slurm account name"),
+                 doc="Slurm account"),
     "max_jobs": F(int, default=None, min=1,
                   doc="concurrent cases per plane (default: this machine's cores with the "
                   "local scheduler, 1 on Slurm)"),
-    "options": F(list, default=[], items=F(str), doc="extra sbatch options, e.g. [--mem=4G]"),
+    "options": F(list, default=[], items=F(str, check=sbatch_option),
+                 doc="extra sbatch options, e.g. [--mem=4G]"),
 }
 
 SYSTEM = {
@@ -512,6 +545,7 @@ def load_system(path: str | Path) -> System:
     planes = {name: _plane(name, spec, path) for name, spec in data["planes"].items()}
     if not planes:
         raise ConfError("no planes", file=path, field="planes", fix="describe at least one plane")
+    _check_hcas(planes, path)
     launcher = launcher_of(data["launcher"], list(planes), path)
     _check_from_dump(data["nodes"], planes, path)
     system = System(data["name"], path, data["description"], data["nodes"], planes,
@@ -521,8 +555,17 @@ def load_system(path: str | Path) -> System:
     return system
 
 
+#: ReFrame's rule for partition names (its config schema's ``alphanum_ext_string``): a
+#: plane names a real partition and, as ``<system>-<plane>``, a simulated one.
+PLANE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
+
+
 def _plane(name: str, spec: dict, path: Path) -> Plane:
     where = f"planes.{name}"
+    if not PLANE_NAME.fullmatch(name):
+        raise ConfError(f"plane name {name[:40]!r} cannot name a ReFrame partition",
+                        file=path, field=where, fix="use letters, digits, '_' and '-', "
+                        "starting with a letter or '_', e.g. fat_tree")
     data = validate(spec, PLANE, path, where)
     kind = data["topology"].get("kind")
     if not isinstance(kind, str) or kind not in TOPOLOGIES:
@@ -536,13 +579,36 @@ def _plane(name: str, spec: dict, path: Path) -> Plane:
     return Plane(name, data["hca"], data["gbps"], topo, data["missing_cables"], data["opensm"])
 
 
+def _check_lmc(opensm: dict, path: Path, where: str) -> None:
+    """PARX always routes at its own LMC: any other LMC on its plane would be ignored."""
+    lmc = opensm["lmc"]
+    if "parx" in opensm["routing"] and lmc not in (0, PARX_LMC):
+        raise ConfError(f"lmc {lmc} on a plane routed with parx, which always routes at LMC "
+                        f"{PARX_LMC} (docs/routing.md#lmc-and-lid-policy)", file=path,
+                        field=f"{where}.lmc", fix=f"set lmc: 0 or {PARX_LMC}, or route the "
+                        "other LMC on a plane without parx")
+
+
 def _check_sm(opensm: dict, path: Path, where: str) -> None:
     """Switching engines between combos needs access to the plane's OpenSM."""
+    _check_lmc(opensm, path, where)
     if opensm["sm"]["via"] == "none" and (len(opensm["routing"]) > 1
                                          or set(opensm["routing"]) & {"parx", "sar"}):
         raise ConfError("a plane routed with several engines (or parx/sar) needs its OpenSM",
                         file=path, field=f"{where}.sm.via",
                         fix="use via: agent or ssh (docs/cluster.md), or list one stock engine")
+
+
+def _check_hcas(planes: dict[str, Plane], path: Path) -> None:
+    """One HCA per plane: a job is pinned to its plane's HCA, so two planes on one HCA would
+    run the second plane's jobs on the first one's fabric."""
+    seen: dict[str, str] = {}
+    for name, plane in planes.items():
+        if plane.hca in seen:
+            raise ConfError(f"plane '{name}' names HCA {plane.hca}, as plane "
+                            f"'{seen[plane.hca]}' does", file=path, field=f"planes.{name}.hca",
+                            fix="give each plane the HCA cabled into its fabric, e.g. mlx5_1")
+        seen[plane.hca] = name
 
 
 def _check_from_dump(nodes: dict, planes: dict[str, Plane], path: Path) -> None:

@@ -39,7 +39,7 @@ from t2hx import ROOT
 from t2hx.conf import System, load_system
 from t2hx.paths import conf_dir, hostfiles_root, log_root, spack_view, work_root
 from t2hx.errors import ConfError
-from t2hx.launcher import engine_mca, mca_env, plane_site, sbatch_access
+from t2hx.launcher import engine_mca, job_env, mca_env, plane_site, sbatch_access
 from t2hx.wire import PERFLOG_FORMAT
 
 CAMPAIGN_ENV = "T2HX_CAMPAIGN"
@@ -119,8 +119,8 @@ def real_partition(system: System, plane: str, spec: dict) -> dict:
     extras.update(spack_env=str(ROOT / spec["spack_env"]),
                   spack_view=str(ROOT / spec["spack_view"]), mpirun=spec["mpirun"],
                   sm_via=opensm["sm"]["via"], mca=mca)
-    env = env + view_env(ROOT / spec["spack_view"]) + [[k, str(v)] for k, v in
-                                                       site["env"].items()]
+    # The view's PATH first, the site's entries after it (t2hx.launcher.job_env).
+    env = env + job_env(ROOT / spec["spack_view"], site["env"])
     part = {"name": plane, "descr": f"{system.name} plane {plane} "
             f"({system.plane(plane).hca}, {system.plane(plane).topology['kind']})",
             "max_jobs": spec["max_jobs"], "environs": ["spack"],

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from t2hx import ROOT
-from t2hx.conf import ENGINES, System, system_path
+from t2hx.conf import ENGINES, System, load_system, system_path
 from t2hx.errors import ConfError
 from t2hx.schema import F, validate
 from t2hx.simrequest import FLOW_ENGINE, NETWORK_ENGINES
@@ -297,6 +297,16 @@ def routing_feature(engine: str) -> str:
     return f"routing_{engine}"
 
 
+def cannot_run(plane: str, routing: str, system: System) -> str | None:
+    """Why ``system`` cannot run a combo of ``plane`` and ``routing`` (None: it can)."""
+    if plane not in system.planes:
+        return f"no plane {plane}"
+    engines = system.planes[plane].opensm["routing"]
+    if routing not in engines:
+        return f"plane {plane} routes {', '.join(engines)} (opensm.routing), not {routing}"
+    return None
+
+
 def usable_count(system: System) -> int:
     return system.nodes["racks"] * system.nodes["per_rack"] - len(system.nodes["down"])
 
@@ -432,13 +442,9 @@ class Study:
         for combo in self.all_combos():
             if combo.system and combo.system != system.name:
                 continue
-            if combo.plane not in system.planes:
-                out[combo.name] = f"no plane {combo.plane}"
-                continue
-            engines = system.planes[combo.plane].opensm["routing"]
-            if combo.routing not in engines:
-                out[combo.name] = (f"plane {combo.plane} routes {', '.join(engines)} "
-                                   f"(opensm.routing), not {combo.routing}")
+            reason = cannot_run(combo.plane, combo.routing, system)
+            if reason:
+                out[combo.name] = reason
         return out
 
     def combos_on(self, system: System, simulated: bool = True) -> list[Combo]:
@@ -534,11 +540,16 @@ def study_path(name: str | None = None) -> Path:
 
 def load_study(path: str | Path | None = None, profile: str | None = None) -> Study:
     """Load a study; ``profile`` (or $T2HX_STUDY_PROFILE) selects a named subset."""
+    named = path is not None
     path = study_path(str(path) if path else None)
-    profile = profile or os.environ.get(PROFILE_ENV) or "full"
+    env_profile = os.environ.get(PROFILE_ENV) or None
+    profile = profile or env_profile or "full"
     raw, _ = load_yaml(path, ConfError, "study file",
                        f"give a study name ({', '.join(study_names())}) or its file")
     data = validate(raw, STUDY, path)
+    if not named:       # the study the environment selects: its profile must exist too
+        _check_env_profile(data, env_profile, path)
+    _check_ladders(data, path)
     if path.resolve().parent == STUDIES.resolve() and data["name"] != path.stem:
         raise ConfError(f"name '{data['name']}' differs from the file name", file=path,
                         field="name", fix=f"set name: {path.stem} (logs record the name)")
@@ -549,6 +560,7 @@ def load_study(path: str | Path | None = None, profile: str | None = None) -> St
     if profile != "full":
         data = _apply_profile(data, profile, path)
     _check(data, catalog, path)
+    _check_on_system(data, path)
     combos = [Combo(**c) for c in data["combos"]]
     _local_nodes_override(data, path)
     return Study(path, profile, data["name"], data["system"], data["baseline"], combos,
@@ -708,6 +720,7 @@ def _check(data: dict, catalog: dict, path: Path) -> None:
                                 file=path, field=f"benchmarks.{name}.figures.{group}",
                                 fix="name combos of its combos: list under a word, e.g. "
                                 "circ: [circ-random]")
+    _check_extra_only(data["extra_combos"], catalog, path)
     _check_workloads(data["workloads"], names, catalog, path)
     _check_histories(data["histories"], data["combos"], path)
     _check_networks(data["networks"], path)
@@ -716,6 +729,66 @@ def _check(data: dict, catalog: dict, path: Path) -> None:
             raise ConfError(f"capacity app '{app}' runs '{bench}', which is not a benchmark",
                             file=path, field=f"capacity.apps.{app}",
                             fix="use names of benchmarks: (or {benchmark: <name>, nodes: N})")
+
+
+def _check_env_profile(data: dict, env: str | None, path: Path) -> None:
+    """A typo in $T2HX_STUDY_PROFILE is refused by every command, also those that always
+    read the full study (``t2hx hostfiles``), instead of running the full study."""
+    if env and env != "full" and env not in data["profiles"]:
+        raise ConfError(f"{PROFILE_ENV}={env!r} is not a profile of this study", file=path,
+                        field="profiles", fix=f"set {PROFILE_ENV} to full or one of: "
+                        + ", ".join(data["profiles"]) + ", or unset it")
+
+
+def _check_ladders(data: dict, path: Path) -> None:
+    """Ladders climb: a repeated rung runs its cases twice under one name, and the figures
+    and hostfiles assume increasing node counts."""
+    ladders = [(f"ladders.{n}", rungs) for n, rungs in data["ladders"].items()]
+    ladders += [(f"profiles.{p}.ladders.{n}", rungs) for p, prof in data["profiles"].items()
+                for n, rungs in (prof["ladders"] or {}).items()]
+    for where, rungs in ladders:
+        for low, high in zip(rungs, rungs[1:]):
+            if high <= low:
+                what = "repeats" if high == low else f"comes after {low}"
+                raise ConfError(f"node count {high} {what}", file=path, field=where,
+                                fix="list each count once, smallest first: "
+                                f"{sorted(set(rungs))}")
+
+
+def _check_extra_only(extra: list[dict], catalog: dict, path: Path) -> None:
+    """An extra combo's cases are named by benchmark: a misspelt one would vanish."""
+    for k, combo in enumerate(extra):
+        bad = [b for b in combo["only"] if b not in catalog]
+        if bad:
+            raise ConfError(f"unknown benchmark '{bad[0]}'", file=path,
+                            field=f"extra_combos[{k}].only.{bad[0]}",
+                            fix="use names of benchmarks: " + ", ".join(catalog))
+
+
+def _check_on_system(data: dict, path: Path) -> None:
+    """What the study asks of the systems it was written for (when their confs are at
+    hand): its ranks fit a node's cores, and the baseline combo runs on its system."""
+    file = system_path(data["system"])
+    if file.is_file():
+        system = load_system(file)
+        cores = system.nodes["cores"]
+        if data["ranks_per_node"] > cores:
+            raise ConfError(f"{data['ranks_per_node']} ranks per node, but a node of "
+                            f"{system.name} has {cores} cores", file=path,
+                            field="ranks_per_node",
+                            fix=f"use at most {cores}, or set nodes.cores in {file}")
+    base = next(c for c in data["combos"] + data["extra_combos"]
+                if c["name"] == data["baseline"])
+    file = system_path(base["system"] or data["system"])
+    if not file.is_file():
+        return
+    system = load_system(file)
+    reason = cannot_run(base["plane"], base["routing"], system)
+    if reason:
+        raise ConfError(f"baseline '{base['name']}' cannot run on {system.name}: {reason}",
+                        file=path, field="baseline", fix=f"pick a combo {system.name} runs, "
+                        f"or list {base['routing']} in planes.{base['plane']}.opensm.routing "
+                        f"of {file}")
 
 
 def _check_workloads(spec: dict | None, combos: list[str], catalog: dict, path: Path) -> None:

@@ -1,6 +1,7 @@
 """Faults a campaign survives (t2hx/campaign/guard.py): a second run on the same campaign
 refuses while the first holds its lock, a kill of ``t2hx campaign run`` takes ReFrame and
-its cases with it and the rerun records every case once, a perflog line cut short is set
+its cases with it (the cases at once, though they are not in ReFrame's process group) and
+the rerun records every case once, a perflog line cut short is set
 aside before anything is appended, and temporaries of a dead run are swept."""
 
 from __future__ import annotations
@@ -82,6 +83,13 @@ def alive(pids: set[int]) -> set[int]:
     return out
 
 
+def _session(pid: int) -> int | None:
+    try:
+        return os.getsid(pid)
+    except ProcessLookupError:
+        return None
+
+
 def records(log: Path) -> Counter:
     keys: Counter = Counter()
     for path in sorted((log / "perflogs").rglob("*.log")):
@@ -118,8 +126,14 @@ def test_killing_the_campaign_kills_reframe_and_the_rerun_records_each_case_once
         wait_for_a_record(run, log)                               # mid-campaign
         family = descendants(run.pid)
         assert records(log) and family, "the campaign never got going"
+        # The cases: ReFrame's local scheduler starts each in a session of its own.
+        cases = {p for p in family if _session(p) not in (None, os.getsid(run.pid))}
         run.send_signal(signal.SIGKILL)
         run.wait()
+        deadline = time.monotonic() + 5
+        while alive(cases) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not alive(cases), "a case outlived the killed campaign by 5 s"
         deadline = time.monotonic() + 60
         while alive(family) and time.monotonic() < deadline:
             time.sleep(0.5)
@@ -184,6 +198,45 @@ def test_reframe_dies_with_its_parent() -> None:
     while alive({child}) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not alive({child})
+
+
+# A stand-in for ReFrame: its local scheduler starts each case in a session of its own
+# (start_new_session), and on SIGTERM it takes its time before cancelling them.
+SLOW_REFRAME = ("import signal, subprocess, sys, time\n"
+                "case = subprocess.Popen(['sleep', '300'], start_new_session=True)\n"
+                "print(case.pid, flush=True)\n"
+                "signal.signal(signal.SIGTERM, lambda *a: (time.sleep(20), case.kill(), "
+                "sys.exit(1)))\n"
+                "time.sleep(300)\n")
+CAMPAIGN = ("import sys\nfrom t2hx.campaign import guard\n"
+            "guard.run_guarded([sys.executable, '-c', sys.argv[1]])\n")
+
+
+def test_a_killed_campaign_takes_the_cases_of_reframe_with_it_at_once() -> None:
+    """SIGKILL of the campaign: its cases (in sessions of their own, which ReFrame's
+    process group does not hold) die within seconds, not when ReFrame gets round to
+    cancelling them; ReFrame itself is told to stop and is gone after its grace."""
+    campaign = subprocess.Popen([sys.executable, "-c", CAMPAIGN, SLOW_REFRAME], cwd=ROOT,
+                                stdout=subprocess.PIPE, text=True)
+    assert campaign.stdout is not None
+    case = int(campaign.stdout.readline())
+    family = descendants(campaign.pid)
+    try:
+        assert case in family and alive({case})
+        assert os.getsid(case) != os.getsid(campaign.pid)
+        campaign.send_signal(signal.SIGKILL)
+        campaign.wait()
+        deadline = time.monotonic() + 5
+        while alive({case}) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not alive({case}), "a case outlived the killed campaign"
+        deadline = time.monotonic() + guard.GRACE + 15
+        while alive(family) and time.monotonic() < deadline:
+            time.sleep(0.5)
+        assert not alive(family), "ReFrame or its supervisor outlived the campaign"
+    finally:
+        for pid in alive(family):
+            os.kill(pid, signal.SIGKILL)
 
 
 def _fill(disk: Path) -> Path:

@@ -209,6 +209,23 @@ BAD = [
     ("planes.hyperx.topology.switches",
      setp("planes.hyperx.topology", {"kind": "dragonfly", "switches": 31, "degree": 7}),
      "no group size divides 31"),
+    # Accepted silently once, each changed what was routed without a word.
+    ("planes.fattree.topology",
+     setp("planes.fattree.topology", {"kind": "kary", "k": 8, "n": 2, "rails": 2}),
+     "2 switch networks joined only through hosts"),
+    ("planes.fattree.topology", setp("planes.fattree.topology.w", [2, 8]),
+     "2 switch networks"),
+    ("planes.hyperx.opensm.options",
+     setp("planes.hyperx.opensm.options", {"routing_engine": "minhop"}),
+     "'routing_engine' is set by t2hx"),
+    ("planes.fattree.opensm.options", setp("planes.fattree.opensm.options", {"lmc": 1}),
+     "set opensm.lmc"),
+    ("planes.hyperx.opensm.lmc", setp("planes.hyperx.opensm.lmc", 3),
+     "always routes at LMC 2"),
+    ("planes.hyperx.opensm.routing", setp("planes.hyperx.opensm.routing", []),
+     "no routing engine"),
+    ("planes.fattree.opensm.routing", setp("planes.fattree.opensm.routing", ["ftree", "ftree"]),
+     "listed twice"),
 ]
 
 

@@ -369,7 +369,12 @@ def files(tmp_path_factory, mini, mini_hyperx_dir) -> Iterator[dict[str, str]]:
         '{"format": "t2hx-history-samples/1", "system": "mini", "jobs": [{"hosts": "'
         + hosts[0] + '"}], "samples": [{"t": 0, "jobs": [0]}]}\n')
     (tmp / "log").mkdir()
-    (tmp / "log" / "provenance.json").write_text("{}\n")    # a campaign with no runs yet
+    (tmp / "log" / "provenance.json").write_text("{}\n")
+    # A few reference runs: a log with no result is refused (t2hx scorecard, replay).
+    (tmp / "log" / "perflogs").mkdir()
+    hpl = ROOT / "log" / "reference" / "perflogs" / "sim" / "t2hx-hyperx" / "HPL.log"
+    (tmp / "log" / "perflogs" / "HPL.log").write_text(
+        "".join(hpl.read_text().splitlines(keepends=True)[:4]))
     os.mkfifo(tmp / "fifo")
     (tmp / "adir").mkdir()
     (tmp / "adir" / "f").write_text("x\n")
@@ -543,3 +548,58 @@ def test_type_errors_name_the_option_and_the_fix(files: dict[str, str]) -> None:
             assert code == 2 and f"argument {shown}: " in last and "(fix: " in last, (argv, err)
             checked += 1
     assert checked >= 60, checked
+
+
+# ---- environment variables: the same hostile values through the environment -------------
+
+#: A variable a command reads, the role of its value, and a cheap command that reads it.
+ENV_CASES = {
+    "T2HX_STUDY_PROFILE": ("name", ["hostfiles", "--system", "{mini}", "--placements",
+                                    "linear", "--out", "{tmp}/env-hostfiles"]),
+    "T2HX_STUDY": ("name", ["hostfiles", "--system", "{mini}", "--placements", "linear",
+                            "--out", "{tmp}/env-hostfiles"]),
+    "T2HX_WORK_ROOT": ("out-dir", ["fabric", "build", "--system", "{mini}", "--plane",
+                                   "hyperx"]),
+}
+
+
+@contextlib.contextmanager
+def env_set(name: str, value: str) -> Iterator[None]:
+    saved = os.environ.get(name)
+    os.environ[name] = value
+    try:
+        yield
+    finally:
+        if saved is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = saved
+
+
+def test_environment_variables(files: dict[str, str]) -> None:
+    """A hostile value of a variable is refused in one line, or (empty: unset; a new folder
+    for the work root) honoured: `fabric build` writes under $T2HX_WORK_ROOT, nowhere else."""
+    cases = [(name, cls) for name, (r, _) in ENV_CASES.items() for cls in CLASSES[r]
+             if "\udcff" not in hostile(cls, r, files, 0)]     # the environment is bytes
+
+    @settings(max_examples=round(60 * SCALE), derandomize=True, deadline=None, database=None,
+              suppress_health_check=list(HealthCheck))
+    @given(case=st.sampled_from(cases), salt=st.integers(0, 10**6))
+    def check(case: tuple[str, str], salt: int) -> None:
+        name, cls = case
+        r, argv = ENV_CASES[name]
+        value = hostile(cls, r, files, salt)
+        argv = ["-q", *(a.format(**files) for a in argv)]
+        with env_set(name, value):
+            try:
+                code, _, err = run_cli(argv)
+            except Hang:
+                pytest.fail(f"HANG: {name}={value!r} {argv!r}")
+        if cls == "empty":             # an empty variable is an unset one
+            assert code == 0, (name, err)
+        elif name == "T2HX_WORK_ROOT" and code == 0:
+            root = os.path.abspath(value)
+            assert os.path.isfile(os.path.join(root, "mini", "hyperx", "fabric.net")), value
+        else:
+            assert one_error_line(code, err), (name, value, code, err)
+    check()

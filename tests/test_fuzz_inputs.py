@@ -56,7 +56,7 @@ CLI = Path(sys.executable).parent / "t2hx"
 # Examples per input kind; their sum is the run's total (>= 1,000, see test_enough_examples).
 EXAMPLES = {"mini-conf": 250, "t2hx-conf": 50, "fabric-file": 60, "study": 220,
             "hostfile": 100, "routing-file": 75, "profile": 60, "perflog": 90,
-            "run-output": 90, "analysis": 50}
+            "run-output": 90, "analysis": 50, "cross-file": 60, "environment": 40}
 
 
 # T2HX_FUZZ_SCALE=10 runs ten times the examples (a deeper search by hand; CI keeps 1).
@@ -431,6 +431,103 @@ def test_routing_analysis(work: Path, csv: bytes, js: bytes) -> None:
         assert 0.0 <= share <= 1.0
 
 
+# ---- cross-file inconsistencies and environment variables ------------------------------
+# Values that are each valid alone but, together with another file or the environment,
+# would silently route, run or report something else. The property: refused in one line
+# naming the file, or accepted and consistent.
+
+OWN_OPTIONS = ("routing_engine", "lmc")            # opensm.conf keys t2hx sets itself
+ENGINE_LISTS = st.lists(st.sampled_from(["minhop", "ftree", "sssp", "dfsssp", "parx", "updn"]),
+                        max_size=3)
+
+
+@st.composite
+def routing_edits(draw: st.DrawFn) -> dict:
+    """The mini conf with its planes' multi-rail shape, engines, LMC and options drawn."""
+    tree = copy.deepcopy(MINI_TREE)
+    fat, hx = tree["planes"]["fattree"], tree["planes"]["hyperx"]
+    fat["topology"] = draw(st.sampled_from([
+        {"kind": "kary", "k": 8, "n": 2, "rails": draw(st.integers(1, 3))},
+        {"kind": "xgft", "m": [8, 8], "w": [draw(st.integers(1, 2)), 8],
+         "p": [draw(st.integers(1, 2)), 1], "switch_ports": 24}]))
+    for plane in (fat, hx):
+        plane["opensm"] = {"routing": draw(ENGINE_LISTS), "lmc": draw(st.integers(0, 7)),
+                           "options": draw(st.dictionaries(
+                               st.sampled_from([*OWN_OPTIONS, "max_op_vls", "qos"]),
+                               st.integers(0, 8), max_size=2)),
+                           "sm": {"via": "agent"}}
+    return tree
+
+
+def check_routed_as_written(path: Path) -> None:
+    system = load_system(path)
+    for name, plane in system.planes.items():
+        engines = plane.opensm["routing"]
+        assert engines and len(set(engines)) == len(engines), (name, engines)
+        assert "parx" not in engines or plane.opensm["lmc"] in (0, 2), plane.opensm
+        assert not set(OWN_OPTIONS) & set(plane.opensm["options"]), plane.opensm
+        assert build_plane(system, name).subnets() == 1, name
+
+
+@fuzz("cross-file")
+@given(tree=routing_edits())
+def test_what_a_plane_routes_is_what_its_conf_says(work: Path, tree: dict) -> None:
+    loads_or_names_file(check_routed_as_written, work / "routing.yaml", dump(tree))
+
+
+STUDY_TREE = yaml.safe_load(STUDY.read_text())
+T2HX_CORES = yaml.safe_load(T2HX.read_text())["nodes"]["cores"]
+
+
+@st.composite
+def study_against_system(draw: st.DrawFn) -> tuple[dict, str]:
+    """The study with fields that depend on its system, the benchmark registry or each
+    other drawn, and a $T2HX_STUDY_PROFILE value."""
+    tree = copy.deepcopy(STUDY_TREE)
+    tree["ranks_per_node"] = draw(st.integers(1, 2 * T2HX_CORES))
+    tree["ladders"]["linear"] = draw(st.lists(st.integers(1, 700), min_size=1, max_size=6))
+    baseline = next(c for c in tree["combos"] if c["name"] == tree["baseline"])
+    baseline["routing"] = draw(st.sampled_from(["ftree", "sssp", "updn", "dfsssp", "parx"]))
+    tree["extra_combos"][0]["only"] = {draw(st.sampled_from(["mpigraph", "mpigrahp", "hpl"])):
+                                       [28]}
+    tree["benchmarks"]["imb"]["variants"] = draw(st.lists(
+        st.sampled_from(["Bcast", "Allreduce", "Bcst", "Allgather", "PingPong"]),
+        min_size=1, max_size=3, unique=True))
+    env = draw(st.sampled_from(["", "full", "quick", "paper", "quik", "Quick", "full "]))
+    return tree, env
+
+
+def check_consistent(path: Path, env: str) -> None:
+    """Loaded as the environment's study (what `t2hx hostfiles` and the checks do), and
+    its variants checked as a campaign's preflight does."""
+    from t2hx.benchmarks import BY_KEY
+    from t2hx.campaign import preflight
+
+    saved = {k: os.environ.get(k) for k in ("T2HX_STUDY", "T2HX_STUDY_PROFILE")}
+    os.environ.update({"T2HX_STUDY": str(path), "T2HX_STUDY_PROFILE": env})
+    try:
+        study = load_study(profile="full")
+        preflight.check_variants(study)
+    finally:
+        for k, v in saved.items():
+            os.environ.pop(k) if v is None else os.environ.__setitem__(k, v)
+    raw = yaml.safe_load(path.read_text())
+    assert env in ("", "full") or env in raw["profiles"], env
+    assert all(a < b for a, b in zip(study.ladders["linear"], study.ladders["linear"][1:]))
+    assert study.ranks_per_node <= T2HX_CORES
+    assert study.baseline not in study.left_out(load_system(T2HX))
+    assert all(set(c.only) <= set(study.catalog) for c in study.extra_combos)
+    assert set(study.variants("imb")) <= set(BY_KEY["imb"].variants)
+
+
+@fuzz("environment")
+@given(case=study_against_system())
+def test_a_study_runs_as_written_on_its_system(work: Path, case: tuple[dict, str]) -> None:
+    tree, env = case
+    path = work / "study-env.yaml"
+    loads_or_names_file(lambda p: check_consistent(p, env), path, dump(tree))
+
+
 def test_enough_examples() -> None:
     """At least 1,000 mutated inputs per run (routing-file runs per kind)."""
     assert sum(EXAMPLES.values()) + EXAMPLES["routing-file"] * (len(ROUTING_FILES) - 1) >= 1000
@@ -519,6 +616,11 @@ STUDY_BREAKS = {
     "more cases than a campaign holds": ("repetitions: 10 ", "repetitions: 1000 ",
                                          "repetitions"),
     "a system that does not exist": ("\nsystem: t2hx", "\nsystem: t2hy", "system"),
+    "a baseline the system cannot route": ("{name: ft-ftree-linear,   plane: fattree, routing: "
+                                           "ftree,", "{name: ft-ftree-linear,   plane: "
+                                           "fattree, routing: updn, ", "baseline"),
+    "more ranks than a node has cores": ("ranks_per_node: 1 ", "ranks_per_node: 48 ",
+                                         "ranks_per_node"),
 }
 
 

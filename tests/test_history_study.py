@@ -26,7 +26,8 @@ def setup_study(tmp: Path) -> Path:
     conf = yaml.safe_load((ROOT / "docs" / "examples" / "cluster64.yaml").read_text())
     plane = conf["planes"]["fattree"]
     plane["opensm"] = {"routing": ["updn", "ftree", "dfsssp", "sar"], "lmc": 0}
-    system = {"name": "hist64", "nodes": conf["nodes"], "planes": {"fattree": plane}}
+    system = {"name": "hist64", "nodes": conf["nodes"], "planes": {"fattree": plane},
+              "model": {"packet": {"hca": {"interface": "pcie", "pcie_gen": 3, "lanes": 8}}}}
     (tmp / "systems").mkdir()
     (tmp / "systems" / "hist64.yaml").write_text(yaml.safe_dump(system))
     fig8 = {"ladder": "f8", "variants": ["Alltoall"], "engine": "packet",

@@ -73,13 +73,16 @@ def test_capacity_launches_the_partition_way(tmp_path) -> None:
     hosts = tmp_path / "amg.hosts"
     hosts.write_text("cn003\ncn004\ncn003\n")
     srun = parts_of(EXAMPLE)["fattree"]["extras"]
+    # srun >= 22.05 takes no --cpus-per-task from the allocation: each step says it.
     assert launch_command(srun, str(hosts), 3, 1) == [
         "env", f"SLURM_HOSTFILE={hosts}", "srun", "--ntasks=3", "--nodes=2",
-        "--distribution=arbitrary", "--mpi=pmix"]
-    plain = {"launcher": "mpirun", "mpirun": "mpirun", "launcher_options": ["--bind-to", "none"]}
+        "--cpus-per-task=2", "--distribution=arbitrary", "--mpi=pmix"]
+    plain = {"launcher": "mpirun", "mpirun": "mpirun", "cores": 3,
+             "launcher_options": ["--mca", "btl", "self"]}
     assert launch_command(plain, str(hosts), 4, 2) == [
-        "mpirun", "--bind-to", "none", "--hostfile", str(hosts), "-np", "4", "--map-by",
-        "ppr:2:node"]
+        "mpirun", "--mca", "btl", "self", "--hostfile", str(hosts), "-np", "4", "--map-by",
+        "ppr:2:node", "--bind-to", "none", "-x", "OMP_NUM_THREADS", "-x", "OMP_PROC_BIND",
+        "-x", "OMP_PLACES", "-x", "PATH", "-x", "LD_LIBRARY_PATH"]
 
 
 @pytest.mark.parametrize("edit, field", [
@@ -102,6 +105,25 @@ def test_capacity_launches_the_partition_way(tmp_path) -> None:
      "planes.hyperx.opensm.sm.conf_file"),
     (lambda d: d["planes"]["hyperx"]["opensm"].update(host="sm01; reboot"),
      "planes.hyperx.opensm.host"),
+    # Site values that reach a job script as they are: one word of their kind.
+    (lambda d: d["launcher"].update(srun_mpi="pmix; touch x"), "launcher.srun_mpi"),
+    (lambda d: d["launcher"].update(partition="batch; touch x"), "launcher.partition"),
+    (lambda d: d["launcher"]["planes"]["hyperx"].update(account="$(id)"),
+     "launcher.planes.hyperx.account"),
+    (lambda d: d["launcher"].update(modules=["openmpi/4.1 && touch x"]), "launcher.modules[0]"),
+    (lambda d: d["launcher"].update(mpirun="mpirun -x"), "launcher.mpirun"),
+    (lambda d: d["launcher"].update(spack_view="/opt/my view"), "launcher.spack_view"),
+    (lambda d: d["launcher"].update(sbatch_options=["--comment=a b"]),
+     "launcher.sbatch_options[0]"),
+    (lambda d: d["launcher"].update(sbatch_options=["--qos=$(id)"]), "launcher.sbatch_options[0]"),
+    (lambda d: d["launcher"].update(hostnames=["login[0-"]), "launcher.hostnames"),
+    (lambda d: d["launcher"].update(modules_system="tmod32"), "launcher.modules_system"),
+    (lambda d: d["launcher"].update(env={"UCX_TLS": "$(touch x)"}), "launcher.env.UCX_TLS"),
+    (lambda d: d["launcher"].update(mca={"btl": "`touch x`"}), "launcher.mca.btl"),
+    (lambda d: d.update(simulate={"scheduler": "squeue", "partition": "a b"}),
+     "simulate.partition"),
+    (lambda d: d.update(simulate={"scheduler": "squeue", "options": ["--time=5"]}),
+     "simulate.options[0]"),
 ])
 def test_bad_site_options_are_one_line(tmp_path, edit, field) -> None:
     path = conf_with(tmp_path, edit)

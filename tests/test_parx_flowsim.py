@@ -107,12 +107,12 @@ def test_parx_beats_dfsssp_on_two_switches_of_one_quadrant(mini, work) -> None:
     bw = {}
     for engine in ("dfsssp", "parx"):
         net = open_network(mini, "hyperx", engine, hosts=PAIR, work=work)
-        bw[engine] = patterns.offdiag_mean(patterns.mpigraph(net).send)
+        bw[engine] = patterns.average(patterns.mpigraph(net).send)
     assert bw["parx"] > 1.3 * bw["dfsssp"], bw
     # everything below the threshold: Table 1a's minimal paths, no detour gain
     small = open_network(mini, "hyperx", "parx", hosts=PAIR, work=work,
                          parx_threshold=1 << 30)
-    assert patterns.offdiag_mean(patterns.mpigraph(small).send) < 1.1 * bw["dfsssp"]
+    assert patterns.average(patterns.mpigraph(small).send) < 1.1 * bw["dfsssp"]
 
 
 def test_routing_dir_of_a_reroute_gets_table1_and_others_are_refused(mini, work,
@@ -161,7 +161,7 @@ def test_fig1_and_ebb14_on_the_t2hx_hyperx(t2hx_system, routed, tmp_path_factory
     fig1, ebb = {}, {}
     for engine, where in dumps.items():
         net = open_network(t2hx_system, "hyperx", engine, hosts=rack, routing=where)
-        fig1[engine] = round(patterns.offdiag_mean(patterns.mpigraph(net).send) / 1024, 3)
+        fig1[engine] = round(patterns.average(patterns.mpigraph(net).send) / 1024, 3)
         net = open_network(t2hx_system, "hyperx", engine, hosts=fourteen, routing=where)
         e = patterns.ebb(net, 1 << 20, rounds=1000, reps=1, seed=1).round_times
         ebb[engine] = round((1 << 20) / float(np.nanmean(e)) / 1.048576, 1)

@@ -112,6 +112,7 @@ def test_hand_checked_figures(tmp_path: Path) -> None:
 
 def full_campaign(log: Path) -> None:
     write_campaign(log, rows=900, reps=2, nodes=(4, 8), sizes=(8, 1024))
+    (log / "provenance.json").write_text(json.dumps({"git_hash": "0123abc"}))
     for i, (c, src, n) in enumerate([("ft", "mpigraph-np4-1MiB-10x10.out", 4),
                                      ("hx", "mpigraph-np4-1MiB-10x10.out", 4),
                                      ("hx", "mpigraph-np2-1MiB-10x10.out", 2)]):

@@ -228,6 +228,7 @@ name: port6
 description: a 6x6 HyperX and a 2-level fat-tree over 72 nodes (porting test)
 nodes: {hostname: "p{index:03d}", racks: 6, per_rack: 12, cores: 4}
 launcher: {kind: slurm, partition: batch}
+model: {packet: {hca: {interface: pcie, pcie_gen: 3, lanes: 16}}}
 planes:
   fattree:
     hca: mlx5_0

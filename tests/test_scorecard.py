@@ -173,7 +173,8 @@ def test_every_claim_names_its_mechanism(tmp_path):
         _, claims = load_claims(path)
         assert all(c["mechanism"] for c in claims), path
     bad = {"id": "m", "source": "§x", "statement": "s", "mechanism": "magic",
-           "published": {"sign": 1}, "compute": {"kind": "gain", "benchmark": "ebb"}}
+           "published": {"sign": 1}, "compute": {"kind": "gain", "benchmark": "ebb",
+                                                  "subject": FT}}
     path = tmp_path / "claims.yaml"
     path.write_text(json.dumps({"claims": [bad]}))
     with pytest.raises(T2hxError, match="mechanism is 'magic'.*fix: one of congestion"):
@@ -396,7 +397,7 @@ def test_report_reference_rows_like_for_like():
 
 def test_a_log_is_scored_against_its_own_studys_claims(tmp_path):
     """The claims file follows the study the log's provenance names; a study without one
-    has no scorecard."""
+    cannot be scored (one line, tests/test_scorecard_inputs.py for the CLI)."""
     import shutil
 
     from t2hx.post.scorecard import claims_of
@@ -407,7 +408,8 @@ def test_a_log_is_scored_against_its_own_studys_claims(tmp_path):
     prov = json.loads((log / "provenance.json").read_text())
     assert prov["study"] == "hyperx-vs-fattree-sc19" and scorecard(log)
     (log / "provenance.json").write_text(json.dumps({**prov, "study": "no-such"}))
-    assert scorecard(log) == []
+    with pytest.raises(T2hxError, match="study 'no-such' is not known here"):
+        scorecard(log)
 
 
 def test_seed_claims_are_scored_on_the_seed_system_only():
@@ -443,7 +445,8 @@ def test_portable_is_an_ordering_over_no_fixed_node_count(tmp_path):
 
     base = {"id": "p", "source": "§x", "statement": "s", "portable": True, "mechanism": "congestion",
             "published": {"sign": 1},
-            "compute": {"kind": "gain", "benchmark": "ebb", "metric": "bandwidth"}}
+            "compute": {"kind": "gain", "benchmark": "ebb", "metric": "bandwidth",
+                        "subject": FT}}
     path = tmp_path / "claims.yaml"
     for change, words in (({"portable": "yes"}, "portable is 'yes'"),
                           ({"published": {"gain": 0.3}}, "states an ordering"),

@@ -124,6 +124,15 @@ def test_profile_from_environment(monkeypatch):
     (", x500: 0.1836}", "}", "noise.cv.x500"),
     ("model: slowdown", "model: gauss", "noise.model"),
     ("seed: 2019\n  cv:", "seed: -1\n  cv:", "noise.seed"),
+    # Each of these once ran a silently different campaign.
+    ("{name: ft-ftree-linear,   plane: fattree, routing: ftree,",
+     "{name: ft-ftree-linear,   plane: fattree, routing: updn,", "baseline"),
+    ("only: {mpigraph: [28]}", "only: {mpigrahp: [28]}", "extra_combos[0].only.mpigrahp"),
+    ("ranks_per_node: 1 ", "ranks_per_node: 13 ", "ranks_per_node"),
+    ("linear: [7, 14, 28, 56,", "linear: [7, 28, 14, 56,", "ladders.linear"),
+    ("linear: [7, 14, 28, 56,", "linear: [7, 14, 14, 56,", "ladders.linear"),
+    ("    ladders: {linear: [7, 28, 112]", "    ladders: {linear: [7, 112, 112]",
+     "profiles.quick.ladders.linear"),
 ])
 def test_bad_study_names_field(tmp_path, old, new, field):
     assert old in STUDY
@@ -135,9 +144,32 @@ def test_bad_study_names_field(tmp_path, old, new, field):
     assert str(path) in err.value.line() and "\n" not in err.value.line()
 
 
+def test_a_variant_the_binary_lacks_is_refused_before_the_campaign(tmp_path):
+    from t2hx.campaign import preflight
+
+    path = tmp_path / "study.yaml"
+    path.write_text(STUDY.replace("variants: [Barrier, Bcast,", "variants: [Barrier, Bcst,", 1))
+    with pytest.raises(ConfError) as err:
+        preflight.check_variants(load_study(path, "full"))
+    assert err.value.field == "benchmarks.imb.variants"
+    assert str(path) in err.value.line() and "\n" not in err.value.line()
+
+
 def test_unknown_profile(tmp_path):
     with pytest.raises(ConfError, match="no profile 'huge'"):
         load_study(ROOT / "conf" / "studies" / "hyperx-vs-fattree-sc19.yaml", "huge")
+
+
+def test_unknown_profile_in_the_environment_is_refused_by_every_loader(monkeypatch):
+    """Commands that always read the full study (`t2hx hostfiles`) refuse a misspelt
+    $T2HX_STUDY_PROFILE too, instead of running the full study without a word."""
+    monkeypatch.setenv("T2HX_STUDY_PROFILE", "quik")
+    with pytest.raises(ConfError) as err:
+        load_study(profile="full")
+    assert "T2HX_STUDY_PROFILE='quik' is not a profile" in err.value.line()
+    assert "quick" in err.value.line() and "\n" not in err.value.line()
+    monkeypatch.setenv("T2HX_STUDY_PROFILE", "quick")
+    assert load_study(profile="full").profile == "full"
 
 
 @pytest.mark.parametrize("variants,field", [

@@ -39,11 +39,12 @@ from reframe.core.builtins import (parameter, run_after, run_before, sanity_func
 
 from t2hx.atomic import staged_dir
 from t2hx import ROOT, benchmarks, wire
+from t2hx.launcher import binding, thread_env
 from t2hx.post import parsers
 from t2hx.post.records import better_for
 from t2hx.paths import cli, hostfiles_root, log_root, spack_view, work_root
 from t2hx.reframe_site import campaign
-from t2hx.routing.reroute import route_record
+from t2hx.routing.reroute import demand_meta, route_record
 from t2hx.simrequest import FLOW_ENGINE
 from t2hx.study import load_study
 
@@ -216,8 +217,7 @@ class T2hxCheck(rfm.RunOnlyRegressionTest):
                      f"{self.extras['conf_system']}")
         self.simulated = self.mode == "sim"
         cores = int(self.extras["cores"])
-        self.env_vars.update({"OMP_NUM_THREADS": str(cores), "OMP_PROC_BIND": "close",
-                              "OMP_PLACES": "cores"})
+        self.env_vars.update(thread_env(cores))
         if self.mode == "local":
             self.num_tasks = self.launch_spec().ranks
             self.executable, self.executable_opts = self.local_command()
@@ -247,16 +247,20 @@ class T2hxCheck(rfm.RunOnlyRegressionTest):
             hosts = Path(self.hostfile).read_text().split()
             if self.current_partition.scheduler.registered_name in SLURM_SCHEDULERS:
                 self.extra_resources = {"nodelist": {"nodelist": ",".join(hosts)}}
+            # The binding a capacity step of the same app gets too (t2hx.launcher.binding).
+            bind = binding(self.extras, STUDY.ranks_per_node)
             if self.extras.get("hostfile_env"):      # srun: hostfile order
-                self.env_vars[self.extras["hostfile_env"]] = self.hostfile
+                self.env_vars[self.extras["hostfile_env"]] = shlex.quote(self.hostfile)
+                opts = [*bind, *opts]
+                # ReFrame adds its own --cpus-per-task only where this machine's srun is
+                # 22.05 or later: the script must not depend on where it was generated.
+                self.job.launcher.use_cpus_per_task = False
             else:
-                opts += [self.extras["hostfile_option"], self.hostfile, "--map-by",
-                         f"ppr:{STUDY.ranks_per_node}:node", "--bind-to", "none",
-                         "-x", "OMP_NUM_THREADS", "-x", "OMP_PROC_BIND", "-x", "OMP_PLACES",
-                         "-x", "PATH", "-x", "LD_LIBRARY_PATH"]   # the Spack view
+                opts += [self.extras["hostfile_option"], self.hostfile, *bind]
             # The engine's MPI side (PARX: the patch's MCA parameters), for every launcher.
             self.env_vars.update(self.extras["mca"].get(self.routing, {}))
-        self.job.launcher.options = opts
+        # ReFrame joins launcher options unquoted: each one stays one shell word.
+        self.job.launcher.options = [shlex.quote(o) for o in opts]
         self.prerun_cmds += routing_step(self, ["--hostfile", self.hostfile,
                                                 "--benchmark", self.benchmark])
 
@@ -372,6 +376,7 @@ class T2hxCheck(rfm.RunOnlyRegressionTest):
                 **(sim_marks(self.output_path()) if self.mode == "sim" else {})}
         if routed_for_real(self):      # what the SM host confirmed before the run
             meta["route"] = route_record(Path(self.stagedir) / ROUTING_DIR)
+        meta.update(demand_meta(Path(self.stagedir) / ROUTING_DIR))   # PARX without demand
         companion = Path(self.stagedir) / wire.COMPANION_OUTPUT
         if self.mode == "sim" and companion.is_file():
             keep_run(log_root() / self.campaign / wire.COMPANION_DIR / wire.COMPANION_ENGINE / rel,

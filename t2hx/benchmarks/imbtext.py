@@ -80,7 +80,7 @@ def rows(model_rows: list[patterns.ImbRow]) -> list[ImbRow]:
 
 
 def preamble(names: list[str], command: str) -> str:
-    lines = [_BAR, "#    Intel(R) MPI Benchmarks 2021.11, MPI-1 part",
+    lines = [_BAR, "#    Intel(R) MPI Benchmarks 2021.7, MPI-1 part",
              _BAR, "# Date                  : (simulated)",
              "# Machine               : t2hx flow model", "", "",
              "# Calling sequence was: ", "", f"# {command} ", "",

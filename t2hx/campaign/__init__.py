@@ -15,7 +15,6 @@ import os
 import subprocess
 import sys
 from dataclasses import dataclass, field, replace
-from functools import partial
 from pathlib import Path
 
 from t2hx import ROOT
@@ -72,7 +71,7 @@ def prepare(req: CampaignRequest) -> Prepared:
         return Prepared(req, env)
     rf_system, systems = selection(req.system, study)
     check_selection(req.verb, req.campaign, rf_system, systems, study, prov)
-    preflight.check(study, systems)
+    preflight.check(study, systems, rf_system)
     env.pop(SIM_SYSTEMS_ENV, None)
     if rf_system == SIM:
         env[SIM_SYSTEMS_ENV] = ",".join(s.name for s in systems)
@@ -96,16 +95,16 @@ def run(req: CampaignRequest) -> int:
             _tidy(req.campaign, req.quiet)
             write_provenance(req.campaign, req.system, req.profile, ready.rf_system,
                              list(ready.conf_systems), cmd)
-        out = subprocess.run(cmd, env=ready.env, cwd=ROOT,
-                             stdout=subprocess.DEVNULL if req.quiet else None,
-                             preexec_fn=partial(guard.die_with_parent, os.getpid()))
-    if req.verb == "run" and out.returncode == 0 and req.report:
+        # ReFrame and its cases die with this process (t2hx.campaign.guard).
+        returncode = guard.run_guarded(cmd, env=ready.env, cwd=ROOT,
+                                       stdout=subprocess.DEVNULL if req.quiet else None)
+    if req.verb == "run" and returncode == 0 and req.report:
         from t2hx.post.replay import replay
 
         # The figures and report of the study that produced the log (its figure set).
         done = replay(log_root() / req.campaign, quiet=req.quiet or None)
         print(f"campaign {req.campaign}: figures and report in {done.out}")
-    return out.returncode
+    return returncode
 
 
 def _tidy(campaign: str, quiet: bool) -> None:

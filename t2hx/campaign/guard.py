@@ -1,7 +1,15 @@
 """What keeps a campaign's records whole across faults: one run per campaign at a time (a lock
 on ``log/<campaign>/``), a perflog whose last line a kill or a full disk cut short set aside
 before anything is appended to it, temporary files and directories of an earlier run swept,
-and ReFrame (with the cases it runs) dying with the ``t2hx campaign run`` that started it.
+and ReFrame with the cases it runs dying with the ``t2hx campaign run`` that started it.
+
+ReFrame runs under a small supervisor (``python -m t2hx.campaign.guard -- reframe ...``,
+:func:`run_guarded`) that dies with the campaign (PR_SET_PDEATHSIG). ReFrame's local
+scheduler starts each case in a session of its own, so the cases are not in ReFrame's
+process group and ReFrame's own cancel takes seconds; the supervisor is their subreaper
+(PR_SET_CHILD_SUBREAPER: they stay its descendants even when ReFrame is gone) and kills
+every one of them at once, while ReFrame, sent SIGTERM, cancels its batch jobs (scancel)
+and exits (docs/cluster.md#faults).
 """
 
 from __future__ import annotations
@@ -10,9 +18,12 @@ import ctypes
 import fcntl
 import os
 import signal
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
 
 from t2hx.atomic import atomic_write
@@ -23,6 +34,10 @@ LOCK = ".campaign.lock"
 #: directories, and a directory moved aside to be replaced.
 LEFTOVERS = (".*.tmp", ".*.old-*")
 PR_SET_PDEATHSIG = 1
+PR_SET_CHILD_SUBREAPER = 36
+#: Seconds ReFrame gets after SIGTERM to cancel its batch jobs and exit, before it and
+#: whatever is left of its helpers are killed.
+GRACE = 30.0
 
 
 @contextmanager
@@ -94,3 +109,127 @@ def die_with_parent(parent: int) -> None:
     libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
     if os.getppid() != parent:
         os._exit(1)
+
+
+def run_guarded(cmd: list[str], **popen: object) -> int:
+    """Run ``cmd`` (ReFrame) under the supervisor; its exit status. Ctrl-C reaches ReFrame
+    from the terminal (same process group): wait for it to wind down instead of killing
+    it, which would leave its cases behind."""
+    guard = subprocess.Popen([sys.executable, "-c", SUPERVISOR, "--", *cmd],
+                             preexec_fn=partial(die_with_parent, os.getpid()),
+                             **popen)  # type: ignore[call-overload]
+    while True:
+        try:
+            return guard.wait()
+        except KeyboardInterrupt:
+            continue
+
+
+def _stat(pid: int) -> list[str] | None:
+    """Fields of /proc/<pid>/stat after the command name (state, ppid, pgrp, session, ...)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+
+
+def descendants(pid: int) -> dict[int, int]:
+    """Every live descendant of ``pid``: pid -> its session."""
+    children: dict[int, list[tuple[int, int]]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit() and (fields := _stat(int(entry))) and fields[0] != "Z":
+            children.setdefault(int(fields[1]), []).append((int(entry), int(fields[3])))
+    out: dict[int, int] = {}
+    todo = [pid]
+    while todo:
+        for child, session in children.get(todo.pop(), []):
+            out[child] = session
+            todo.append(child)
+    return out
+
+
+def _kill(pids: list[int]) -> None:
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
+class _Stop(Exception):
+    """The campaign died (PDEATHSIG) or was told to stop."""
+
+
+def _stop(signum: int, frame: object) -> None:
+    raise _Stop
+
+
+def kill_cases(reframe: subprocess.Popen) -> None:
+    """SIGTERM to ReFrame (it cancels its batch jobs with scancel and exits); SIGKILL at
+    once to every descendant outside this session (the cases: ReFrame's local scheduler
+    gives each its own), again while ReFrame winds down; after GRACE seconds, everything."""
+    own = os.getsid(0)
+    reframe.send_signal(signal.SIGTERM)
+    deadline = time.monotonic() + GRACE
+    while reframe.poll() is None and time.monotonic() < deadline:
+        _kill([p for p, session in descendants(os.getpid()).items() if session != own])
+        time.sleep(0.2)
+    _kill(list(descendants(os.getpid())))
+    reframe.wait()
+
+
+def supervise(cmd: list[str]) -> int:
+    """Run ``cmd`` as this process's child; when this process is told to stop (the
+    campaign died: PDEATHSIG), take it and every process it started with it."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+    signal.signal(signal.SIGTERM, _stop)
+    signal.signal(signal.SIGHUP, _stop)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)    # the terminal's Ctrl-C is ReFrame's
+    reframe = None
+    try:
+        reframe = subprocess.Popen(cmd, preexec_fn=_child_of(os.getpid()))
+        while (status := _wait(reframe, 5.0)) is None:
+            _reap_orphans(reframe.pid)
+    except _Stop:
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        if reframe is not None:
+            kill_cases(reframe)
+        return 128 + signal.SIGTERM
+    _kill(list(descendants(os.getpid())))      # nothing may outlive the campaign
+    return status
+
+
+def _wait(proc: subprocess.Popen, seconds: float) -> int | None:
+    try:
+        return proc.wait(seconds)
+    except subprocess.TimeoutExpired:
+        return None
+
+
+def _reap_orphans(keep: int) -> None:
+    """Collect the exit status of orphans handed to this subreaper that have ended (they
+    would stay zombies, holding their pids, for the whole campaign); never ReFrame's."""
+    me = str(os.getpid())
+    for entry in os.listdir("/proc"):
+        fields = _stat(int(entry)) if entry.isdigit() and int(entry) != keep else None
+        if fields and fields[0] == "Z" and fields[1] == me:
+            try:
+                os.waitpid(int(entry), os.WNOHANG)
+            except ChildProcessError:
+                pass
+
+
+def _child_of(parent: int):
+    def setup() -> None:
+        signal.signal(signal.SIGINT, signal.SIG_DFL)   # not inherited as ignored
+        die_with_parent(parent)
+    return setup
+
+
+def main(args: list[str]) -> int:
+    return supervise(args[1:] if args[:1] == ["--"] else args)
+
+
+#: The supervisor's command line (``-c``: ``-m`` would import this module twice).
+SUPERVISOR = "import sys; from t2hx.campaign.guard import main; sys.exit(main(sys.argv[1:]))"

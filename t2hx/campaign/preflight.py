@@ -7,7 +7,7 @@ surface case by case, hundreds of times, or not at all.
 
 from __future__ import annotations
 
-from t2hx import benchmarks
+from t2hx import ROOT, benchmarks
 from t2hx.benchmarks.proxyapp import AppSpec
 from t2hx.conf import System
 from t2hx.errors import ConfError, T2hxError
@@ -20,12 +20,88 @@ from t2hx.study import Study
 MAX_CASES = 200_000
 
 
-def check(study: Study, systems: list[System]) -> None:
+def check(study: Study, systems: list[System], rf_system: str = "sim") -> None:
+    """Every check, before ReFrame starts; ``rf_system`` is the ReFrame system the campaign
+    runs on (``sim``, ``local``, or a real cluster's name)."""
+    if rf_system.split(":")[0] not in ("sim", "local"):
+        for system in systems:
+            check_real(system)
     for system in systems:
         check_planes(system)
+        if rf_system.split(":")[0] == "sim":
+            check_host_interface(study, system)
     check_combos(study)
+    check_variants(study)
     check_inputs(study)
     check_size(study, systems)
+
+
+def check_variants(study: Study) -> None:
+    """A benchmark's variants are those its binary has (the registry's ``variants``): a
+    misspelt IMB collective would otherwise run as a case that fails to start."""
+    for name, bench in study.catalog.items():
+        known = benchmarks.BY_KEY[name].variants if name in benchmarks.BY_KEY else ()
+        bad = [v for v in bench["variants"] if known and v not in known]
+        if bad:
+            raise ConfError(f"'{bad[0]}' is not a variant of {name}", file=study.path,
+                            field=f"benchmarks.{name}.variants",
+                            fix="use some of: " + ", ".join(known))
+
+
+def check_host_interface(study: Study, system: System) -> None:
+    """A study with packet-engine benchmarks needs each system's host interface stated
+    (the packet engine would stop every such case with this line, one by one)."""
+    packet = [b for b in study.benchmarks if study.engine(b) == "packet"]
+    hca = (system.model.get("packet") or {}).get("hca") or {}
+    if packet and not hca.get("interface"):
+        raise ConfError(f"the study runs {', '.join(packet)} on the packet engine, which needs "
+                        "the HCA's host interface", file=system.path, field="model.packet.hca",
+                        fix="e.g. model: {packet: {hca: {interface: pcie, pcie_gen: 4, "
+                        "lanes: 16}}}, or hca: {interface: link}")
+
+
+def check_real(system: System) -> None:
+    """What a real cluster's campaign needs on the machine that generates its job scripts,
+    which ReFrame would otherwise report in its own words, or not at all: a launcher
+    section, the modules system it names, and the Spack view its jobs run."""
+    if not system.launcher:
+        raise ConfError("no launcher: section: a real-cluster campaign needs to know how its "
+                        "jobs start", file=system.path, field="launcher",
+                        fix="add launcher: {kind: slurm, partition: <p>} or {kind: mpirun} "
+                        "(docs/cluster.md#the-launcher-section), or simulate it with "
+                        f"--system sim:{system.name}")
+    check_modules_system(system)
+    check_view(system)
+
+
+def check_modules_system(system: System) -> None:
+    """ReFrame's own probe of the modules system (the one its configuration runs)."""
+    from reframe.core.exceptions import ReframeError
+    from reframe.core.modules import ModulesSystem
+
+    kind = system.launcher["modules_system"]
+    try:
+        ModulesSystem.create(kind)
+    except ReframeError as err:
+        reason = " ".join(str(err).split())
+        raise ConfError(f"modules_system {kind}: not usable on this machine ({reason})",
+                        file=system.path, field="launcher.modules_system",
+                        fix=f"run t2hx on a node where {kind} works (a login node), or "
+                        "modules_system: nomod with the modules' paths in launcher.env") from None
+
+
+def check_view(system: System) -> None:
+    """The Spack view every job runs its binaries from; without it a job would silently run
+    whatever the nodes' PATH has (HPL as Debian's hpcc) unless the conf says so."""
+    spec = system.launcher
+    view = ROOT / spec["spack_view"]
+    if spec["system_binaries"] or (view / "bin").is_dir():
+        return
+    raise ConfError(f"no Spack view {view} (no bin/ in it)", file=system.path,
+                    field="launcher.spack_view",
+                    fix="build it (spack -e spack-env install; spack-env/README.md), point "
+                    "spack_view at it, or set launcher.system_binaries: true to run the "
+                    "binaries on the nodes' PATH")
 
 
 def check_combos(study: Study) -> None:

@@ -34,6 +34,15 @@ def portable(arg: str) -> str:
     return arg.replace(f"{ROOT}/", "")
 
 
+def plane_hardware(system: System) -> dict[str, dict[str, object]]:
+    """plane → its link rate (Gbit/s) and the HCA's host interface (the packet engine's
+    ``model.packet.hca``) in words."""
+    from t2hx.flowsim.hostif import describe
+
+    hca = describe((system.model.get("packet") or {}).get("hca"))
+    return {p.name: {"gbps": p.gbps, "host_interface": hca} for p in system.planes.values()}
+
+
 def write_provenance(campaign: str, system: str, profile: str, rf_system: str,
                      systems: list[System], cmd: list[str]) -> None:
     study = load_study(profile=profile)
@@ -52,7 +61,9 @@ def write_provenance(campaign: str, system: str, profile: str, rf_system: str,
     known = list(dict.fromkeys([*prov.get("systems", []), *names]))
     # ... and the study's combos each cannot run (the report lists them beside the system).
     left_out = {**prov.get("left_out", {}), **{s.name: study.left_out(s) for s in systems}}
-    prov.update(campaign=campaign, baseline=study.baseline, study=study.name,
+    # Each plane's link and host interface: the report states them side by side.
+    planes = {**prov.get("planes", {}), **{s.name: plane_hardware(s) for s in systems}}
+    prov.update(campaign=campaign, baseline=study.baseline, study=study.name, planes=planes,
                 study_file=portable(str(study.path.resolve())),
                 profile=profile, git_hash=runs[-1]["git_hash"],
                 simulated=rf_system == SIM, systems=known,

@@ -25,6 +25,7 @@ from t2hx.routing.opensm import route
 from t2hx.progress import Progress
 from t2hx.atomic import atomic_copy, staged_file
 from t2hx.textfile import read_text
+from t2hx.paths import work_root
 
 DUMP_FILES = ("opensm-lfts.dump", "opensm-subnet.lst", "guid2lid")
 
@@ -75,7 +76,8 @@ def _common(p: argparse.ArgumentParser) -> None:
                    help="conf/systems/<sys>.yaml or its name")
     p.add_argument("--plane", required=True, type=A.name, help="plane name in that file")
     p.add_argument("--out", type=A.output_dir,
-                   help="output directory (default: work/<sys>/<plane>/...)")
+                   help="output directory (default: <sys>/<plane>/... under "
+                   "$T2HX_WORK_ROOT, else work/)")
     p.add_argument("-q", "--quiet", action="store_true", default=argparse.SUPPRESS,
                    help="no progress output")
 
@@ -88,7 +90,7 @@ def _load(args: argparse.Namespace):
 
 def cmd_build(args: argparse.Namespace) -> int:
     system, fabric = _load(args)
-    out = Path(args.out or f"work/{system.name}/{args.plane}")
+    out = Path(args.out) if args.out else work_root() / system.name / args.plane
     write_netfile(fabric, out / "fabric.net")
     info = {"system": system.name, "plane": args.plane, "topology": fabric.topology,
             "switches": len(fabric.switches()), "hcas": len(fabric.hcas()),
@@ -108,14 +110,19 @@ def cmd_route(args: argparse.Namespace) -> int:
     lmc = plane.opensm["lmc"] if args.lmc is None else args.lmc
     if not 0 <= lmc <= 7:
         raise T2hxError(f"LMC {lmc} out of range", field="--lmc", fix="use 0..7")
-    out = Path(args.out or f"work/{system.name}/{args.plane}/{args.routing}")
+    out = Path(args.out) if args.out else work_root() / system.name / args.plane / args.routing
+    kwargs = route_args(fabric, args.routing, plane.opensm, system.path, lmc)
+    if args.lmc is not None and kwargs["lmc"] != args.lmc:      # refused, not ignored
+        raise T2hxError(f"{args.routing} always routes at LMC {kwargs['lmc']}",
+                        field="--lmc", fix=f"drop --lmc or pass --lmc {kwargs['lmc']}")
+    lmc = kwargs["lmc"]
     with Progress(f"route {fabric.name}", quiet=args.quiet) as progress:
         progress.say(f"ibsim + opensm -R {args.routing} (lmc {lmc})")
-        kwargs = route_args(fabric, args.routing, plane.opensm, system.path, lmc)
         run = route(fabric, out, args.routing, timeout=plane.opensm["timeout"], **kwargs)
-        lmc = kwargs["lmc"]
         progress.say(f"routed in {run.summary['seconds']} s; analysing")
         report = _analyse(fabric, out, run.summary, lmc)
+    if (dump := report_of(fabric)) is not None:
+        print(dump.summary())       # loop-back cables and the like, left out of the plane
     _print_summary(report)
     return 1 if report["fallback"] else 0
 
@@ -131,7 +138,7 @@ def cmd_cost(args: argparse.Namespace) -> int:
 
 def cmd_import(args: argparse.Namespace) -> int:
     system, fabric = _load(args)
-    out = Path(args.out or f"work/{system.name}/{args.plane}/imported")
+    out = Path(args.out) if args.out else work_root() / system.name / args.plane / "imported"
     out.mkdir(parents=True, exist_ok=True)
     for name in DUMP_FILES:
         _fetch(args.source, name, out)
@@ -201,6 +208,10 @@ def _analyse(fabric, out: Path, routing: dict, lmc: int, tables=None) -> dict:
 
 def _print_summary(r: dict) -> None:
     fb = f" FELL BACK to {r.get('engine_used')}" if r.get("fallback") else ""
+    if "note" in r:
+        print(f"{r['engine']} lmc={r.get('lmc', 0)}{fb}: {r['hca_count']} HCAs, "
+              f"{r['switch_count']} switches: {r['note']}")
+        return
     print(f"{r['engine']} lmc={r.get('lmc', 0)}{fb}: {r['hca_count']} HCAs, "
           f"{r['switch_count']} switches, VLs {r['vls']}, max switch hops "
           f"{r['max_switch_hops']} (avg {r['avg_switch_hops']}), EFI max {r['max_efi']} "

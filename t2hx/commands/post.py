@@ -7,8 +7,7 @@ from pathlib import Path
 from t2hx import argtypes as A
 
 from t2hx.post import archive
-from t2hx.post.ingest import require_logdir
-from t2hx.post.replay import replay
+from t2hx.post.replay import replay, require_replayable
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -30,7 +29,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     if args.pack:
-        logdir = require_logdir(args.logdir)
+        logdir = require_replayable(args.logdir)     # refused before anything is packed
         for name in archive.PACKED:
             done = archive.pack(logdir, name)
             if done is not None and not args.quiet:

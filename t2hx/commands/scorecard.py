@@ -11,6 +11,7 @@ import argparse
 import json
 from pathlib import Path
 from t2hx import argtypes as A
+from t2hx.errors import T2hxError
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -28,12 +29,14 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from t2hx.post import scorecard as S
     from t2hx.atomic import atomic_write
+    from t2hx.post import scorecard as S
+    from t2hx.post.ingest import Summary, load_provenance
 
     scores = S.scorecards(args.logdir, args.claims)
-    prov = args.logdir / "provenance.json"
-    profile = json.loads(prov.read_text()).get("profile") if prov.is_file() else None
+    if not any(score.verdicts for score in scores):
+        raise nothing_to_score(args.logdir, [score.system for score in scores])
+    profile = load_provenance(args.logdir, Summary()).get("profile")
     for k, score in enumerate(scores):
         verdicts = score.verdicts
         if not score.own or len(scores) > 1:
@@ -49,9 +52,18 @@ def run(args: argparse.Namespace) -> int:
         print(S.counts_line(verdicts, profile))
         print("\n".join(["by mechanism:", *S.mechanism_lines(verdicts)]))
     # The contract file holds the first system's verdicts: the study's own when scored.
-    verdicts = scores[0].verdicts if scores else []
     if args.json is not None:
-        atomic_write(args.json, json.dumps(S.contract(verdicts), indent=2, ensure_ascii=False)
-                     + "\n")
+        atomic_write(args.json, json.dumps(S.contract(scores[0].verdicts), indent=2,
+                                           ensure_ascii=False) + "\n")
         print(f"wrote {args.json}")
     return 0
+
+
+def nothing_to_score(logdir: Path, systems: list[str]) -> T2hxError:
+    """Only runs of systems the study was not written for, and no portable claim: a table
+    of nothing would exit 0 and say nothing."""
+    names = ", ".join(name for name in systems if name) or "other systems"
+    return T2hxError(f"nothing to score: the log's runs are of {names}, not the study's own "
+                     "systems, and none of its claims is marked portable", file=logdir,
+                     fix="score a log of the study's own systems, or pass --claims with "
+                     "portable claims")

@@ -31,7 +31,31 @@ def build_plane(system: System, plane_name: str) -> Fabric:
     except ConfError as err:
         raise ConfError(err.message, file=system.path, field=f"planes.{plane_name}.{err.field}",
                         fix=err.fix) from None
+    _check_one_subnet(fabric, plane, system)
     return fabric
+
+
+#: How to get several HCA ports per host without splitting the switches into subnets.
+_SUBNET_FIX = {
+    "kary": "drop rails (k-ary trees cable each rail to its own leaf copy, which shares no "
+            "switch with the others); for dual rail use kind: xgft with p: [2, ...] (both "
+            "ports to one leaf) or a second plane with its own hca: (docs/fattree-configs.md)",
+    "xgft": "use w[0]: 1 with p[0] > 1 (every port to one leaf), or a second plane with its "
+            "own hca: (docs/fattree-configs.md)",
+}
+
+
+def _check_one_subnet(fabric: Fabric, plane: Plane, system: System) -> None:
+    """One plane is one subnet under one OpenSM: switches that meet only through HCAs (which
+    do not forward) would leave all but one part unrouted, and the routing step would then
+    blame its dumps instead of the conf."""
+    parts = fabric.subnets()
+    if parts > 1:
+        kind = plane.topology["kind"]
+        raise ConfError(f"the {kind} topology builds {parts} switch networks joined only "
+                        "through hosts, but one plane is one subnet routed by one OpenSM",
+                        file=system.path, field=f"planes.{plane.name}.topology",
+                        fix=_SUBNET_FIX.get(kind, "cable the switches into one network"))
 
 
 def check_planes(system: System) -> None:

@@ -5,8 +5,9 @@ A level-l vertex is labelled (A, B): A = (a_{l+1}..a_h) picks its subtree, B = (
 its copy. Vertex (a_l·A, B) at level l-1 links to (A, B·b_l) at level l for every
 b_l < w_l. Level 0 are the hosts, with w_1 * p_1 HCA ports. Multi-rail hosts come two ways:
 w_1 > 1 cables each host to w_1 leaf copies, which share no switch, so the copies form
-disjoint subnets (one OpenSM sees one of them: that is a dual-plane system); p_1 > 1 cables
-each host p_1 times to one leaf, which keeps one connected plane (docs/fattree-configs.md).
+disjoint subnets (one OpenSM sees one of them: that is a dual-plane system, and
+t2hx.fabric.build refuses such a plane); p_1 > 1 cables each host p_1 times to one leaf,
+which keeps one connected plane (docs/fattree-configs.md).
 k-ary n-trees are XGFT(n; k..k; 1, k..k); tapering lowers w above the leaves.
 """
 

@@ -13,10 +13,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Protocol
+
+import numpy as np
 from collections.abc import Callable
 
 from t2hx.errors import WorkloadError
 from t2hx.flowsim.bulk import Phase, Result
+from t2hx.flowsim.timeline import Program
 from t2hx.flowsim.network import LogGP, Network, open_network
 from t2hx.flowsim.packet import PacketNetwork, open_packet
 from t2hx.paths import work_root
@@ -45,6 +48,8 @@ class SimNetwork(Protocol):
     def label(self) -> str: ...         # <system>/<plane>
 
     def run(self, phases: list[Phase], keep_rates: bool = False) -> Result: ...
+
+    def run_program(self, prog: Program) -> np.ndarray: ...   # each rank's end of one call
 
 
 @dataclass(frozen=True)

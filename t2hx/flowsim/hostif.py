@@ -15,14 +15,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-#: PCI Express Base Specification 1.1/2.0/3.0: transfer rate per lane (GT/s) and encoding.
-GENERATIONS = {1: (2.5, 8 / 10), 2: (5.0, 8 / 10), 3: (8.0, 128 / 130)}
-#: Per TLP on the wire (PCIe 2.0 transaction, data link and physical layers): STP and END
-#: framing symbols (1 + 1), sequence number (2), LCRC (4); the header adds 12 bytes (3 DW)
-#: or 16 (4 DW, 64-bit addresses). No ECRC (optional, off by default).
+#: PCI Express Base Specification 1.1/2.0/3.0/4.0/5.0: transfer rate per lane (GT/s) and
+#: encoding (8b/10b up to 2.0, 128b/130b from 3.0). 6.0's FLIT mode (PAM4, FEC, 256-byte flits)
+#: frames TLPs differently and is not modelled.
+GENERATIONS = {1: (2.5, 8 / 10), 2: (5.0, 8 / 10), 3: (8.0, 128 / 130), 4: (16.0, 128 / 130),
+               5: (32.0, 128 / 130)}
+#: Per TLP on the wire: up to 2.0 STP and END framing symbols (1 + 1), sequence number (2),
+#: LCRC (4); from 3.0 a 4-byte STP token that carries the sequence number, and the LCRC (4):
+#: 8 bytes in every generation. The header adds 12 bytes (3 DW) or 16 (4 DW, 64-bit
+#: addresses). No ECRC (optional, off by default).
 TLP_FRAMING = 1 + 1 + 2 + 4
 HEADER_3DW, HEADER_4DW = 12, 16
-#: A DLLP (Ack, UpdateFC) on the wire: 6 bytes plus SDP/END framing (PCIe 2.0).
+#: A DLLP (Ack, UpdateFC) on the wire: 6 bytes plus SDP/END framing up to 2.0, plus a
+#: 2-byte SDP token from 3.0: 8 bytes in every generation.
 DLLP_BYTES = 8
 
 
@@ -51,6 +56,16 @@ def pcie(gen: int, lanes: int, max_payload: int, max_read_request: int,
     read = raw * completion_bytes / (completion_bytes + TLP_FRAMING + HEADER_3DW + dllp)
     request = (TLP_FRAMING + header + dllp) / max_read_request
     return HostInterface(read, write, request, raw)
+
+
+def describe(hca: dict | None) -> str:
+    """The conf's ``model.packet.hca`` in words, for reports: "PCIe 2.0 x8", "as fast as the
+    link", or "not described"."""
+    if not hca or not hca.get("interface"):
+        return "not described"
+    if hca["interface"] == "link":
+        return "as fast as the link"
+    return f"PCIe {hca['pcie_gen']}.0 x{hca['lanes']}"
 
 
 def unlimited(rate: float) -> HostInterface:

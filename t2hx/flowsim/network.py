@@ -24,7 +24,7 @@ from t2hx.placement.network_analysis import P2PTiming
 from t2hx.routing import parx
 from t2hx.conf import System, load_system, system_path
 from t2hx.errors import ConfError, WorkloadError
-from t2hx.flowsim import bulk
+from t2hx.flowsim import bulk, timeline
 from t2hx.flowsim.collectives import DEFAULT_RULES
 from t2hx.flowsim.multirail import MultiRail, shares
 from t2hx.fabric.build import build_plane
@@ -149,6 +149,18 @@ class Network:
         """The times of ``phases`` under max-min fair rates: what a workload asks of any
         network engine (t2hx/flowsim/engines.py)."""
         return bulk.run(self, phases, keep_rates)
+
+    def run_program(self, prog: timeline.Program) -> np.ndarray:
+        """Each rank's end of one call whose ranks wait on their partners under the MPI
+        protocol (t2hx/flowsim/timeline.py), with max-min rates between events."""
+        wire = timeline.compile(prog, timeline.eager_limit(self.system))
+        if len(wire.src) == 0:
+            return np.zeros(prog.n)
+        paths, hops = self.paths(wire.src, wire.dst, wire.lid_size)
+        delivered = timeline.fluid_times(paths, self.capacity, wire.size,
+                                         self.loggp.latency(hops.astype(np.float64)),
+                                         wire.dep_off, wire.dep)
+        return timeline.rank_ends(wire, delivered)
 
     # -- paths ------------------------------------------------------------------------
     def lid_index(self, src: np.ndarray, dst: np.ndarray, size: int | np.ndarray

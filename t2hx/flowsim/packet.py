@@ -29,8 +29,8 @@ from collections.abc import Callable
 
 import numpy as np
 
-from t2hx.errors import WorkloadError
-from t2hx.flowsim import hostif, packetk
+from t2hx.errors import ConfError, WorkloadError
+from t2hx.flowsim import hostif, packetk, timeline
 from t2hx.flowsim.bulk import Phase, Result, _rank_end, _sorted_by_size
 from t2hx.flowsim.network import LogGP, Network
 from t2hx.routing import pathsl, slvl
@@ -163,10 +163,24 @@ class PacketNetwork:
         data = remap[data]
         return self._routed(src, dst, nbytes, lid_size, dep, delay), data, start
 
-    def _simulate(self, ph: Phase) -> tuple[np.ndarray, np.ndarray]:
-        if len(ph.src) == 0:
-            return np.zeros(0), np.zeros(0)
-        msgs, data, start = self.messages(ph)
+    def run_program(self, prog: timeline.Program) -> np.ndarray:
+        """Each rank's end of one call (t2hx/flowsim/timeline.py) in the packet engine: a
+        message leaves its sender's overhead after it is ready (after the receiver's and the
+        sender's overhead when it waits on a delivery), and a rank ends one receive overhead
+        after its last delivery."""
+        wire = timeline.compile(prog, self.params["eager_bytes"])
+        if len(wire.src) == 0:
+            return np.zeros(prog.n)
+        o, extra = self.loggp.overhead, self.loggp.send_extra
+        waits = np.diff(wire.dep_off) > 0
+        delay = np.where(waits, 2 * o, o) + np.where(wire.kind != timeline.CTS, extra, 0.0)
+        msgs = self._routed(wire.src, wire.dst, wire.size, wire.lid_size, wire.dep, delay,
+                            wire.dep_off)
+        _, end = self._kernel(msgs)
+        return timeline.rank_ends(wire, end, tail=o)
+
+    def _kernel(self, msgs: packetk.Messages) -> tuple[np.ndarray, np.ndarray]:
+        """(first injection, delivery) of every message; the kernel's counters added up."""
         clock, cpu = time.perf_counter(), time.process_time()
         first, end, counts = packetk.simulate(self.links, msgs, self.arb)
         counters: dict[str, float] = {**counts}
@@ -175,14 +189,21 @@ class PacketNetwork:
         counters["phases"] = 1
         for name, value in counters.items():
             self.stats[name] = self.stats.get(name, 0) + value
+        return first, end
+
+    def _simulate(self, ph: Phase) -> tuple[np.ndarray, np.ndarray]:
+        if len(ph.src) == 0:
+            return np.zeros(0), np.zeros(0)
+        msgs, data, start = self.messages(ph)
+        first, end = self._kernel(msgs)
         t = end[data] + self.loggp.overhead
         with np.errstate(divide="ignore", invalid="ignore"):
             rate = np.where(ph.size > 0, ph.size / (end[data] - first[data]), np.inf)
         return t, rate
 
     def _routed(self, src: np.ndarray, dst: np.ndarray, nbytes: np.ndarray,
-                lid_size: np.ndarray, dep: np.ndarray, delay: np.ndarray
-                ) -> packetk.Messages:
+                lid_size: np.ndarray, dep: np.ndarray, delay: np.ndarray,
+                dep_off: np.ndarray | None = None) -> packetk.Messages:
         net = self.net
         paths, _ = net.paths(src, dst, lid_size)
         lid = net.lid_index(src, dst, lid_size)
@@ -196,7 +217,8 @@ class PacketNetwork:
         np.cumsum(counts, out=off[1:])
         route = full[valid].astype(np.int32)
         return packetk.Messages(nbytes.astype(np.int64), off, route,
-                                self._vls(src, dst, lid).astype(np.int8), dep, delay)
+                                self._vls(src, dst, lid).astype(np.int8), dep, delay,
+                                dep_off)
 
     # -- VLs ---------------------------------------------------------------------------
     def _path_sl(self) -> pathsl.PathSL | None:
@@ -270,8 +292,18 @@ class PacketNetwork:
 
     def _host(self, link_rate: float) -> hostif.HostInterface:
         hca = self.params["hca"]
+        if not hca.get("interface"):
+            raise ConfError("the packet engine needs the HCA's host interface",
+                            file=self.net.system.path, field="model.packet.hca",
+                            fix="describe it, e.g. model: {packet: {hca: {interface: pcie, "
+                            "pcie_gen: 4, lanes: 16}}}, or hca: {interface: link}")
         if hca["interface"] == "link":
             return hostif.unlimited(link_rate)
+        for key in ("pcie_gen", "lanes"):
+            if hca.get(key) is None:
+                raise ConfError("a PCIe host interface needs its generation and lanes",
+                                file=self.net.system.path, field=f"model.packet.hca.{key}",
+                                fix="e.g. hca: {interface: pcie, pcie_gen: 2, lanes: 8}")
         return hostif.pcie(hca["pcie_gen"], hca["lanes"], hca["max_payload"],
                            hca["max_read_request"], hca["completion_bytes"],
                            hca["tlps_per_dllp"])

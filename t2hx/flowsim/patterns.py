@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from t2hx.errors import WorkloadError
-from t2hx.flowsim import collectives
+from t2hx.flowsim import collectives, imbjobs, rooted
 from t2hx.flowsim.bulk import Phase
 from t2hx.flowsim.engines import SimNetwork
 
@@ -64,9 +64,18 @@ def mpigraph(net: SimNetwork, size: int = MIB, times: int = 10, window: int = 10
     return MpiGraph(size, times, window, send, send.T.copy())
 
 
-def offdiag_mean(m: np.ndarray) -> float:
+def average(m: np.ndarray) -> float:
+    """mpiGraph's "avg": the message size over the mean time per message of every
+    off-diagonal pair (``mpiGraph.c`` ``code()``: ``MBsec / sendsum`` after dividing the summed
+    times by ``nnodes·(nnodes−1)·times``), i.e. the harmonic mean of the matrix's bandwidths,
+    not their arithmetic mean. A pair with no bandwidth (never measured) counts as zero."""
     n = len(m)
-    return float((m.sum() - np.trace(m)) / (n * (n - 1))) if n > 1 else 0.0
+    if n < 2:
+        return 0.0
+    off = m[~np.eye(n, dtype=bool)]
+    if (off <= 0).any():
+        return 0.0
+    return float(len(off) / np.sum(1.0 / off))
 
 
 # -- Netgauge eBB ---------------------------------------------------------------------------
@@ -110,12 +119,16 @@ def ebb(net: SimNetwork, size: int = MIB, rounds: int = 100, reps: int = 20,
 
 
 # -- IMB collectives ------------------------------------------------------------------------
-IMB_OVERALL_VOL = 40 * MIB
-
-
-def imb_repetitions(size: int) -> int:
-    """IMB's default: 1000 repetitions, fewer when size·reps exceeds 40 MiB."""
-    return 1000 if size == 0 else max(1, min(1000, IMB_OVERALL_VOL // size))
+def imb_repetitions(size: int, seconds_per_rep: float = 0.0, previous: int | None = None
+                    ) -> int:
+    """IMB's default repetition count (``-iter_policy dynamic``, the same in IMB 2018 and
+    2021.7: ``IMB_init_buffers_iter``): 1000, fewer when size·reps exceeds 40 MiB; then at
+    most ``1 + time / t`` for a repetition of ``t`` seconds (``-time`` 10 s), and never more
+    than the previous size got (the count does not grow along the sweep)."""
+    reps = imbjobs.repetitions(size)
+    if seconds_per_rep > 1e-8:
+        reps = min(reps, int(1 + imbjobs.SECS_PER_SAMPLE / seconds_per_rep))
+    return max(1, min(reps, previous)) if previous else reps
 
 
 @dataclass
@@ -128,19 +141,44 @@ class ImbRow:
     algorithm: str
 
 
+#: IMB's reductions count MPI_FLOAT elements (``-red_data_type`` float, IMB 2018 and 2021.7):
+#: their sweep runs only the sizes that are whole floats (a real -msglog 0:16 run prints 0,
+#: 4, 8, … for Reduce and Allreduce, tests/data/post/fixtures/imb).
+REDUCTIONS = ("Reduce", "Allreduce")
+REDUCTION_TYPE_BYTES = 4
+
+
 def imb(net: SimNetwork, name: str, sizes: list[int]) -> list[ImbRow]:
+    """IMB's t_min/t_max/t_avg over the ranks of each rank's own time for one call (IMB's
+    ``-sync`` default puts a barrier between repetitions, so every call starts together and
+    one call is the steady state; the root stays 0, ``-root_shift`` being off)."""
     name = collectives.canonical(name)
     n = _need_ranks(net, 1, name)
-    rows = []
+    rows: list[ImbRow] = []
+    if name in REDUCTIONS:          # a size that holds no whole float is not run
+        sizes = [m for m in sizes if m % REDUCTION_TYPE_BYTES == 0]
     for m in ([0] if name == "Barrier" else sizes):
-        alg, ph = collectives.phases(name, n, m, net.loggp.reduce_rate,
-                                     rules=net.loggp.collectives)
-        res = net.run(ph)
-        end = res.rank_end if res.rank_end is not None else np.zeros(n)
-        t = end * 1e6
-        rows.append(ImbRow(m, imb_repetitions(m), float(t.min()), float(res.total * 1e6),
-                           float(t.mean()), alg))
+        alg, t_min, t_max, t_avg = _imb_call(net, name, n, m)
+        reps = imb_repetitions(m, t_max, rows[-1].reps if rows else None)
+        rows.append(ImbRow(m, reps, t_min * 1e6, t_max * 1e6, t_avg * 1e6, alg))
     return rows
+
+
+def _imb_call(net: SimNetwork, name: str, n: int, m: int) -> tuple[str, float, float, float]:
+    """(algorithm, t_min, t_max, t_avg) of one call in seconds: over each rank's own time in
+    a per-rank program where one exists (ranks wait on their partners under the MPI
+    protocol, t2hx/flowsim/rooted.py), else over the bulk-synchronous phases (a rank ends
+    with the last phase it takes part in; t_max is the whole call)."""
+    rules = net.loggp.collectives
+    alg = collectives.choose(name, n, m, rules)
+    prog = None if getattr(net, "rails", None) else rooted.program(name, alg, n, m, rules)
+    if prog is not None:
+        t = net.run_program(prog)
+        return alg, float(t.min()), float(t.max()), float(t.mean())
+    alg, ph = collectives.phases(name, n, m, net.loggp.reduce_rate, rules=rules)
+    res = net.run(ph)
+    end = res.rank_end if res.rank_end is not None else np.zeros(n)
+    return alg, float(end.min()), res.total, float(end.mean())
 
 
 # -- ring allreduce, Multi-PingPong, EmDL ----------------------------------------------------
@@ -159,11 +197,12 @@ def multi_pingpong(net: SimNetwork, sizes: list[int]) -> list[tuple[int, int, fl
     n = _need_ranks(net, 2, "Multi-PingPong")
     half = n // 2
     a, b = np.arange(half), np.arange(half) + half
-    rows = []
+    rows: list[tuple[int, int, float, float]] = []
     for m in sizes:
         ping = net.run([Phase.of(a, b, m), Phase.of(b, a, m)])
         t = ping.total / 2
-        rows.append((m, imb_repetitions(m), t * 1e6, m / t / 1e6 if m else 0.0))
+        reps = imb_repetitions(m, ping.total, rows[-1][1] if rows else None)
+        rows.append((m, reps, t * 1e6, m / t / 1e6 if m else 0.0))
     return rows
 
 

@@ -2,8 +2,9 @@
 
 Log directory layout (``log/<campaign>/``)::
 
-    provenance.json                optional: campaign, conf_hash, git_hash, versions, date,
-                                   baseline (combo label), simulated, seeds (see report.py)
+    provenance.json                campaign, conf_hash, git_hash, versions, date, baseline
+                                   (combo label), simulated, seeds (see report.py); ingest
+                                   reads a log without it, replay refuses one
     perflogs/**/*.log[.hN]         ReFrame perflogs in the format of t2hx.post.perflog
     runs/**/t2hx-run.json          one directory per run: its parameters (t2hx/wire.py); every
                                    other regular file in that directory is a raw output of
@@ -19,6 +20,8 @@ Rules (documented here because the tables' meaning depends on them):
 * A value both in a perflog and in a raw output of the same key is taken from the perflog.
 * Nothing aborts a campaign: unreadable, truncated or unknown inputs are skipped and listed
   in the :class:`Summary` (written as ``summary.json`` and shown in the report).
+* A log with nothing left (no result, or runs that all lost their outputs) is refused by
+  replay and the scorecard (:func:`require_results`) rather than reported as empty.
 """
 
 from __future__ import annotations
@@ -110,6 +113,36 @@ def require_logdir(logdir: Path) -> Path:
                         fix=f"replay one of them, e.g. {logdir / inside[0]}")
     raise T2hxError("no campaign here: no provenance.json, perflogs/, runs/ or capacity/",
                     file=logdir, fix=fix)
+
+
+def require_provenance(logdir: Path) -> Path:
+    """The log's provenance.json, or one line: without it a report cannot say which study,
+    conf, commit and versions produced the runs, nor score the right claims."""
+    path = Path(logdir) / PROVENANCE
+    if not path.is_file():
+        raise T2hxError(f"no {PROVENANCE}: which study, conf and commit produced these runs "
+                        "is unknown", file=logdir,
+                        fix=f"restore {PROVENANCE} from the campaign (t2hx campaign run "
+                        "writes it), or rerun the campaign")
+    return path
+
+
+def require_results(data: Ingested, logdir: Path) -> None:
+    """One line when the log holds nothing to replay or score: no result at all, or run
+    folders none of which has an output left (raw outputs deleted or never copied)."""
+    s = data.summary
+    runs_gone = s.run_dirs > 0 and s.runs_used == 0
+    if len(data.results) and not runs_gone:
+        return
+    first = next((f" (e.g. {x['path']}: {x['reason']})" for x in s.skipped
+                  if x["what"] == "run"), "")
+    what = (f"every raw output is gone or unreadable: none of the {s.run_dirs} run(s) in "
+            f"runs/ has a result{first}" if runs_gone else
+            f"no results: {s.perflog_files} perflog(s) with no usable line and no run "
+            "output under runs/")
+    raise T2hxError(what, file=logdir,
+                    fix="restore perflogs/ and runs/ (or runs.tar.xz) from the campaign's "
+                    "copy, or rerun it with t2hx campaign run")
 
 
 def ingest(logdir: Path) -> Ingested:

@@ -29,10 +29,11 @@ from t2hx.post import scorecard
 from t2hx.post import engines, reference, report, routing
 from t2hx.post.gain import choose_baseline, gains
 from t2hx.post.ingest import (MATRIX_COLUMNS, companion_results, ingest, known_systems, log_systems,
-                              require_logdir, row_systems)
+                              require_logdir, require_provenance, require_results, row_systems)
 from t2hx.post.stats import summarize
 from t2hx.post.store import canonical, write_json, write_table
 from t2hx.progress import Progress
+from t2hx.routing.reroute import demand_free_jobs
 from t2hx.wire import COMPANION_ENGINE, NETWORK_BENCHMARK
 
 REPO = Path(__file__).resolve().parents[2]
@@ -64,12 +65,13 @@ def combo_order(results: pd.DataFrame, prov: dict[str, Any], baseline: str | Non
 
 
 def replay(logdir: Path, out: Path | None = None, quiet: bool | None = None) -> ReplayResult:
-    logdir = require_logdir(logdir)     # before any progress line: errors stay one line
+    logdir = require_replayable(logdir)     # before any progress line: errors stay one line
     out = Path(out) if out is not None else default_out(logdir)
     data_dir, fig_dir = out / "data", out / "figures"
     with Progress("replay", quiet=quiet) as prog:
         prog.say(f"reading {logdir}")
         ing = ingest(logdir)
+        require_results(ing, logdir)    # before anything is written: nothing to replay
         # Seed 001's generated-network analyses are graph metrics, not benchmark runs: their
         # figures come from the kept analyses (t2hx.post.networks), never from gain grids.
         results = ing.results[ing.results["benchmark"] != NETWORK_BENCHMARK]
@@ -129,6 +131,8 @@ def replay(logdir: Path, out: Path | None = None, quiet: bool | None = None) -> 
                                      ing.provenance.get("study"),
                                      ing.provenance.get("left_out"))
         summ = summary.as_dict()
+        if (free := demand_free_jobs(logdir)):      # an assumption the report states
+            summ["parx_without_demand"] = free
         write_json(data_dir / "summary.json", summ)
         if engine_cmp is not None:
             write_json(data_dir / ENGINES_JSON, engines.as_dict(engine_cmp))
@@ -146,6 +150,14 @@ def replay(logdir: Path, out: Path | None = None, quiet: bool | None = None) -> 
                  + (f", {stale} stale file(s) of an earlier replay removed" if stale else "")
                  + f"; report in {out}")
     return ReplayResult(out, figs, summ)
+
+
+def require_replayable(logdir: Path) -> Path:
+    """A campaign's log directory with its provenance, or one line: a report that cannot
+    name the study, conf and commit of its runs is not the campaign's report."""
+    logdir = require_logdir(logdir)
+    require_provenance(logdir)
+    return logdir
 
 
 def drop_stale(fig_dir: Path, figs: list[F.Figure]) -> int:

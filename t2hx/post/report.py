@@ -24,6 +24,7 @@ from t2hx.post.scorecard.text import VERDICTS, profile_label
 from t2hx import benchmarks
 from t2hx.post.figures import Figure
 from t2hx.post.store import write_text
+from t2hx.routing.reroute import demand_free_line
 
 Block = tuple
 
@@ -142,7 +143,11 @@ def blocks(campaign: str, prov: dict[str, Any], summary: dict[str, Any], baselin
                   "system (a port) gets the figures, and a scorecard of the claims the claims "
                   "file marks portable, if any (docs/studies.md#ports-and-the-seeds-claims)."))
         b.append(("table", systems))
+    b += plane_blocks(prov.get("planes"))
     b += provenance_blocks(prov, baseline, simulated)
+    if summary.get("parx_without_demand"):     # what the runs assumed, stated once
+        b.append(("p", demand_free_line(summary["parx_without_demand"]) + " (conf/profiles/; "
+                  "`t2hx demand record`), so those cases ran on PARX's demand-free routing."))
     b.append(("h", 2, "Inputs"))
     counts = {k: v for k, v in summary.items() if isinstance(v, int)}
     b.append(("table", pd.DataFrame(sorted(counts.items()), columns=["count", "value"])))
@@ -185,6 +190,22 @@ def blocks(campaign: str, prov: dict[str, Any], summary: dict[str, Any], baselin
         if fig.kind == "capacity" and capacity:
             b.append(("p", capacity_paragraph(capacity)))
     return b
+
+
+def plane_blocks(planes: Any) -> list[Block]:
+    """Each plane's link beside its host interface (provenance ``planes``; a log written
+    before they were recorded has none)."""
+    if not isinstance(planes, dict) or not planes:
+        return []
+    rows = [[system, plane, f"{hw.get('gbps')} Gbit/s", hw.get("host_interface", "–")]
+            for system, by_plane in planes.items() if isinstance(by_plane, dict)
+            for plane, hw in by_plane.items() if isinstance(hw, dict)]
+    if not rows:
+        return []
+    return [("p", "Links and host interfaces (the packet engine moves every byte through the "
+             "host interface too; docs/modelling.md#packet-engine):"),
+            ("table", pd.DataFrame(rows, columns=["system", "plane", "link",
+                                                  "host interface"]))]
 
 
 def provenance_blocks(prov: dict[str, Any], baseline: str | None,

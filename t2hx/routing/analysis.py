@@ -116,6 +116,11 @@ def is_acyclic(edges: np.ndarray, nodes: int) -> bool:
     return removed == nodes
 
 
+def no_pair_note(hosts: int) -> str:
+    return (f"{hosts} host(s): no host pair to route between, so no hop counts or EFI "
+            "(routed anyway; add hosts to measure)")
+
+
 def summary(t: Tables, routing: dict) -> dict:
     """The routing-summary fields derived from the tables."""
     lid_indices = list(range(1 << t.lmc))
@@ -129,9 +134,12 @@ def summary(t: Tables, routing: dict) -> dict:
         "lmc": t.lmc,
         "hca_count": len(t.fabric.hcas()),
         "switch_count": len(t.fabric.switches()),
-        "max_switch_hops": max(hist),
+        # A bring-up fabric may have one host: no pair to measure, which is not an error.
+        "max_switch_hops": max(hist) if hist else None,
         "hop_histogram": {str(k): v for k, v in hist.items()},
-        "avg_switch_hops": round(sum(k * v for k, v in hist.items()) / sum(hist.values()), 4),
+        "avg_switch_hops": round(sum(k * v for k, v in hist.items()) / sum(hist.values()), 4)
+        if hist else None,
+        **({} if hist else {"note": no_pair_note(len(t.fabric.hcas()))}),
         "max_efi": int(efi[mask].max(initial=0)),
         "mean_efi": round(float(efi[mask].mean()) if mask.any() else 0.0, 3),
         "unused_links": int((efi[mask] == 0).sum()),

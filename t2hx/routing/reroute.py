@@ -17,6 +17,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from t2hx import wire
 from t2hx.paths import profiles_root, work_root
 from t2hx.atomic import atomic_write
 from t2hx.conf import System
@@ -32,6 +33,8 @@ from t2hx.routing.smhost import request_for
 
 #: What the routing step of a real job writes into its routing directory.
 ROUTE_RECORD = "route.json"
+#: The run metadata key (t2hx-run.json) of a PARX case routed without demand, and its value.
+DEMAND_KEY, NO_DEMAND = "parx_demand", "none"
 
 
 
@@ -108,6 +111,7 @@ def job_input(system: System, plane: str, routing: str, jobs: list[JobSpec],
         table = {j.job: list(dict.fromkeys(dm.read_hostfile(j.hostfile))) for j in jobs}
         dm.validate_jobs(table, fabric, out / "jobs.txt")
         return atomic_write(out / "jobs.txt", dm.render_jobs(table))
+    no_demand_note(out).unlink(missing_ok=True)     # a note of an earlier run no longer holds
     demands = []
     for j in jobs:
         prefix = job_profile(j.benchmark, j.hostfile)
@@ -115,6 +119,9 @@ def job_input(system: System, plane: str, routing: str, jobs: list[JobSpec],
             matrix = dm.read_monitoring(prefix)
             demands.append(dm.node_demand(matrix, dm.read_hostfile(j.hostfile), prefix))
     if not demands:
+        note = {"engine": routing, "jobs": [j.job for j in jobs],
+                "benchmarks": [j.benchmark for j in jobs], "profiles": str(profiles_root())}
+        atomic_write(no_demand_note(out), json.dumps(note, indent=2) + "\n")
         print(f"reroute: no communication profile for {', '.join(j.benchmark for j in jobs)}"
               f" in {profiles_root()}: parx keeps its demand-free routing", file=sys.stderr)
         return None
@@ -152,6 +159,42 @@ def route_real(system: System, plane: str, routing: str, jobs: list[JobSpec], *,
 
 
 INPUT_KIND = {"parx": "demand", "sar": "jobs"}
+
+
+def no_demand_note(out: Path) -> Path:
+    """Where the routing step notes that PARX had no profile for its jobs: beside the
+    routing directory, not in it (a routing directory means "simulate on these dumps")."""
+    return out.parent / f"{out.name}-no-demand.json"
+
+
+def demand_meta(out: Path) -> dict:
+    """The run metadata of a case whose routing step wrote into ``out``: says when PARX
+    routed it without demand, so the report can count such cases."""
+    return {DEMAND_KEY: NO_DEMAND} if no_demand_note(out).is_file() else {}
+
+
+def demand_free_line(jobs: int) -> str:
+    return f"PARX routed without demand for {jobs} jobs: no communication profile"
+
+
+def demand_free_jobs(logdir: Path) -> int:
+    """Jobs of a campaign log that PARX routed without demand: capability runs whose
+    t2hx-run.json says so, and the jobs of capacity cases' kept notes."""
+    count = 0
+    for path in Path(logdir).glob(f"runs/**/{wire.RUN_META}"):
+        count += _read_json(path).get(DEMAND_KEY) == NO_DEMAND
+    for path in Path(logdir).glob("capacity/**/*-no-demand.json"):
+        count += len(_read_json(path).get("jobs") or [1])
+    return count
+
+
+def _read_json(path: Path) -> dict:
+    """A kept JSON file, or {} when it is unreadable (ingest reports those files)."""
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
 
 
 def route_record(folder: Path) -> dict | None:

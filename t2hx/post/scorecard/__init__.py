@@ -86,8 +86,8 @@ from t2hx.post.scorecard.text import (VERDICTS, Verdict, contract, counts, count
 
 __all__ = ["BASE_SPEC", "CELL", "CLAIMS", "CLAIMS_DIR", "DEFAULT_CLAIMS_STUDY", "KINDS",
            "NotRun", "Ours", "SystemScore", "VERDICTS", "Verdict", "best", "by_system",
-           "capacity_windows", "cell_gains", "claims_of", "compute", "contract", "counts",
-           "counts_line", "profile_label", "frame", "judge", "mechanism_lines", "label",
+           "capacity_windows", "cell_gains", "claims_for_log", "claims_of", "compute",
+           "contract", "counts", "counts_line", "profile_label", "frame", "judge", "mechanism_lines", "label",
            "load_claims", "matches", "needs",
            "ours_text", "portable_claims", "published_text", "score", "scorecard",
            "scorecards", "select", "study_systems", "table_text", "where", "workload_jobs"]
@@ -183,19 +183,42 @@ def study_systems(prov: dict[str, Any]) -> list[str] | None:
 
 
 def scorecards(logdir: Path, claims_path: Path | None = None) -> list[SystemScore]:
-    """Ingest a log directory (as run/replay does) and score the claims of the study that
-    produced it (or of ``claims_path``) per system (:func:`by_system`); a study without a
-    claims file has none."""
-    from t2hx.post.ingest import ingest, known_systems, row_systems
+    """Score the claims of the study that produced a log directory (or of ``claims_path``)
+    per system (:func:`by_system`), its results ingested as run/replay does. The claims are
+    checked first, before the log is read; a log with no claims file to score it, or with
+    no result, is one line (T2hxError)."""
+    from t2hx.post.ingest import (ingest, known_systems, require_logdir, require_results,
+                                  row_systems)
 
-    data = ingest(Path(logdir))
-    path = claims_path or claims_of(data.provenance.get("study") or DEFAULT_CLAIMS_STUDY)
-    if path is None:
-        return []
-    defaults, claims = load_claims(path)
+    logdir = require_logdir(Path(logdir))
+    defaults, claims = load_claims(claims_path or claims_for_log(logdir))
+    data = ingest(logdir)
+    require_results(data, logdir)
     systems = row_systems(data.results, known_systems(data.provenance))
     return by_system(data.results, claims, defaults, systems, study_systems(data.provenance),
-                     logdir=Path(logdir))
+                     logdir=logdir)
+
+
+def claims_for_log(logdir: Path) -> Path:
+    """The claims file of the study the log's provenance names (seed 000's for logs from
+    before studies were recorded), or one line saying why there is none."""
+    from t2hx.post.ingest import PROVENANCE, Summary, load_provenance
+    from t2hx.study import study_names
+
+    where, read = Path(logdir) / PROVENANCE, Summary()
+    prov = load_provenance(Path(logdir), read)
+    if read.skipped:       # unreadable: which study's claims apply is unknown
+        raise T2hxError(read.skipped[0]["reason"], file=where,
+                        fix="restore it from the campaign, or pass --claims FILE")
+    study = prov.get("study") or DEFAULT_CLAIMS_STUDY
+    path = claims_of(str(study))
+    if path is not None:
+        return path
+    known = study in study_names() or study_systems(prov) is not None
+    raise T2hxError(f"the log's study {study!r} " + ("has no claims file" if known else
+                    "is not known here: no conf/studies/ file and no claims file"),
+                    file=where, field="study",
+                    fix=f"pass --claims FILE, or add conf/claims/{study}.yaml")
 
 
 def scorecard(logdir: Path, claims_path: Path | None = None) -> list[Verdict]:

@@ -10,6 +10,7 @@ import yaml
 
 from t2hx import ROOT
 from t2hx.errors import T2hxError
+from t2hx.post.scorecard.schema import check_claim
 
 CLAIMS_DIR = ROOT / "conf" / "claims"          # <study name>.yaml: that study's seed claims
 DEFAULT_CLAIMS_STUDY = "hyperx-vs-fattree-sc19"   # logs from before studies were recorded
@@ -35,23 +36,46 @@ MECHANISMS = {
 
 
 def load_claims(path: Path = CLAIMS) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    try:
-        data = yaml.safe_load(Path(path).read_text())
-    except (OSError, yaml.YAMLError) as err:
-        raise T2hxError(f"claims file unreadable: {err}", file=path) from err
-    claims = data.get("claims") or []
-    ids = [c.get("id") for c in claims]
-    if len(set(ids)) != len(ids) or not all(ids):
-        raise T2hxError("claim ids must be present and unique", file=path)
-    for c in claims:
-        if "compute" not in c or "published" not in c or "source" not in c:
-            raise T2hxError(f"claim {c['id']}: needs source, published and compute", file=path)
-        _check_portable(c, path)
+    """The defaults and the claims of a claims file, every claim checked
+    (t2hx.post.scorecard.schema); the first mistake raises one line naming it."""
+    top = _read(Path(path))
+    claims, defaults = top.get("claims"), top.get("defaults") or {}
+    if not isinstance(claims, list) or not claims:
+        raise T2hxError("no claims" if claims in (None, []) else
+                        f"claims is a {type(claims).__name__}, not a list", file=path,
+                        field="claims", fix="list the claims under claims: (one '- id: ...' each)")
+    if not isinstance(defaults, dict):
+        raise T2hxError(f"defaults is a {type(defaults).__name__}, not a mapping", file=path,
+                        field="defaults", fix="write defaults: {dead_band: 0.01, ...} or drop it")
+    seen: set[str] = set()
+    for k, c in enumerate(claims):
+        check_claim(c, k, Path(path))
+        if c["id"] in seen:
+            raise T2hxError("a second claim with this id", file=path,
+                            field=f"claims[{c['id']}].id", fix="give every claim its own id")
+        seen.add(c["id"])
         if c.get("mechanism") not in MECHANISMS:
-            raise T2hxError(f"claim {c['id']}: mechanism is {c.get('mechanism')!r}", file=path,
+            raise T2hxError(f"mechanism is {c.get('mechanism')!r}", file=path,
                             field=f"claims[{c['id']}].mechanism",
                             fix="one of " + ", ".join(MECHANISMS))
-    return data.get("defaults") or {}, claims
+        _check_portable(c, path)
+    return defaults, claims
+
+
+def _read(path: Path) -> dict[str, Any]:
+    """The file's top-level mapping."""
+    try:
+        data = yaml.safe_load(path.read_text())
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as err:
+        raise T2hxError(f"claims file unreadable: {err}", file=path,
+                        fix="a YAML claims file such as conf/claims/" + CLAIMS.name) from None
+    if data is None:
+        raise T2hxError("empty claims file", file=path,
+                        fix="write defaults: and claims: as in conf/claims/" + CLAIMS.name)
+    if not isinstance(data, dict):
+        raise T2hxError(f"a {type(data).__name__} at the top level, not a mapping", file=path,
+                        fix="put the claims under a key: 'claims:', each '- id: ...' below it")
+    return data
 
 
 def _check_portable(claim: dict[str, Any], path: Path) -> None:
