@@ -30,6 +30,7 @@ name: port96
 description: a 96-node port written by tests/test_ports.py
 nodes: {hostname: "cn{index:03d}", index_base: 1, racks: 6, per_rack: 16, cores: 4,
         down: [cn040]}
+model: {packet: {hca: {interface: pcie, pcie_gen: 2, lanes: 8}}}
 planes:
   fattree:
     hca: mlx5_0
