@@ -99,6 +99,17 @@ GUARDED = ("ibsim", "opensm", "munged", "slurmctld", "slurmd", "slurmstepd", "ss
 GUARDED_T2HX = (" sm opensm ", " sm serve ")
 
 
+def one_line(code: int, err: str, *words: str) -> str:
+    """Exit 2 and exactly one error line holding every word and a fix."""
+    lines = err.splitlines()
+    assert code == 2 and len(lines) == 1, (code, err)
+    line = lines[0]
+    assert line.startswith("t2hx: error: ") and "(fix: " in line, line
+    for word in words:
+        assert word in line, (word, line)
+    return line
+
+
 def leftovers(marker: str) -> list[str]:
     out = subprocess.run(["pgrep", "-a", "-f", marker], capture_output=True, text=True)
     return [line for line in out.stdout.splitlines()

@@ -15,17 +15,9 @@ import pytest
 from t2hx import ROOT
 from t2hx.cli import main
 
+from tests.conftest import one_line
+
 CLI = ROOT / "run" / "t2hx"
-
-
-def one_line(code: int, err: str, *words: str) -> str:
-    lines = err.splitlines()
-    assert code == 2 and len(lines) == 1, (code, err)
-    line = lines[0]
-    assert line.startswith("t2hx: error: ") and "(fix: " in line, line
-    for word in words:
-        assert word in line, (word, line)
-    return line
 
 
 def replay(capsys: pytest.CaptureFixture[str], *args: object, command: str = "replay"

@@ -20,6 +20,8 @@ import yaml
 from t2hx import ROOT
 from t2hx.cli import main
 
+from tests.conftest import one_line
+
 CLI = ROOT / "run" / "t2hx"
 FT = {"topology": "fattree", "routing": "ftree", "placement": "linear"}
 PARX = {"topology": "hyperx", "routing": "parx", "placement": "clustered"}
@@ -27,17 +29,6 @@ CLAIM = {"id": "c1", "source": "§x", "statement": "PARX beats the fat-tree",
          "mechanism": "congestion", "portable": True, "published": {"sign": 1},
          "compute": {"kind": "rank", "benchmark": "imb-bcast", "metric": "t_min",
                      "subject": PARX, "base": FT, "combos": [FT, PARX]}}
-
-
-def one_line(code: int, err: str, *words: str) -> str:
-    """Exit 2 and exactly one error line holding every word and a fix."""
-    lines = err.splitlines()
-    assert code == 2 and len(lines) == 1, (code, err)
-    line = lines[0]
-    assert line.startswith("t2hx: error: ") and "(fix: " in line, line
-    for word in words:
-        assert word in line, (word, line)
-    return line
 
 
 def scorecard(capsys: pytest.CaptureFixture[str], *args: Any) -> tuple[int, str, str]:
