@@ -64,6 +64,20 @@ def test_fluid_times_share_a_link_and_follow_dependencies() -> None:
     assert got.tolist() == pytest.approx([3.5, 2.5, 3.5 + 1.0 + 0.5])
 
 
+def test_compute_delays_the_send_that_follows_it(engine) -> None:
+    """Rank 1 reduces for 1 ms what rank 0 sent before passing it to rank 2: rank 2 ends at
+    least 1 ms later than without the work, rank 0 does not move."""
+    def ends(work: float) -> np.ndarray:
+        prog = timeline.Program(3)
+        first = prog.add(0, 1, 64 * KIB)
+        prog.add(1, 2, 64 * KIB, send_after=[first], compute=work)
+        return engine.run_program(prog)
+
+    idle, busy = ends(0.0), ends(1e-3)
+    assert busy[2] - idle[2] == pytest.approx(1e-3, rel=0.05)
+    assert busy[0] == pytest.approx(idle[0])
+
+
 @pytest.mark.parametrize("size,waits", [(MIB, True), (KIB, False)])
 def test_a_rendezvous_sender_waits_for_its_busy_receiver(engine, size, waits) -> None:
     """Rank 1 sends to the root, which first receives 4 MiB from rank 2: a rendezvous send

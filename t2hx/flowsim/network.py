@@ -159,7 +159,7 @@ class Network:
         paths, hops = self.paths(wire.src, wire.dst, wire.lid_size)
         delivered = timeline.fluid_times(paths, self.capacity, wire.size,
                                          self.loggp.latency(hops.astype(np.float64)),
-                                         wire.dep_off, wire.dep)
+                                         wire.dep_off, wire.dep, wire.compute)
         return timeline.rank_ends(wire, delivered)
 
     # -- paths ------------------------------------------------------------------------

@@ -173,7 +173,8 @@ class PacketNetwork:
             return np.zeros(prog.n)
         o, extra = self.loggp.overhead, self.loggp.send_extra
         waits = np.diff(wire.dep_off) > 0
-        delay = np.where(waits, 2 * o, o) + np.where(wire.kind != timeline.CTS, extra, 0.0)
+        delay = (np.where(waits, 2 * o, o) + np.where(wire.kind != timeline.CTS, extra, 0.0)
+                 + wire.compute)
         msgs = self._routed(wire.src, wire.dst, wire.size, wire.lid_size, wire.dep, delay,
                             wire.dep_off)
         _, end = self._kernel(msgs)

@@ -39,16 +39,19 @@ class Program:
 
     ``send_after[k]``: messages the sender must have completed (as their sender or their
     receiver) before it posts send k; ``recv_after[k]``: likewise for the receiver before it
-    posts receive k. Blocking calls in program order are exactly these lists."""
+    posts receive k. Blocking calls in program order are exactly these lists. ``compute[k]``:
+    seconds the sender works between being ready and posting send k (a reduction of what it
+    received, a copy)."""
     n: int
     src: list[int] = field(default_factory=list)
     dst: list[int] = field(default_factory=list)
     size: list[int] = field(default_factory=list)
     send_after: list[list[int]] = field(default_factory=list)
     recv_after: list[list[int]] = field(default_factory=list)
+    compute: list[float] = field(default_factory=list)
 
     def add(self, src: int, dst: int, size: int, send_after: list[int] | None = None,
-            recv_after: list[int] | None = None) -> int:
+            recv_after: list[int] | None = None, compute: float = 0.0) -> int:
         """Append a message; its index."""
         for j in (send_after or []) + (recv_after or []):
             if not 0 <= j < len(self.src):
@@ -58,6 +61,7 @@ class Program:
         self.size.append(int(size))
         self.send_after.append(list(send_after or []))
         self.recv_after.append(list(recv_after or []))
+        self.compute.append(float(compute))
         return len(self.src) - 1
 
 
@@ -65,7 +69,8 @@ class Program:
 class Wire:
     """What the engines simulate: messages with all their dependencies (``dep[off[i]:
     off[i+1]]`` must be delivered before message i starts), and for every rank the wire
-    messages whose delivery ends its call."""
+    messages whose delivery ends its call. ``compute[i]``: seconds between the last
+    dependency's delivery (or 0) and message i's start, on top of the engine's overheads."""
     src: np.ndarray
     dst: np.ndarray
     size: np.ndarray
@@ -74,6 +79,7 @@ class Wire:
     dep_off: np.ndarray
     dep: np.ndarray
     rank_done: list[list[int]]
+    compute: np.ndarray
 
 
 def _done_at(prog: Program, j: int, rank: int, sender_done: list[frozenset[int]],
@@ -93,16 +99,19 @@ def compile(prog: Program, eager: int) -> Wire:
     kind: list[int] = []
     lid: list[int] = []
     deps: list[frozenset[int]] = []
+    work: list[float] = []
     sender_done: list[frozenset[int]] = []
     receiver_done: list[frozenset[int]] = []
 
-    def emit(s: int, d: int, nbytes: int, k: int, ref: int, after: frozenset[int]) -> int:
+    def emit(s: int, d: int, nbytes: int, k: int, ref: int, after: frozenset[int],
+             busy: float = 0.0) -> int:
         src.append(s)
         dst.append(d)
         size.append(nbytes)
         kind.append(k)
         lid.append(ref)
         deps.append(after)
+        work.append(busy)
         return len(src) - 1
 
     for k in range(len(prog.src)):
@@ -111,12 +120,13 @@ def compile(prog: Program, eager: int) -> Wire:
                                     for j in prog.send_after[k]))
         posted = frozenset().union(*(_done_at(prog, j, d, sender_done, receiver_done)
                                      for j in prog.recv_after[k]))
+        busy = prog.compute[k]
         if m <= eager:
-            data = emit(s, d, m, DATA, m, ready)
+            data = emit(s, d, m, DATA, m, ready, busy)
             sender_done.append(frozenset({data}))
             receiver_done.append(posted | {data})
         else:
-            rts = emit(s, d, 0, RTS, m, ready)
+            rts = emit(s, d, 0, RTS, m, ready, busy)
             cts = emit(d, s, 0, CTS, m, posted | {rts})
             data = emit(s, d, m, DATA, m, frozenset({cts}))
             sender_done.append(frozenset({data}))
@@ -130,7 +140,7 @@ def compile(prog: Program, eager: int) -> Wire:
     flat = np.fromiter((j for x in deps for j in sorted(x)), np.int32, int(off[-1]))
     return Wire(np.array(src, np.int64), np.array(dst, np.int64), np.array(size, np.int64),
                 np.array(kind, np.int8), np.array(lid, np.int64), off, flat,
-                [sorted(x) for x in rank_done])
+                [sorted(x) for x in rank_done], np.array(work, np.float64))
 
 
 def rank_ends(wire: Wire, delivered: np.ndarray, tail: float = 0.0) -> np.ndarray:
@@ -140,9 +150,10 @@ def rank_ends(wire: Wire, delivered: np.ndarray, tail: float = 0.0) -> np.ndarra
 
 
 def fluid_times(paths: np.ndarray, capacity: np.ndarray, size: np.ndarray,
-                latency: np.ndarray, dep_off: np.ndarray, dep: np.ndarray) -> np.ndarray:
-    """Delivery time of every wire message in the flow model: a message starts when its
-    last dependency is delivered; its bytes drain at the max-min rate among the messages
+                latency: np.ndarray, dep_off: np.ndarray, dep: np.ndarray,
+                compute: np.ndarray | None = None) -> np.ndarray:
+    """Delivery time of every wire message in the flow model: a message starts ``compute``
+    after its last dependency is delivered (or after 0); its bytes drain at the max-min rate among the messages
     draining at the same time (re-solved when one starts or drains), and it is delivered
     ``latency`` (2o + hops·L, as in bulk.py) after it started plus its drain time."""
     n = len(size)
@@ -152,9 +163,10 @@ def fluid_times(paths: np.ndarray, capacity: np.ndarray, size: np.ndarray,
         for j in dep[dep_off[i]:dep_off[i + 1]]:
             users[int(j)].append(i)
     delivered = np.full(n, np.nan)
+    busy = np.zeros(n) if compute is None else np.asarray(compute, np.float64)
     events: list[tuple[float, int, int]] = []     # (time, 0 start | 1 delivery, message)
     for first in np.flatnonzero(waiting == 0).tolist():
-        heapq.heappush(events, (0.0, 0, first))
+        heapq.heappush(events, (float(busy[first]), 0, first))
     remaining = size.astype(np.float64).copy()
     active: list[int] = []
     rate = np.zeros(0)
@@ -171,7 +183,7 @@ def fluid_times(paths: np.ndarray, capacity: np.ndarray, size: np.ndarray,
                 for u in users[i]:
                     waiting[u] -= 1
                     if waiting[u] == 0:
-                        heapq.heappush(events, (t, 0, u))
+                        heapq.heappush(events, (t + float(busy[u]), 0, u))
             elif remaining[i] <= 0:
                 heapq.heappush(events, (t + latency[i], 1, i))
             else:
