@@ -309,9 +309,9 @@ def scorecard(results, logdir: Path, out: Path, profile: str | None = None,
     """Score the claims of the campaign's study (conf/claims/<study>.yaml), write the
     contract file, return the counts."""
     from t2hx.post import scorecard as S
-    from t2hx.study import load_study
-
     from t2hx.post.ingest import known_systems, row_systems
+    from t2hx.post.scorecard import moves
+    from t2hx.study import load_study
 
     study = load_study(study_name)
     claims = S.claims_of(study.name)
@@ -329,8 +329,15 @@ def scorecard(results, logdir: Path, out: Path, profile: str | None = None,
         return (f"scorecard: none: the claims of '{study.name}' are about "
                 f"{', '.join(study.own_systems())}, not this campaign's systems")
     verdicts = own.verdicts
+    # The contract this run replaces (the previous model's) stays beside the new one.
+    aside = logdir.with_name(f".{logdir.name}.previous") / logdir.name / "scorecard.json"
+    before = moves.keep_before(logdir, [out, aside])
     atomic_write(out, json.dumps(S.contract(verdicts), indent=2, ensure_ascii=False) + "\n")
-    return f"{S.counts_line(verdicts, profile)} (table: t2hx scorecard {logdir}; {out})"
+    line = f"{S.counts_line(verdicts, profile)} (table: t2hx scorecard {logdir}; {out})"
+    if before is not None:
+        line += "\n" + moves.summary(moves.moves(moves.read_contract(before),
+                                                  moves.read_contract(out)), len(verdicts))
+    return line
 
 
 def compare(results, previous: Path) -> str:

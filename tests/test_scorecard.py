@@ -373,6 +373,39 @@ def test_reproduce_writes_the_contract(tmp_path):
     assert labelled.startswith("scorecard (quick profile: a subset of the seed's scales")
 
 
+def test_a_rerun_keeps_the_contract_it_replaces_and_lists_what_moved(tmp_path, capsys):
+    """The first scoring of a campaign keeps the contract it overwrites as the before-contract
+    (a resumed run does not replace it); the CLI and the report list the claims that moved."""
+    from t2hx.post.ingest import ingest
+    from t2hx.post.report import moves_blocks
+    from t2hx.post.scorecard import moves
+    from t2hx.post.scorecard.text import frame
+    from t2hx.reproduce import scorecard as reproduce_scorecard
+
+    log = fig1_log(tmp_path)
+    out = tmp_path / "bench" / "scorecard.json"
+    results = ingest(log).results
+    reproduce_scorecard(results, log, out)
+    assert not (log / moves.BEFORE).exists()            # nothing to replace the first time
+    old = json.loads(out.read_text())
+    moved = next(c for c in old["claims"] if c["id"] == "fig1-parx-vs-dfsssp")
+    moved.update(verdict="contradicts", ours="-1.0 %")
+    out.write_text(json.dumps(old))
+    line = reproduce_scorecard(results, log, out)
+    assert f"1 of {len(old['claims'])} verdicts moved" in line
+    kept = json.loads((log / moves.BEFORE).read_text())
+    reproduce_scorecard(results, log, out)              # resumed: the before stays
+    assert json.loads((log / moves.BEFORE).read_text()) == kept
+    assert main(["scorecard", str(log)]) == 0
+    text = capsys.readouterr().out
+    row = next(x for x in text.splitlines() if x.startswith("fig1-parx-vs-dfsssp ") and "→" in x)
+    assert "contradicts → agrees" in row and "-1.0 % → +" in row
+    sc = frame([v for v in scorecard(log)])
+    table = [b for b in moves_blocks(log, sc) if b[0] == "table"][0][1]
+    assert table["claim"].tolist() == ["fig1-parx-vs-dfsssp"]
+    assert moves_blocks(tmp_path, sc) == []             # no before-contract, no section
+
+
 def test_report_reference_rows_like_for_like():
     """The report's seed rows: Fig 1 on the rack's linear nodes only (a random-placement
     DFSSSP or clustered PARX run is not Fig 1), and seed 004's dark fiber as SAR's drop."""

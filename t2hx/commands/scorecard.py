@@ -23,6 +23,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--claims", type=A.as_path(A.input_file), metavar="YAML", default=None,
                    help="claims file (default: conf/claims/<study>.yaml of the study that "
                    "produced the log)")
+    p.add_argument("--before", type=A.as_path(A.input_file), metavar="JSON", default=None,
+                   help="a previous contract (default: LOGDIR/scorecard-before.json when a "
+                   "rerun kept one): list the claims whose verdict or number moved")
     p.add_argument("-v", "--verbose", action="store_true",
                    help="also print each claim's statement and what a 'not run' needs")
     p.set_defaults(func=run)
@@ -51,12 +54,26 @@ def run(args: argparse.Namespace) -> int:
                 print(f"\n{v.id} ({v.source}): {v.statement}" + (f"\n  {v.note}" if v.note else ""))
         print(S.counts_line(verdicts, profile))
         print("\n".join(["by mechanism:", *S.mechanism_lines(verdicts)]))
+    print_moves(args, scores[0].verdicts)
     # The contract file holds the first system's verdicts: the study's own when scored.
     if args.json is not None:
         atomic_write(args.json, json.dumps(S.contract(scores[0].verdicts), indent=2,
                                            ensure_ascii=False) + "\n")
         print(f"wrote {args.json}")
     return 0
+
+
+def print_moves(args: argparse.Namespace, verdicts: list) -> None:
+    from t2hx.post.scorecard import moves, text
+
+    before = args.before or args.logdir / moves.BEFORE
+    if args.before is None and not before.is_file():
+        return
+    ms = moves.moves(moves.read_contract(before), {c["id"]: c for c in
+                                                  text.contract(verdicts)["claims"]})
+    print(f"\n{moves.summary(ms, len(verdicts))} ({before})")
+    if ms:
+        print(moves.table_text(ms), end="")
 
 
 def nothing_to_score(logdir: Path, systems: list[str]) -> T2hxError:

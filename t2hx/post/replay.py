@@ -144,6 +144,8 @@ def replay(logdir: Path, out: Path | None = None, quiet: bool | None = None) -> 
                            windows, values=report.measured_values(results) if single else None,
                            systems=table, others=others, own=own, engines=engine_cmp,
                            ran=_ran(results, summ))
+        if sc is not None:
+            bl += report.moves_blocks(Path(logdir), sc)
         report.write_report(out, bl, f"t2hx report — {campaign}" + report.on_systems(names))
         stale = drop_stale(fig_dir, figs)
         prog.say(f"{len(figs)} figures, {len(summ['skipped'])} skipped input(s)"

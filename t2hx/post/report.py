@@ -367,6 +367,27 @@ def scorecard_blocks(sc: pd.DataFrame, study: str = "hyperx-vs-fattree-sc19") ->
     ]
 
 
+def moves_blocks(logdir: Path, sc: pd.DataFrame) -> list[Block]:
+    """Per claim, the verdict before and after the model change that a rerun replaced
+    (``scorecard-before.json`` in the log, t2hx.post.scorecard.moves); nothing without one."""
+    from t2hx.post.scorecard import moves
+
+    path = logdir / moves.BEFORE
+    if not path.is_file():
+        return []
+    after = {r.claim: {"verdict": r.verdict, "ours": r.ours, "mechanism": r.mechanism}
+             for r in sc.itertuples()}
+    ms = moves.moves(moves.read_contract(path), after)
+    rows = pd.DataFrame([[m.id, m.mechanism, m.before, m.after, m.ours_before, m.ours_after]
+                         for m in ms], columns=["claim", "mechanism", "verdict before",
+                                                "verdict after", "ours before", "ours after"])
+    return [("h", 2, "Verdicts before and after the last model change"),
+            ("p", f"The scorecard this rerun replaced is kept as {moves.BEFORE}; "
+             + moves.summary(ms, len(sc)) + ". Why each moved: the session notes and "
+             "docs/modelling.md name the model change."),
+            *([("table", rows)] if len(rows) else [])]
+
+
 def engine_blocks(cmp: EngineComparison) -> list[Block]:
     """Flow model and packet engine side by side, and the verdicts the engine changes."""
     side = cmp.side_by_side.assign(packet_vs_flow=cmp.side_by_side["packet_vs_flow"].round(3))
