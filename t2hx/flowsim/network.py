@@ -17,10 +17,10 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from t2hx.placement.network_analysis import P2PTiming
 from t2hx.routing import parx
 from t2hx.conf import System, load_system, system_path
 from t2hx.errors import ConfError, WorkloadError
@@ -32,6 +32,9 @@ from t2hx.fabric.graph import Fabric
 from t2hx.routing.cache import ensure_routing
 from t2hx.routing.lft import Tables, load_tables
 from t2hx.textfile import read_text
+
+if TYPE_CHECKING:
+    from t2hx.placement.network_analysis import P2PTiming
 
 LidChooser = Callable[[np.ndarray, np.ndarray, int], np.ndarray]
 GBIT = 1e9 / 8          # bytes/s per Gbit/s
@@ -75,6 +78,10 @@ def p2p_timing(system: System, size: int) -> P2PTiming:
         raise ConfError(f"{len(system.planes)} planes: the timing needs one link rate",
                         file=system.path, field="planes",
                         fix="time the exchanges with a one-plane system (e.g. thesis-rsn1024)")
+    # Seed 001's network analysis, not the flow model: a simulated case never loads it
+    # (placement/ and scipy are a third of a case's start-up).
+    from t2hx.placement.network_analysis import P2PTiming
+
     plane = next(iter(system.planes.values()))
     return P2PTiming(LogGP.from_conf(system.model).latency, plane.gbps * GBIT, size)
 
@@ -153,14 +160,20 @@ class Network:
     def run_program(self, prog: timeline.Program) -> np.ndarray:
         """Each rank's end of one call whose ranks wait on their partners under the MPI
         protocol (t2hx/flowsim/timeline.py), with max-min rates between events."""
+        return timeline.rank_ends(*self.program_completions(prog))
+
+    def program_completions(self, prog: timeline.Program) -> tuple[timeline.Wire, np.ndarray]:
+        """The program's wire messages and when each completes the operations waiting on
+        it (its delivery): what :meth:`run_program` reduces to each rank's end."""
         wire = timeline.compile(prog, timeline.eager_limit(self.system))
         if len(wire.src) == 0:
-            return np.zeros(prog.n)
+            return wire, np.zeros(0)
         paths, hops = self.paths(wire.src, wire.dst, wire.lid_size)
-        delivered = timeline.fluid_times(paths, self.capacity, wire.size,
-                                         self.loggp.latency(hops.astype(np.float64)),
+        latency = np.where(wire.local, 0.0,
+                           wire.runs * self.loggp.latency(hops.astype(np.float64)))
+        delivered = timeline.fluid_times(paths, self.capacity, wire.size, latency,
                                          wire.dep_off, wire.dep, wire.compute)
-        return timeline.rank_ends(wire, delivered)
+        return wire, delivered
 
     # -- paths ------------------------------------------------------------------------
     def lid_index(self, src: np.ndarray, dst: np.ndarray, size: int | np.ndarray

@@ -168,17 +168,27 @@ class PacketNetwork:
         message leaves its sender's overhead after it is ready (after the receiver's and the
         sender's overhead when it waits on a delivery), and a rank ends one receive overhead
         after its last delivery."""
+        return timeline.rank_ends(*self.program_completions(prog))
+
+    def program_completions(self, prog: timeline.Program) -> tuple[timeline.Wire, np.ndarray]:
+        """The program's wire messages and when each completes the operations waiting on
+        it: one receive overhead after its delivery."""
         wire = timeline.compile(prog, self.params["eager_bytes"])
         if len(wire.src) == 0:
-            return np.zeros(prog.n)
+            return wire, np.zeros(0)
         o, extra = self.loggp.overhead, self.loggp.send_extra
         waits = np.diff(wire.dep_off) > 0
         delay = (np.where(waits, 2 * o, o) + np.where(wire.kind != timeline.CTS, extra, 0.0)
                  + wire.compute)
-        msgs = self._routed(wire.src, wire.dst, wire.size, wire.lid_size, wire.dep, delay,
-                            wire.dep_off)
+        if (wire.runs > 1).any():      # a merged run of segments: the others' latencies
+            hops = self.net.paths(wire.src, wire.dst, wire.lid_size)[1]
+            delay += (wire.runs - 1) * self.loggp.latency(hops.astype(np.float64))
+        delay = np.where(wire.local, wire.compute, delay)    # a rank's work, a join: no link
+        net = ~wire.local
+        msgs = _joins(self._routed(wire.src[net], wire.dst[net], wire.size[net],
+                                   wire.lid_size[net], wire.dep, delay, wire.dep_off), net)
         _, end = self._kernel(msgs)
-        return timeline.rank_ends(wire, end, tail=o)
+        return wire, end + o
 
     def _kernel(self, msgs: packetk.Messages) -> tuple[np.ndarray, np.ndarray]:
         """(first injection, delivery) of every message; the kernel's counters added up."""
@@ -308,6 +318,23 @@ class PacketNetwork:
         return hostif.pcie(hca["pcie_gen"], hca["lanes"], hca["max_payload"],
                            hca["max_read_request"], hca["completion_bytes"],
                            hca["tlps_per_dllp"])
+
+
+def _joins(routed: packetk.Messages, net: np.ndarray) -> packetk.Messages:
+    """All messages from the routed ones (``net``): the others take no link, the kernel's
+    joins."""
+    if net.all():
+        return routed
+    links = np.zeros(len(net), np.int64)
+    links[net] = np.diff(routed.route_off)
+    off = np.zeros(len(net) + 1, np.int64)
+    np.cumsum(links, out=off[1:])
+    nbytes = np.zeros(len(net), np.int64)
+    nbytes[net] = routed.bytes
+    vl = np.zeros(len(net), np.int8)
+    vl[net] = routed.vl
+    return packetk.Messages(nbytes, off, routed.route, vl, routed.dep, routed.delay,
+                            routed.dep_off)
 
 
 def _injection_order(src: np.ndarray) -> np.ndarray:

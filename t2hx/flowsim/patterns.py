@@ -11,8 +11,9 @@ each benchmark's typed output.
   of the ranks, seeded); both partners send ``size`` bytes to each other ``reps`` times.
 * :func:`imb` — IMB-MPI1 collectives over a message-size sweep (t_min/t_max/t_avg per size
   from per-rank finish times of the decomposition in :mod:`t2hx.flowsim.collectives`).
-* :func:`ring_allreduce` — DeepBench/baidu ring allreduce: 2(n-1) steps of size/n bytes.
-* :func:`multi_pingpong` — IMB Multi-PingPong: pairs (i, i+n/2) ping-pong concurrently.
+* :func:`ring_allreduce` — DeepBench/baidu ring allreduce as a per-rank program
+  (t2hx/flowsim/timeline.py): the lengths' allgather, the copy, 2(n-1) neighbour steps.
+* :func:`multi_pingpong` — IMB Multi-PingPong: pairs (2g, 2g+1) ping-pong concurrently.
 * :func:`emdl` — IMB Allreduce alternating with a 0.1 s sleep (the SleepyAllreduce patch).
 """
 
@@ -24,9 +25,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from t2hx.errors import WorkloadError
-from t2hx.flowsim import collectives, imbjobs, rooted
+from t2hx.flowsim import collectives, imbjobs, rooted, symmetric
 from t2hx.flowsim.bulk import Phase
 from t2hx.flowsim.engines import SimNetwork
+from t2hx.flowsim.timeline import Program
 
 MIB = 1024 * 1024
 
@@ -167,11 +169,15 @@ def imb(net: SimNetwork, name: str, sizes: list[int]) -> list[ImbRow]:
 def _imb_call(net: SimNetwork, name: str, n: int, m: int) -> tuple[str, float, float, float]:
     """(algorithm, t_min, t_max, t_avg) of one call in seconds: over each rank's own time in
     a per-rank program where one exists (ranks wait on their partners under the MPI
-    protocol, t2hx/flowsim/rooted.py), else over the bulk-synchronous phases (a rank ends
-    with the last phase it takes part in; t_max is the whole call)."""
+    protocol, t2hx/flowsim/rooted.py and symmetric.py), else over the bulk-synchronous
+    phases (a rank ends with the last phase it takes part in; t_max is the whole call)."""
     rules = net.loggp.collectives
     alg = collectives.choose(name, n, m, rules)
-    prog = None if getattr(net, "rails", None) else rooted.program(name, alg, n, m, rules)
+    prog = None
+    if not getattr(net, "rails", None):     # the per-rank programs take one rail
+        rate = net.loggp.reduce_rate
+        prog = (rooted.program(name, alg, n, m, rules, rate)
+                or symmetric.program(name, alg, n, m, rules, rate))
     if prog is not None:
         t = net.run_program(prog)
         return alg, float(t.min()), float(t.max()), float(t.mean())
@@ -182,31 +188,154 @@ def _imb_call(net: SimNetwork, name: str, n: int, m: int) -> tuple[str, float, f
 
 
 # -- ring allreduce, Multi-PingPong, EmDL ----------------------------------------------------
+#: baidu-allreduce reduces MPI_FLOAT; its lengths' allgather sends one MPI_UNSIGNED_LONG.
+FLOAT_BYTES = 4
+LENGTH_BYTES = 8
+#: Open MPI 1.10's allgather decision leaves recursive doubling/Bruck for ring/neighbour
+#: exchange at this many bytes gathered in total (coll_tuned_decision_fixed.c).
+SMALL_ALLGATHER_1_10 = 50000
+
+
+def ring_segments(elements: int, n: int) -> list[int]:
+    """baidu-allreduce's chunks in floats (collectives.cu ``RingAllreduce``): length / n
+    each, the first length % n one more."""
+    base, extra = divmod(elements, n)
+    return [base + (i < extra) for i in range(n)]
+
+
+def exchange(prog: Program, after: list[list[int]], to: list[int], size: list[int]
+             ) -> list[list[int]]:
+    """One send-receive step of every rank: rank r posts its receive (from the rank that
+    sends to it) and sends ``size[r]`` bytes to ``to[r]`` (a permutation) once it completed
+    ``after[r]``, and waits for both. Returns each rank's send and receive: what its next
+    step waits on."""
+    sent = [prog.add(r, to[r], size[r], send_after=after[r], recv_after=after[to[r]])
+            for r in range(prog.n)]
+    came = [0] * prog.n
+    for r, t in enumerate(to):
+        came[t] = sent[r]
+    return [[sent[r], came[r]] for r in range(prog.n)]
+
+
+def local_work(prog: Program, after: list[list[int]], seconds: list[float]
+               ) -> list[list[int]]:
+    """Every rank works ``seconds[r]`` once it completed ``after[r]`` (a copy, a
+    reduction); its next sends and receives wait for it."""
+    return [[prog.work(r, seconds[r], after[r])] for r in range(prog.n)]
+
+
+def lengths_allgather(prog: Program, rules: str) -> list[list[int]]:
+    """``MPI_Allgather`` of one MPI_UNSIGNED_LONG per rank under Open MPI's fixed rules:
+    recursive doubling on a power of two ranks (partner r ^ d, d blocks), else Bruck (to
+    r − d, from r + d, min(d, n − d) blocks), ⌈log2 n⌉ send-receive steps. 1.10 picks them
+    below 50,000 bytes in total; 4.1 picks recursive doubling (Bruck from 2,048 ranks), whose
+    code falls back to Bruck off a power of two. Returns each rank's last step."""
+    n = prog.n
+    if rules == "ompi-1.10" and n * LENGTH_BYTES >= SMALL_ALLGATHER_1_10:
+        raise WorkloadError(f"ring allreduce on {n} ranks: Open MPI 1.10 gathers the lengths "
+                            "with a ring or neighbour exchange, which is not modelled",
+                            field="hostfile", fix=f"use fewer than "
+                            f"{SMALL_ALLGATHER_1_10 // LENGTH_BYTES} ranks")
+    power_of_two = n & (n - 1) == 0
+    after: list[list[int]] = [[] for _ in range(n)]
+    d = 1
+    while d < n:
+        to = [r ^ d if power_of_two else (r - d) % n for r in range(n)]
+        after = exchange(prog, after, to, [min(d, n - d) * LENGTH_BYTES] * n)
+        d <<= 1
+    return after
+
+
+def ring_allreduce_program(n: int, elements: int, reduce_rate: float, copy_rate: float,
+                           rules: str) -> Program:
+    """One ``RingAllreduce`` call of ``elements`` floats on every rank (baidu-allreduce
+    collectives.cu): the lengths' allgather, the copy of the input into the output, n − 1
+    scatter-reduce steps (``Irecv`` from the left, blocking ``Send`` of chunk r − i to the
+    right, ``Wait``, then the reduction of chunk r − i − 1 before the next step posts
+    anything) and n − 1 allgather steps (``Sendrecv`` of chunk r + 1 − i). A rank moves on
+    as soon as its own neighbours let it: no step is global."""
+    prog = Program(n)
+    chunk = [FLOAT_BYTES * s for s in ring_segments(elements, n)]
+    right = [(r + 1) % n for r in range(n)]
+    after = local_work(prog, lengths_allgather(prog, rules),
+                       [FLOAT_BYTES * elements / copy_rate] * n)
+    for i in range(n - 1):
+        after = exchange(prog, after, right, [chunk[(r - i) % n] for r in range(n)])
+        after = local_work(prog, after, [chunk[(r - i - 1) % n] / reduce_rate
+                                         for r in range(n)])
+    for i in range(n - 1):
+        after = exchange(prog, after, right, [chunk[(r + 1 - i) % n] for r in range(n)])
+    return prog
+
+
 def ring_allreduce(net: SimNetwork, elements: int) -> float:
-    """Seconds per baidu ring allreduce of ``elements`` floats."""
+    """Seconds of one baidu ring allreduce of ``elements`` floats as rank 0 times it
+    (test.cpp prints rank 0's mean over the iterations). The iterations follow each other
+    without a barrier, so a rank that ends first waits in the next call's allgather; the
+    ring ends its ranks within a few µs of each other, which one call leaves out. The copy
+    runs at the reduction rate: the conf has no single-core memory copy rate
+    (docs/modelling.md#what-each-benchmark-times)."""
     n = _need_ranks(net, 2, "ring allreduce")
+    rate = net.loggp.reduce_rate
+    if getattr(net, "rails", None):     # the per-rank programs take one rail
+        return _ring_phases(net, n, elements)
+    prog = ring_allreduce_program(n, elements, rate, rate, net.loggp.collectives)
+    return float(net.run_program(prog)[0])
+
+
+def _ring_phases(net: SimNetwork, n: int, elements: int) -> float:
     r = np.arange(n)
-    block = math.ceil(elements / n) * 4
+    block = math.ceil(elements / n) * FLOAT_BYTES
     step = Phase.of(r, (r + 1) % n, block, block / net.loggp.reduce_rate)
     plain = Phase.of(r, (r + 1) % n, block)
     return net.run([step] * (n - 1) + [plain] * (n - 1)).total
 
 
-def multi_pingpong(net: SimNetwork, sizes: list[int]) -> list[tuple[int, int, float, float]]:
-    """(bytes, reps, t[usec] (half round trip, slowest pair), Mbytes/sec per pair)."""
+def pingpong_program(n: int, m: int, repetitions: int = 1) -> Program:
+    """IMB PingPong in every group of ``-multi``: ranks 2g and 2g + 1 (IMB_set_communicator
+    splits MPI_COMM_WORLD by rank / 2; an odd rank out joins no group). Rank 2g sends and
+    then receives, 2g + 1 receives and sends back, ``repetitions`` times; no barrier inside
+    the loop, so every pair runs on its own."""
+    prog = Program(n)
+    for a in range(0, n - 1, 2):
+        before: list[int] = []
+        for _ in range(repetitions):
+            ping = prog.add(a, a + 1, m, send_after=before, recv_after=before)
+            before = [prog.add(a + 1, a, m, send_after=[ping], recv_after=[ping])]
+    return prog
+
+
+def pingpong_times(net: SimNetwork, m: int, repetitions: int = 1) -> np.ndarray:
+    """IMB's time of every grouped rank in seconds: its loop over the repetitions divided
+    by their number, halved (PingPong's ``scale_time`` 0.5)."""
     n = _need_ranks(net, 2, "Multi-PingPong")
-    half = n // 2
-    a, b = np.arange(half), np.arange(half) + half
+    grouped = n - n % 2
+    if getattr(net, "rails", None):     # the per-rank programs take one rail
+        a = np.arange(0, grouped, 2)
+        total = net.run([Phase.of(a, a + 1, m), Phase.of(a + 1, a, m)]).total
+        return np.full(grouped, total / 2)
+    ends = net.run_program(pingpong_program(n, m, repetitions))
+    return ends[:grouped] / repetitions / 2
+
+
+def multi_pingpong(net: SimNetwork, sizes: list[int]) -> list[tuple[int, int, float, float]]:
+    """(bytes, reps, t[usec], Mbytes/sec) of ``-multi 0``: IMB_calculate_times takes every
+    grouped rank's time and IMB_display_times computes the bandwidth from the largest,
+    t_max, so t is that maximum (IMB also prints t_min and t_avg: :func:`pingpong_times`).
+    Like IMB's dynamic policy, one repetition estimates the count; then the pairs run that
+    many back to back, drifting apart where they share links."""
     rows: list[tuple[int, int, float, float]] = []
     for m in sizes:
-        ping = net.run([Phase.of(a, b, m), Phase.of(b, a, m)])
-        t = ping.total / 2
-        reps = imb_repetitions(m, ping.total, rows[-1][1] if rows else None)
-        rows.append((m, reps, t * 1e6, m / t / 1e6 if m else 0.0))
+        probe = float(pingpong_times(net, m).max())
+        reps = imb_repetitions(m, 2 * probe, rows[-1][1] if rows else None)
+        t = float(pingpong_times(net, m, reps).max())
+        rows.append((m, reps, t * 1e6, m / t / 1e6 if m and t > 0 else 0.0))
     return rows
 
 
 def emdl(net: SimNetwork, sizes: list[int]) -> list[ImbRow]:
-    """SleepyAllreduce: each repetition is an allreduce followed by a 0.1 s usleep; the
-    patch times the allreduce only, so the sleep shows in wall time, not in t."""
+    """SleepyAllreduce (patches/intel-mpi-benchmarks): each repetition times its
+    ``MPI_Allreduce`` alone, then sleeps 0.1 s and runs IMB's ``-sync`` barrier, both outside
+    the timing, as IMB_allreduce does; the dynamic repetition count is estimated from the
+    kernel's reported (allreduce-only) time. So t and #repetitions are Allreduce's."""
     return imb(net, "Allreduce", sizes)

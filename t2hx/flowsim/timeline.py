@@ -8,29 +8,47 @@ and receives have completed, and under the protocol those wait on the partners. 
 order in which each rank posts them; :func:`compile` turns it into wire messages with
 dependencies under ob1's protocol (docs/modelling.md#per-rank-timelines):
 
-* **eager** (``size <= eager``, openib's ``btl_openib_eager_limit``): the data leaves once
-  the sender is ready; the receive completes when the data has arrived *and* the receive is
-  posted (an early message waits as unexpected).
+* **eager** (protocol size ``<= eager``, openib's ``btl_openib_eager_limit``): the data
+  leaves once the sender is ready; the receive completes when the data has arrived *and*
+  the receive is posted (an early message waits as unexpected).
 * **rendezvous** (larger): a header-only request (RTS) leaves once the sender is ready; the
   receiver answers (CTS) once the RTS has arrived and the matching receive is posted; the
   data follows the answer. Both sides complete with the data's delivery.
+* **synchronous** (``MPI_Ssend`` semantics, ``sync``) at an eager size: ob1 sends the data
+  with a rendezvous header (``mca_pml_ob1_send_request_start_rndv``); the receiver
+  completes once it matched it, the sender once the receiver's answer arrived.
+
+A rank's local work (a reduction, a copy) is a program entry of its own (:meth:`Program.work`)
+or the ``compute`` of the send that follows it. On the wire such work, and the completion
+of a receive that waits for both its posting and its data, is a *local* message (source =
+destination, no bytes, no links): it completes ``compute`` after the last of its
+dependencies, and the engines put it on no link.
 
 Both network engines time the wire messages: the packet engine in its kernel (a message
-starts after all its dependencies, then its delay), the flow model in :func:`fluid_times`
-(max-min rates re-solved whenever a data flow starts or drains).
+starts after all its dependencies, then its delay; a local message is a join), the flow
+model in :func:`fluid_times` (max-min rates re-solved, per connected component of the
+flows in flight, whenever a data flow starts or drains).
 """
 
 from __future__ import annotations
 
 import heapq
+import itertools
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from t2hx.flowsim.maxmin import maxmin_rates
+from t2hx.flowsim.maxmin import RTOL, maxmin_rates
 
-#: Wire message kinds.
-DATA, RTS, CTS = 0, 1, 2
+#: Wire message kinds. Every program message has exactly one DATA wire message, in program
+#: order (a local work entry's is its local message); JOIN: a receive's completion.
+DATA, RTS, CTS, JOIN = 0, 1, 2, 3
+
+#: Components of at most this many flows are re-solved in Python (the same arithmetic as
+#: maxmin_rates, without numpy's per-call cost).
+SMALL_COMPONENT = 12
+#: Components whose max-min rates are kept (the same paths recur: segments, steps).
+SOLVED_KEPT = 1 << 16
 
 
 @dataclass
@@ -41,7 +59,10 @@ class Program:
     receiver) before it posts send k; ``recv_after[k]``: likewise for the receiver before it
     posts receive k. Blocking calls in program order are exactly these lists. ``compute[k]``:
     seconds the sender works between being ready and posting send k (a reduction of what it
-    received, a copy)."""
+    received, a copy). ``proto[k]``: the size that picks the protocol and the path (PARX's
+    LID): the message's size, or the segment size of a message that stands for several
+    consecutive segments. ``sync[k]``: a synchronous send. An entry with ``src == dst`` is a
+    rank's local work (:meth:`work`)."""
     n: int
     src: list[int] = field(default_factory=list)
     dst: list[int] = field(default_factory=list)
@@ -49,164 +70,387 @@ class Program:
     send_after: list[list[int]] = field(default_factory=list)
     recv_after: list[list[int]] = field(default_factory=list)
     compute: list[float] = field(default_factory=list)
+    proto: list[int] = field(default_factory=list)
+    sync: list[bool] = field(default_factory=list)
 
     def add(self, src: int, dst: int, size: int, send_after: list[int] | None = None,
-            recv_after: list[int] | None = None, compute: float = 0.0) -> int:
-        """Append a message; its index."""
-        for j in (send_after or []) + (recv_after or []):
-            if not 0 <= j < len(self.src):
-                raise ValueError(f"message {len(self.src)} waits on unknown message {j}")
+            recv_after: list[int] | None = None, compute: float = 0.0,
+            proto: int | None = None, sync: bool = False) -> int:
+        """Append a message; its index. ``src == dst``: local work of ``compute`` seconds
+        after ``send_after`` (see :meth:`work`)."""
+        before, posted = list(send_after or ()), list(recv_after or ())
+        k = len(self.src)
+        for refs in (before, posted):
+            if refs and (min(refs) < 0 or max(refs) >= k):
+                bad = next(j for j in refs if not 0 <= j < k)
+                raise ValueError(f"message {k} waits on unknown message {bad}")
+        if src == dst and (size or posted):
+            raise ValueError(f"message {k} from rank {src} to itself carries data: a rank's "
+                             "own data is a local copy, use work()")
         self.src.append(src)
         self.dst.append(dst)
         self.size.append(int(size))
-        self.send_after.append(list(send_after or []))
-        self.recv_after.append(list(recv_after or []))
+        self.send_after.append(before)
+        self.recv_after.append(posted)
         self.compute.append(float(compute))
-        return len(self.src) - 1
+        self.proto.append(int(size if proto is None else proto))
+        self.sync.append(bool(sync))
+        return k
+
+    def work(self, rank: int, seconds: float, after: list[int] | None = None) -> int:
+        """Local work of ``rank``: ``seconds`` once it completed ``after`` (a reduction at
+        the end of its call, or before it posts a receive). Other messages wait on it like
+        on any of the rank's messages."""
+        return self.add(rank, rank, 0, send_after=after, compute=seconds)
 
 
 @dataclass
 class Wire:
     """What the engines simulate: messages with all their dependencies (``dep[off[i]:
     off[i+1]]`` must be delivered before message i starts), and for every rank the wire
-    messages whose delivery ends its call. ``compute[i]``: seconds between the last
-    dependency's delivery (or 0) and message i's start, on top of the engine's overheads."""
+    messages whose delivery ends its operations (``done_rank[j]`` ends with
+    ``done_wire[j]``). ``compute[i]``: seconds between the last dependency's delivery (or
+    0) and message i's start, on top of the engine's overheads. ``local``: source =
+    destination, no bytes: on no link, done ``compute`` after its dependencies. ``runs``:
+    how many of the program's real messages one stands for (a run of g segments merged
+    into one: the engines charge it g messages' fixed latency)."""
     src: np.ndarray
     dst: np.ndarray
     size: np.ndarray
     kind: np.ndarray
-    lid_size: np.ndarray        # the program message's size (PARX picks paths by it)
+    lid_size: np.ndarray        # the program message's protocol size (PARX picks paths by it)
     dep_off: np.ndarray
     dep: np.ndarray
-    rank_done: list[list[int]]
+    done_rank: np.ndarray
+    done_wire: np.ndarray
     compute: np.ndarray
+    runs: np.ndarray            # real messages each stands for (a merged run of segments)
+    n: int = 0
+
+    @property
+    def local(self) -> np.ndarray:
+        return self.src == self.dst
+
+    @property
+    def rank_done(self) -> list[list[int]]:
+        """Per rank, the sorted wire messages whose delivery ends one of its operations."""
+        out: list[set[int]] = [set() for _ in range(self.n)]
+        for r, w in zip(self.done_rank.tolist(), self.done_wire.tolist()):
+            out[r].add(w)
+        return [sorted(x) for x in out]
 
 
-def _done_at(prog: Program, j: int, rank: int, sender_done: list[frozenset[int]],
-             receiver_done: list[frozenset[int]]) -> frozenset[int]:
-    if rank == prog.src[j]:
-        return sender_done[j]
-    if rank == prog.dst[j]:
-        return receiver_done[j]
-    raise ValueError(f"rank {rank} waits on message {j}, which is not its own")
+def _csr(lists: list[list[int]]) -> tuple[np.ndarray, np.ndarray]:
+    off = np.zeros(len(lists) + 1, np.int64)
+    np.cumsum([len(x) for x in lists], out=off[1:])
+    flat = np.fromiter(itertools.chain.from_iterable(lists), np.int64, int(off[-1]))
+    return off, flat
 
 
 def compile(prog: Program, eager: int) -> Wire:
-    """The program's wire messages under the eager/rendezvous protocol (module docstring)."""
-    src: list[int] = []
-    dst: list[int] = []
-    size: list[int] = []
-    kind: list[int] = []
-    lid: list[int] = []
-    deps: list[frozenset[int]] = []
-    work: list[float] = []
-    sender_done: list[frozenset[int]] = []
-    receiver_done: list[frozenset[int]] = []
+    """The program's wire messages under the eager/rendezvous protocol (module docstring).
 
-    def emit(s: int, d: int, nbytes: int, k: int, ref: int, after: frozenset[int],
-             busy: float = 0.0) -> int:
-        src.append(s)
-        dst.append(d)
-        size.append(nbytes)
-        kind.append(k)
-        lid.append(ref)
-        deps.append(after)
-        work.append(busy)
-        return len(src) - 1
+    Every operation's completion is one wire message (a receive that waits for its posting
+    and its data: a join of both), so the dependencies of message k are the completions of
+    its ``send_after`` / ``recv_after`` entries, gathered in one pass over flat arrays."""
+    m = len(prog.src)
+    src = np.asarray(prog.src, np.int64)
+    dst = np.asarray(prog.dst, np.int64)
+    size = np.asarray(prog.size, np.int64)
+    proto = np.asarray(prog.proto, np.int64)
+    work = src == dst
+    handshake = ~work & ((proto > eager) | np.asarray(prog.sync, bool))
+    inline = handshake & (proto <= eager)           # synchronous at an eager size
+    s_off, s_ref = _csr(prog.send_after)
+    r_off, r_ref = _csr(prog.recv_after)
+    posted = np.diff(r_off) > 0
+    join = (~handshake & ~work & posted) | (inline & posted)
+    count = np.where(handshake & ~inline, 3, 1 + handshake + join)
+    base = np.zeros(m, np.int64)
+    np.cumsum(count[:-1], out=base[1:])
+    total = int(count.sum())
+    # completion of each program message for its sender and for its receiver
+    sender_done = np.where(inline, base + 1, np.where(handshake, base + 2, base))
+    receiver_done = np.where(join, base + 1 + inline, np.where(handshake & ~inline, base + 2,
+                                                                 base))
+    ready = _done_of(s_ref, np.repeat(src, np.diff(s_off)), src, dst, sender_done,
+                     receiver_done)
+    waits = _done_of(r_ref, np.repeat(dst, np.diff(r_off)), src, dst, sender_done,
+                     receiver_done)
+    # wire message fields: the first of each program message, then the handshake's
+    # answer (CTS) and data, or the receive's join
+    w_src = np.repeat(src, count)
+    w_dst = np.repeat(dst, count)
+    w_kind = np.full(total, DATA, np.int8)
+    w_size = np.zeros(total, np.int64)
+    w_comp = np.zeros(total)
+    w_lid = np.repeat(proto, count)
+    w_size[base] = np.where(handshake & ~inline, 0, size)
+    w_kind[base] = np.where(handshake & ~inline, RTS, DATA)
+    w_comp[base] = prog.compute
+    hs = np.flatnonzero(handshake)
+    w_kind[base[hs] + 1] = CTS
+    w_src[base[hs] + 1], w_dst[base[hs] + 1] = dst[hs], src[hs]
+    full = np.flatnonzero(handshake & ~inline)
+    w_size[base[full] + 2] = size[full]
+    j = np.flatnonzero(join)
+    at = base[j] + 1 + inline[j]
+    w_kind[at] = JOIN
+    w_src[at] = w_dst[at] = dst[j]
+    # dependencies as (wire message, dependency) pairs
+    first = np.repeat(base, np.diff(s_off))
+    rows = [first]
+    vals = [ready]
+    answer_of = np.repeat(base + 1, np.diff(r_off))
+    has_answer = np.repeat(handshake, np.diff(r_off))
+    rows.append(answer_of[has_answer])
+    vals.append(waits[has_answer])
+    join_at = np.repeat(base + 1 + inline, np.diff(r_off))
+    has_join = np.repeat(join, np.diff(r_off))
+    rows.append(join_at[has_join])
+    vals.append(waits[has_join])
+    rows += [base[hs] + 1, base[full] + 2, at]
+    vals += [base[hs], base[full] + 1, base[j]]
+    w_off, w_dep = _grouped(np.concatenate(rows), np.concatenate(vals), total)
+    ops = np.flatnonzero(~work)
+    done_rank = np.concatenate([src, dst[ops]])
+    done_wire = np.concatenate([sender_done, receiver_done[ops]])
+    runs = np.repeat(np.where(size > proto, -(-size // np.maximum(proto, 1)), 1), count)
+    runs[at] = 1
+    return Wire(w_src, w_dst, w_size, w_kind, w_lid, w_off, w_dep, done_rank, done_wire,
+                w_comp, runs, prog.n)
 
-    for k in range(len(prog.src)):
-        s, d, m = prog.src[k], prog.dst[k], prog.size[k]
-        ready = frozenset().union(*(_done_at(prog, j, s, sender_done, receiver_done)
-                                    for j in prog.send_after[k]))
-        posted = frozenset().union(*(_done_at(prog, j, d, sender_done, receiver_done)
-                                     for j in prog.recv_after[k]))
-        busy = prog.compute[k]
-        if m <= eager:
-            data = emit(s, d, m, DATA, m, ready, busy)
-            sender_done.append(frozenset({data}))
-            receiver_done.append(posted | {data})
-        else:
-            rts = emit(s, d, 0, RTS, m, ready, busy)
-            cts = emit(d, s, 0, CTS, m, posted | {rts})
-            data = emit(s, d, m, DATA, m, frozenset({cts}))
-            sender_done.append(frozenset({data}))
-            receiver_done.append(frozenset({data}))
-    rank_done: list[set[int]] = [set() for _ in range(prog.n)]
-    for k in range(len(prog.src)):
-        rank_done[prog.src[k]] |= sender_done[k]
-        rank_done[prog.dst[k]] |= receiver_done[k]
-    off = np.zeros(len(src) + 1, np.int64)
-    np.cumsum([len(x) for x in deps], out=off[1:])
-    flat = np.fromiter((j for x in deps for j in sorted(x)), np.int32, int(off[-1]))
-    return Wire(np.array(src, np.int64), np.array(dst, np.int64), np.array(size, np.int64),
-                np.array(kind, np.int8), np.array(lid, np.int64), off, flat,
-                [sorted(x) for x in rank_done], np.array(work, np.float64))
+
+def _done_of(ref: np.ndarray, rank: np.ndarray, src: np.ndarray, dst: np.ndarray,
+             sender_done: np.ndarray, receiver_done: np.ndarray) -> np.ndarray:
+    """The wire message completing program message ``ref[i]`` for ``rank[i]``."""
+    as_sender = src[ref] == rank
+    foreign = ~as_sender & (dst[ref] != rank)
+    if foreign.any():
+        i = int(np.flatnonzero(foreign)[0])
+        raise ValueError(f"rank {int(rank[i])} waits on message {int(ref[i])}, which is not "
+                         "its own")
+    return np.where(as_sender, sender_done[ref], receiver_done[ref])
+
+
+def _grouped(rows: np.ndarray, vals: np.ndarray, total: int) -> tuple[np.ndarray, np.ndarray]:
+    """CSR of the pairs, each row's dependencies sorted and unique."""
+    order = np.lexsort((vals, rows))
+    rows, vals = rows[order], vals[order]
+    keep = np.ones(len(rows), bool)
+    keep[1:] = (rows[1:] != rows[:-1]) | (vals[1:] != vals[:-1])
+    rows, vals = rows[keep], vals[keep]
+    off = np.zeros(total + 1, np.int64)
+    np.cumsum(np.bincount(rows, minlength=total), out=off[1:])
+    return off, vals.astype(np.int32)
 
 
 def rank_ends(wire: Wire, delivered: np.ndarray, tail: float = 0.0) -> np.ndarray:
     """Each rank's call end: its last own message's delivery (+ ``tail``, the receive
     overhead the packet engine adds after delivery); 0 for a rank with nothing to do."""
-    return np.array([float(delivered[d].max()) + tail if d else 0.0 for d in wire.rank_done])
+    out = np.zeros(wire.n)
+    if len(wire.done_wire):
+        np.maximum.at(out, wire.done_rank, np.asarray(delivered)[wire.done_wire] + tail)
+    return out
 
 
 def fluid_times(paths: np.ndarray, capacity: np.ndarray, size: np.ndarray,
                 latency: np.ndarray, dep_off: np.ndarray, dep: np.ndarray,
                 compute: np.ndarray | None = None) -> np.ndarray:
     """Delivery time of every wire message in the flow model: a message starts ``compute``
-    after its last dependency is delivered (or after 0); its bytes drain at the max-min rate among the messages
-    draining at the same time (re-solved when one starts or drains), and it is delivered
-    ``latency`` (2o + hops·L, as in bulk.py) after it started plus its drain time."""
-    n = len(size)
-    waiting = np.diff(dep_off).astype(np.int64)
-    users: list[list[int]] = [[] for _ in range(n)]
-    for i in range(n):
-        for j in dep[dep_off[i]:dep_off[i + 1]]:
-            users[int(j)].append(i)
-    delivered = np.full(n, np.nan)
-    busy = np.zeros(n) if compute is None else np.asarray(compute, np.float64)
-    events: list[tuple[float, int, int]] = []     # (time, 0 start | 1 delivery, message)
-    for first in np.flatnonzero(waiting == 0).tolist():
-        heapq.heappush(events, (float(busy[first]), 0, first))
-    remaining = size.astype(np.float64).copy()
-    active: list[int] = []
-    rate = np.zeros(0)
-    now = 0.0
-    while events or active:
-        changed = False
-        drain = now + float((remaining[active] / rate).min()) if active else np.inf
-        if events and events[0][0] <= drain:
-            t, what, i = heapq.heappop(events)
-            _advance(remaining, active, rate, t - now)
-            now = t
-            if what == 1:
-                delivered[i] = t
-                for u in users[i]:
-                    waiting[u] -= 1
-                    if waiting[u] == 0:
-                        heapq.heappush(events, (t + float(busy[u]), 0, u))
-            elif remaining[i] <= 0:
-                heapq.heappush(events, (t + latency[i], 1, i))
-            else:
-                active.append(i)
-                changed = True
+    after its last dependency is delivered (or after 0); its bytes drain at the max-min rate
+    among the messages draining at the same time (re-solved when one starts or drains), and
+    it is delivered ``latency`` (2o + hops·L, as in bulk.py) after it started plus its drain
+    time. A message without bytes is delivered ``latency`` after it started.
+
+    Max-min rates of flows that share no link, even through other flows, do not depend on
+    each other, so an event re-solves only the connected component of the flows it
+    touches (a flow alone on its links runs at its path's narrowest link), and a
+    component's rates are kept under its flows' paths (segments and steps repeat them)."""
+    return _Fluid(paths, capacity, size, latency, dep_off, dep, compute).run()
+
+
+class _Fluid:
+    """The event loop of :func:`fluid_times` (Python lists: scalar access dominates)."""
+
+    def __init__(self, paths: np.ndarray, capacity: np.ndarray, size: np.ndarray,
+                 latency: np.ndarray, dep_off: np.ndarray, dep: np.ndarray,
+                 compute: np.ndarray | None) -> None:
+        n = len(size)
+        p = np.asarray(paths).reshape(n, -1)
+        self.paths = p
+        self.capacity = np.asarray(capacity, np.float64)
+        cap = np.append(self.capacity, np.inf)
+        self.lone = np.where(p >= 0, cap[p], np.inf).min(axis=1).tolist() if n else []
+        self.links = [tuple(x for x in row if x >= 0) for row in p.tolist()]
+        self.size = np.asarray(size, np.float64).tolist()
+        self.latency = np.broadcast_to(np.asarray(latency, np.float64), (n,)).tolist()
+        self.busy = [0.0] * n if compute is None else np.asarray(compute, np.float64).tolist()
+        counts = np.diff(dep_off).astype(np.int64)
+        self.waiting = counts.tolist()
+        owner = np.repeat(np.arange(n), counts)
+        order = np.argsort(np.asarray(dep, np.int64), kind="stable")
+        self.users_of = owner[order].tolist()
+        u_off = np.zeros(n + 1, np.int64)
+        np.cumsum(np.bincount(np.asarray(dep, np.int64), minlength=n), out=u_off[1:])
+        self.u_off = u_off.tolist()
+        self.delivered = [float("nan")] * n
+        self.rate = [0.0] * n
+        self.rem = list(self.size)
+        self.since = [0.0] * n
+        self.version = [0] * n
+        self.on_link: dict[int, set[int]] = {}
+        self.events: list[tuple[float, int, int]] = []    # (time, 0 start | 1 delivery, i)
+        self.drains: list[tuple[float, int, int]] = []    # (due, version, i)
+        self.cap_list = self.capacity.tolist()
+        self.solved: dict[tuple, list[float]] = {}       # component's paths -> its rates
+
+    def run(self) -> np.ndarray:
+        events, drains, version = self.events, self.drains, self.version
+        for first in (i for i, w in enumerate(self.waiting) if w == 0):
+            heapq.heappush(events, (self.busy[first], 0, first))
+        while events or drains:
+            while drains and drains[0][1] != version[drains[0][2]]:
+                heapq.heappop(drains)
+            if events and (not drains or events[0][0] <= drains[0][0]):
+                t, what, i = heapq.heappop(events)
+                if what == 1:
+                    self._deliver(i, t)
+                else:
+                    self._start(i, t)
+            elif drains:
+                self._drain()
+        return np.array(self.delivered)
+
+    def _deliver(self, i: int, t: float) -> None:
+        """Message i delivered at t; what waited only on it starts (at t itself without
+        delay: the order of events at one time leaves the rates after them alone)."""
+        waiting, busy, latency, rem = self.waiting, self.busy, self.latency, self.rem
+        users_of, u_off, delivered = self.users_of, self.u_off, self.delivered
+        now = [i]
+        while now:
+            i = now.pop()
+            delivered[i] = t
+            for u in users_of[u_off[i]:u_off[i + 1]]:
+                waiting[u] -= 1
+                if waiting[u]:
+                    continue
+                if busy[u]:
+                    heapq.heappush(self.events, (t + busy[u], 0, u))
+                elif rem[u] > 0:
+                    self._start(u, t)
+                elif latency[u]:
+                    heapq.heappush(self.events, (t + latency[u], 1, u))
+                else:
+                    now.append(u)
+
+    def _start(self, i: int, t: float) -> None:
+        if self.rem[i] <= 0:
+            heapq.heappush(self.events, (t + self.latency[i], 1, i))
+            return
+        touched = False
+        for link in self.links[i]:
+            flows = self.on_link.setdefault(link, set())
+            touched |= bool(flows)
+            flows.add(i)
+        self.since[i] = t
+        if not touched:
+            self._set_rate(i, self.lone[i], t)
         else:
-            _advance(remaining, active, rate, drain - now)
-            now = drain
-            first = active[int(np.argmin(remaining[active]))]
-            done = {i for i in active if i == first or remaining[i] <= 1e-9 * size[i]}
-            for i in done:
-                remaining[i] = 0.0
-                heapq.heappush(events, (now + latency[i], 1, i))
-            active = [i for i in active if i not in done]
-            changed = True
-        if changed:
-            rate = maxmin_rates(paths[active], capacity) if active else np.zeros(0)
-    return delivered
+            self._resolve(self._component([i]), t)
+
+    def _drain(self) -> None:
+        due, _, first = heapq.heappop(self.drains)
+        done = [first]
+        drains, version, rate, size = self.drains, self.version, self.rate, self.size
+        while drains:
+            t2, v2, j = drains[0]
+            if v2 != version[j]:
+                heapq.heappop(drains)
+                continue
+            if (t2 - due) * rate[j] > 1e-9 * size[j]:
+                break
+            heapq.heappop(drains)
+            done.append(j)
+        near: set[int] = set()
+        for i in done:
+            self.rem[i] = 0.0
+            self.version[i] += 1
+            for link in self.links[i]:
+                flows = self.on_link[link]
+                flows.discard(i)
+                near |= flows
+            heapq.heappush(self.events, (due + self.latency[i], 1, i))
+        near.difference_update(done)
+        if near:
+            self._resolve(self._component(list(near)), due)
+
+    def _component(self, seeds: list[int]) -> list[int]:
+        seen = set(seeds)
+        stack = list(seeds)
+        links, on_link = self.links, self.on_link
+        while stack:
+            for link in links[stack.pop()]:
+                for g in on_link[link]:
+                    if g not in seen:
+                        seen.add(g)
+                        stack.append(g)
+        return sorted(seen)
+
+    def _resolve(self, flows: list[int], t: float) -> None:
+        key = tuple(self.links[f] for f in flows)
+        new = self.solved.get(key)
+        if new is None:
+            if len(flows) <= SMALL_COMPONENT:
+                new = _maxmin_small(list(key), self.cap_list)
+            else:
+                new = maxmin_rates(self.paths[flows], self.capacity).tolist()
+            if len(self.solved) >= SOLVED_KEPT:
+                self.solved.clear()
+            self.solved[key] = new
+        for f, r in zip(flows, new):
+            if r != self.rate[f]:
+                self._set_rate(f, r, t)
+
+    def _set_rate(self, f: int, r: float, t: float) -> None:
+        self.rem[f] -= self.rate[f] * (t - self.since[f])
+        self.since[f] = t
+        self.rate[f] = r
+        self.version[f] += 1
+        heapq.heappush(self.drains, (t + self.rem[f] / r, self.version[f], f))
 
 
-def _advance(remaining: np.ndarray, active: list[int], rate: np.ndarray, dt: float) -> None:
-    if active and dt > 0:
-        remaining[active] -= rate * dt
+def _maxmin_small(links: list[tuple[int, ...]], capacity: list[float]) -> list[float]:
+    """:func:`t2hx.flowsim.maxmin.maxmin_rates` for a few flows, the same operations in the
+    same order (so the same floating-point results)."""
+    remaining = {link: capacity[link] for path in links for link in path}
+    rate = [0.0] * len(links)
+    alive = list(range(len(links)))
+    bound = 1 + RTOL
+    while alive:
+        count: dict[int, int] = {}
+        for f in alive:
+            for link in links[f]:
+                count[link] = count.get(link, 0) + 1
+        share = {link: max(remaining[link] / c, 0.0) for link, c in count.items()}
+        best = {f: min(share[link] for link in links[f]) for f in alive}
+        veto = {link: 0 for link in count}
+        for f in alive:
+            limit = best[f] * bound
+            for link in links[f]:
+                if share[link] > limit:
+                    veto[link] += 1
+        hit = [f for f in alive if any(veto[link] == 0 for link in links[f])]
+        taken: dict[int, float] = {}
+        for f in hit:
+            rate[f] = best[f]
+            for link in links[f]:
+                taken[link] = taken.get(link, 0.0) + best[f]
+        for link, used in taken.items():
+            remaining[link] = max(remaining[link] - used, 0.0)
+        gone = set(hit)
+        alive = [f for f in alive if f not in gone]
+    return rate
 
 
 def eager_limit(system: object) -> int:
