@@ -16,10 +16,15 @@ of the two (the local scheduler); on 128 cores it scales the measured Slurm thro
 cores) linearly (one single-core job per core, routing cached). mini's cases (7-64 nodes) are
 cheaper than t2hx's, above all the full profile's 448/672-node ones: the estimate is a lower
 bound.
+
+``--smoke DIR``: one MpiGraph case (7 nodes) per scheduler, no warm-up campaign and no report
+after it, one timing of each start-up, the result in DIR/campaign.json
+(tests/test_bench_smoke.py).
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import statistics
@@ -42,6 +47,8 @@ MINI = ROOT / "conf" / "systems" / "mini.yaml"
 T2HX = str(Path(sys.executable).parent / "t2hx")
 CASES = ["-c", "checks/mpigraph.py", "-c", "checks/x500.py", "-n", "MpiGraph|HPL",
          "-P", "repetition=0"]
+SMOKE_CASES = ["-c", "checks/mpigraph.py", "-n", "MpiGraph", "-P", "repetition=0",
+               "-P", "num_nodes=7", "-P", "combo=ft-ftree-linear"]
 
 
 def median_time(cmd: list[str], n: int = 5, env: dict | None = None) -> float:
@@ -53,15 +60,16 @@ def median_time(cmd: list[str], n: int = 5, env: dict | None = None) -> float:
     return statistics.median(times)
 
 
-def run_campaign(tmp: Path, confdir: Path, name: str,
-                 extra: dict | None = None) -> tuple[float, int]:
+def run_campaign(tmp: Path, confdir: Path, name: str, cases: list[str],
+                 extra: dict | None = None, report: bool = True) -> tuple[float, int]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("T2HX_")}
     env.update(T2HX_LOG_ROOT=str(tmp / "log"), T2HX_WORK_ROOT=str(tmp / "work"),
                T2HX_CONF_SYSTEMS=str(confdir), T2HX_HOSTFILES=str(tmp / "hostfiles"),
                **(extra or {}))
     start = time.perf_counter()
     out = subprocess.run([T2HX, "campaign", "run", "--system", "sim:mini", "--campaign", name,
-                          "--profile", "quick", "--", *CASES], env=env, cwd=ROOT,
+                          "--profile", "quick", *([] if report else ["--no-report"]),
+                          "--", *cases], env=env, cwd=ROOT,
                          capture_output=True, text=True)
     wall = time.perf_counter() - start
     if out.returncode:
@@ -70,8 +78,16 @@ def run_campaign(tmp: Path, confdir: Path, name: str,
 
 
 def main() -> None:
-    quiet = "--quiet" in sys.argv
-    say = (lambda *_: None) if quiet else (lambda msg: print(f"campaign bench: {msg}", flush=True))
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quiet", action="store_true")
+    ap.add_argument("--smoke", type=Path, metavar="DIR",
+                    help="one case per scheduler; result in DIR (not bench/results/)")
+    args = ap.parse_args()
+    say = (lambda *_: None) if args.quiet else \
+        (lambda msg: print(f"campaign bench: {msg}", flush=True))
+    cases, timings = (SMOKE_CASES, 1) if args.smoke else (CASES, 5)
+    out = args.smoke / "campaign.json" if args.smoke else ROOT / "bench" / "results" / \
+        "campaign.json"
     with tempfile.TemporaryDirectory(prefix="t2hx-campaign-bench-") as tmpname:
         tmp = Path(tmpname)
         local, slurmconf = tmp / "conf-local", tmp / "conf-slurm"
@@ -82,25 +98,28 @@ def main() -> None:
             MINI.read_text() + "simulate: {scheduler: squeue, partition: hyperx, max_jobs: 2}\n")
         subprocess.run([T2HX, "hostfiles", "--system", str(local / "mini.yaml"), "--out",
                         str(tmp / "hostfiles")], check=True, capture_output=True, cwd=ROOT)
-        say("warm-up campaign (fills the routing cache)")
-        run_campaign(tmp, local, "warm")
+        if not args.smoke:
+            say("warm-up campaign (fills the routing cache)")
+            run_campaign(tmp, local, "warm", cases)
         say("local scheduler")
-        wall_local, n_local = run_campaign(tmp, local, "local")
+        wall_local, n_local = run_campaign(tmp, local, "local", cases, report=not args.smoke)
         cluster = SlurmCluster(load_system(MINI), tmp / "slurm")
         try:
             cluster.start()
             say("Slurm, 2 concurrent jobs")
-            wall_slurm, n_slurm = run_campaign(tmp, slurmconf, "slurm",
-                                               {"SLURM_CONF": str(cluster.layout.conf)})
+            wall_slurm, n_slurm = run_campaign(tmp, slurmconf, "slurm", cases,
+                                               {"SLURM_CONF": str(cluster.layout.conf)},
+                                               report=not args.smoke)
         finally:
             cluster.stop()
     say("per-case start-up: the CLI, and run/setup (the old per-case step)")
-    cli_s = median_time([T2HX, "simulate", "--help"])   # a case runs `t2hx simulate`
-    setup_s = median_time([str(ROOT / "run" / "setup")], 3, {**os.environ, "T2HX_QUIET": "1"})
+    cli_s = median_time([T2HX, "simulate", "--help"], timings)   # a case runs `t2hx simulate`
+    setup_s = median_time([str(ROOT / "run" / "setup")], max(1, timings - 2),
+                          {**os.environ, "T2HX_QUIET": "1"})
     per_case_local = wall_local / n_local
     per_case_slurm = wall_slurm / n_slurm
     result = {
-        "system": "mini", "profile": "quick", "cores": os.cpu_count(),
+        "system": "mini", "profile": "quick", "cores": os.cpu_count(), "smoke": bool(args.smoke),
         "cases": {"local": n_local, "slurm": n_slurm},
         "wall_s": {"local": round(wall_local, 1), "slurm": round(wall_slurm, 1)},
         "cases_per_min_local": round(60 / per_case_local, 1),
@@ -119,7 +138,9 @@ def main() -> None:
                          "t2hx matrix's (up to 672 nodes)",
         "load_after": [round(x, 2) for x in os.getloadavg()],
     }
-    atomic_write(ROOT / "bench" / "results" / "campaign.json", json.dumps(result, indent=2) + "\n")
+    if not args.smoke:       # the paper-scale records (bench/paper_scale.py) stay
+        result = {**(json.loads(out.read_text()) if out.is_file() else {}), **result}
+    atomic_write(out, json.dumps(result, indent=2) + "\n")
     say(json.dumps(result))
 
 

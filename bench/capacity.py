@@ -15,6 +15,9 @@ finished runs per app per combo and the peak RSS.
   simulated seconds: the largest difference of finished runs of an app, and the largest
   relative difference of the completion times of the runs both engines finished (over
   the combos, and per combo).
+
+``--smoke DIR``: mini.yaml, two combos (ft-ftree-linear and the parx one), a few simulated
+seconds, routing and result (DIR/capacity.json) in DIR (tests/test_bench_smoke.py).
 """
 
 import argparse
@@ -44,6 +47,7 @@ from t2hx.flowsim import appmodel  # noqa: E402
 
 #: Engines' LMC where the plane's is not the routing's (PARX: docs/routing.md).
 ENGINE_LMC = {"parx": 2}
+SMOKE_WINDOW_S = 30.0
 
 
 def mix(system, combo, study, work: str, quiet: bool = False):
@@ -83,12 +87,19 @@ def main() -> int:
     ap.add_argument("--work", default=str(ROOT / "work"))
     ap.add_argument("--out", default=str(ROOT / "bench" / "results" / "capacity.json"))
     ap.add_argument("--quiet", action="store_true", help="no progress lines")
+    ap.add_argument("--smoke", type=Path, metavar="DIR",
+                    help="seconds on mini.yaml; routing and result in DIR (not bench/results/)")
     args = ap.parse_args()
     say = (lambda *a: None) if args.quiet else (lambda *a: print(*a, flush=True))
-    system = load_system(ROOT / "conf" / "systems" / "t2hx.yaml")
+    name = "mini" if args.smoke else "t2hx"
+    if args.smoke:
+        args.window, args.agree_window = SMOKE_WINDOW_S, SMOKE_WINDOW_S / 4
+        args.work, args.out = str(args.smoke / "work"), args.smoke / "capacity.json"
+    system = load_system(ROOT / "conf" / "systems" / f"{name}.yaml")
     study = load_study()
+    combos = [study.combos[0], study.combos[-1]] if args.smoke else study.combos
     walls, runs, apps, counters = {}, {}, {}, {}
-    for combo in study.combos:
+    for combo in combos:
         net, jobs, apps = mix(system, combo, study, args.work, args.quiet)
         done, t = jobs(), time.perf_counter()
         counters[combo.name] = {}
@@ -97,7 +108,7 @@ def main() -> int:
         runs[combo.name] = {j.name: len(j.ends) for j in done}
         say(f"{combo.name}: {walls[combo.name]} s wall for {args.window:g} s; {runs[combo.name]}")
     agree = {}
-    for combo in study.combos:
+    for combo in combos:
         say(f"agreement: exact vs fast engine, {args.agree_window:g} s on {combo.name}")
         net, jobs, _ = mix(system, combo, study, args.work, args.quiet)
         exact, t = jobs(), time.perf_counter()
@@ -109,6 +120,7 @@ def main() -> int:
                              "fast_wall_s": round(time.perf_counter() - t, 2),
                              "runs_exact": {j.name: len(j.ends) for j in exact}}
     result = {
+        "system": name, "smoke": bool(args.smoke),
         "window_s": args.window, "nodes": sum(apps.values()), "jobs": len(apps),
         "wall_s_per_combo": walls,
         "simulated_per_wall": round(args.window * len(walls) / sum(walls.values()), 3),

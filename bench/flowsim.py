@@ -17,6 +17,9 @@ Writes bench/results/flowsim.json.
 * fluid_capacity_mix: event-driven mode on the 14-job capacity mix, 0.3 s simulated.
 * fig1: mpiGraph on r01n01..r01n28, 1 MiB, FT/ftree vs HX/dfsssp, next to the paper.
 Routing runs are cached under work/ (see t2hx.flowsim.network).
+
+``--smoke DIR``: every step on mini.yaml's 64 nodes with a few steps, bisections and jobs,
+routed into DIR, the result in DIR/flowsim.json (tests/test_bench_smoke.py).
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ import os
 import resource
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -41,6 +45,23 @@ from t2hx.flowsim.network import open_network  # noqa: E402
 from t2hx.flowsim.validate_simgrid import last_split, run_simgrid  # noqa: E402
 
 GIB = 1024.0
+#: The fluid capacity mix: seed 000 §4.4.2's 14 apps, 32 nodes each but HPL and Graph500's 56.
+MIX = ("amg", "comd", "ffvc", "graph500", "hpcg", "hpl", "milc", "minife", "mvmc", "ntchem",
+       "qball", "swfft", "mupp", "emdl")
+
+
+@dataclass(frozen=True)
+class Scale:
+    system: str
+    ebb_rounds: int
+    job_nodes: int            # nodes of a capacity-mix job (HPL and Graph500: 7/4 of it)
+    jobs: int                 # the mix's first ``jobs`` apps
+    window_s: float           # simulated seconds of the mix
+    rack: int                 # Fig 1's hosts (the first rack)
+
+
+FULL = Scale("t2hx", ebb_rounds=1000, job_nodes=32, jobs=len(MIX), window_s=0.3, rack=28)
+SMOKE = Scale("mini", ebb_rounds=10, job_nodes=4, jobs=4, window_s=0.001, rack=16)
 
 
 def timed(fn, *args, **kw):
@@ -77,50 +98,42 @@ def main() -> int:
     ap.add_argument("--sg-steps", type=int, default=40, help="mpiGraph steps given to SimGrid")
     ap.add_argument("--sg-bisections", type=int, default=40, help="bisections given to SimGrid")
     ap.add_argument("--out", default=str(ROOT / "bench" / "results" / "flowsim.json"))
+    ap.add_argument("--smoke", type=Path, metavar="DIR",
+                    help="seconds on mini.yaml, routing and result in DIR (not bench/results/)")
     args = ap.parse_args()
-    system = load_system(ROOT / "conf" / "systems" / "t2hx.yaml")
+    scale = FULL
+    if args.smoke:
+        scale, args.work, args.out = SMOKE, str(args.smoke / "work"), args.smoke / "flowsim.json"
+        args.sg_steps, args.sg_bisections = 4, 4
+    system = load_system(ROOT / "conf" / "systems" / f"{scale.system}.yaml")
     hosts = system.hostnames()
+    n = len(hosts)
     net = open_network(system, "hyperx", "dfsssp", hosts=hosts, work=args.work, quiet=False)
     net.paths(np.array([0]), np.array([1]))          # warm the all-pairs path cache
 
     g, mpigraph_s = timed(patterns.mpigraph, net)
-    _, ebb_s = timed(patterns.ebb, net, rounds=1000, seed=1)
+    _, ebb_s = timed(patterns.ebb, net, rounds=scale.ebb_rounds, seed=1)
     a2a, a2a_s = timed(patterns.imb, net, "Alltoall", [1 << 20])
 
-    r = np.arange(672)
-    steps = [bulk.Phase.of(r, (r + k) % 672, 1 << 20) for k in range(1, args.sg_steps + 1)]
-    partner = patterns.bisections(672, args.sg_bisections, seed=7)
+    r = np.arange(n)
+    steps = [bulk.Phase.of(r, (r + k) % n, 1 << 20) for k in range(1, args.sg_steps + 1)]
+    partner = patterns.bisections(n, args.sg_bisections, seed=7)
     bis = [bulk.Phase.of(r, partner[i], 1 << 20) for i in range(args.sg_bisections)]
     vs = {"mpigraph_steps": versus_simgrid(net, steps), "bisections": versus_simgrid(net, bis)}
+    fluid = fluid_mix(net, scale)
 
-    # Fluid mode: the 14-job capacity mix of seed 000 §4.4.2 (32/56-node jobs, random
-    # disjoint node sets) for a short simulated window: simulated seconds per wall second.
-    from t2hx import benchmarks
-    from t2hx.flowsim.fluid import run_jobs
-    from t2hx.simulation import fluid_job_of
-    perm = np.random.default_rng(1).permutation(672)
-    jobs, k = [], 0
-    for name in ("amg", "comd", "ffvc", "graph500", "hpcg", "hpl", "milc", "minife", "mvmc",
-                 "ntchem", "qball", "swfft", "mupp", "emdl"):
-        size = 56 if name in ("hpl", "graph500") else 32
-        ranks, k = perm[k:k + size], k + size
-        jobs.append(fluid_job_of(benchmarks.get(name))(net, ranks, 1000, None, None))
-    window = 0.3
-    _, fluid_s = timed(run_jobs, net, jobs, window)
-    fluid = {"jobs": len(jobs), "nodes": int(k), "simulated_s": window,
-             "wall_s": round(fluid_s, 2), "simulated_per_wall": round(window / fluid_s, 4)}
-
-    rack = hosts[:28]
+    rack = hosts[:scale.rack]
     ft = open_network(system, "fattree", "ftree", hosts=rack, work=args.work, quiet=False)
     hx = open_network(system, "hyperx", "dfsssp", hosts=rack, work=args.work)
-    ft_avg = patterns.offdiag_mean(patterns.mpigraph(ft).send) / GIB
+    ft_avg = patterns.average(patterns.mpigraph(ft).send) / GIB
     hx_g = patterns.mpigraph(hx)
-    hx_avg = patterns.offdiag_mean(hx_g.send) / GIB
-    off = hx_g.send[~np.eye(28, dtype=bool)] / GIB
+    hx_avg = patterns.average(hx_g.send) / GIB
+    off = hx_g.send[~np.eye(len(rack), dtype=bool)] / GIB
     result = {
-        "system": "t2hx", "plane": "hyperx", "routing": "dfsssp", "model": "maxmin",
+        "system": scale.system, "nodes": n, "smoke": bool(args.smoke),
+        "plane": "hyperx", "routing": "dfsssp", "model": "maxmin",
         "mpigraph_672_s": round(mpigraph_s, 3),
-        "mpigraph_672_avg_mib_s": round(patterns.offdiag_mean(g.send), 1),
+        "mpigraph_672_avg_mib_s": round(patterns.average(g.send), 1),
         "ebb_1000x672_s": round(ebb_s, 3),
         "alltoall_672_s": round(a2a_s, 3),
         "alltoall_672_1mib_tmax_us": round(a2a[0].t_max, 1),
@@ -146,6 +159,24 @@ def main() -> int:
     os.replace(tmp, out)
     print(json.dumps(result, indent=2))
     return 0
+
+
+def fluid_mix(net, scale: Scale) -> dict:
+    """Fluid mode: the capacity mix of seed 000 §4.4.2 (random disjoint node sets) for a short
+    simulated window: simulated seconds per wall second."""
+    from t2hx import benchmarks
+    from t2hx.flowsim.fluid import run_jobs
+    from t2hx.jobmix import fluid_job_of
+
+    perm = np.random.default_rng(1).permutation(net.ranks)
+    jobs, k = [], 0
+    for name in MIX[:scale.jobs]:
+        size = scale.job_nodes * 7 // 4 if name in ("hpl", "graph500") else scale.job_nodes
+        ranks, k = perm[k:k + size], k + size
+        jobs.append(fluid_job_of(benchmarks.get(name))(net, ranks, 1000, None, None))
+    _, fluid_s = timed(run_jobs, net, jobs, scale.window_s)
+    return {"jobs": len(jobs), "nodes": int(k), "simulated_s": scale.window_s,
+            "wall_s": round(fluid_s, 2), "simulated_per_wall": round(scale.window_s / fluid_s, 4)}
 
 
 if __name__ == "__main__":

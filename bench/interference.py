@@ -18,6 +18,10 @@ even and odd mix numbers, each fitted on the other), next to the error of taking
 fluid slowdown as it is. Contract: {system, mixes, rows, fit: {fluid_gain, exposure},
 heldout: {term: {median, p90, worst}, fluid: {...}}, per_row: [...]} (errors are relative
 errors of the predicted slowdown against the packet engine's).
+
+``--smoke DIR``: one mix per plane of 4-8-node jobs on mini.yaml (a fit of two mixes, so no
+held-out error is claimed from it), routing and result (DIR/interference.json) in DIR
+(tests/test_bench_smoke.py).
 """
 
 import argparse
@@ -48,6 +52,7 @@ from t2hx.study import load_study  # noqa: E402
 
 PLANES = (("fattree", "ftree"), ("hyperx", "dfsssp"))
 SIZES = (8, 16, 28, 56)
+SMOKE_SIZES = (4, 8)
 #: linear: consecutive nodes; random: anywhere on the machine; dense: random among 5/4 as
 #: many consecutive nodes as the mix needs (jobs interleaved on shared switches, as a full
 #: machine's random placement is).
@@ -72,10 +77,10 @@ def apps_with_models(study) -> list[str]:
     return out
 
 
-def draw_mix(rng, system, names: list[str], k: int) -> dict:
+def draw_mix(rng, system, names: list[str], k: int, sizes_from=SIZES) -> dict:
     hosts = [h for h in system.hostnames() if h not in system.nodes["down"]]
     njobs = int(rng.integers(2, 5))
-    sizes = [int(rng.choice(SIZES)) for _ in range(njobs)]
+    sizes = [int(rng.choice(sizes_from)) for _ in range(njobs)]
     placement = PLACEMENTS[k % len(PLACEMENTS)]
     need = sum(sizes)
     if placement == "linear":
@@ -114,10 +119,10 @@ def iterations(net, jobs) -> list[int] | None:
     return reps if spend <= BUDGET_BYTE_HOPS else None
 
 
-def accepted(rng, system, plane, routing, study, node, names, k, work):
+def accepted(rng, system, plane, routing, study, node, names, k, work, sizes=SIZES):
     """The next mix the packet engine can run in its budget: (mix, network, iterations)."""
     for _ in range(TRIES):
-        mix = draw_mix(rng, system, names, k)
+        mix = draw_mix(rng, system, names, k, sizes)
         net = open_network(system, plane, routing, hosts=mix["hosts"], work=work, quiet=True)
         reps = iterations(net, build(net, study, node, mix, [1] * len(mix["apps"])))
         if reps is not None:
@@ -182,7 +187,13 @@ def main() -> int:
     ap.add_argument("--seed", type=int, default=26)
     ap.add_argument("--work", default=str(ROOT / "work"))
     ap.add_argument("--out", default=str(ROOT / "bench" / "results" / "interference.json"))
+    ap.add_argument("--smoke", type=Path, metavar="DIR",
+                    help="seconds on mini.yaml; routing and result in DIR (not bench/results/)")
     args = ap.parse_args()
+    sizes = SIZES
+    if args.smoke:
+        args.system, args.mixes, sizes = "mini", 1, SMOKE_SIZES
+        args.work, args.out = str(args.smoke / "work"), args.smoke / "interference.json"
     system = load_system(system_path(args.system))
     study = load_study()
     node = node_of(system.nodes)
@@ -195,7 +206,7 @@ def main() -> int:
         for _ in range(args.mixes):
             t = time.perf_counter()
             mix, net, reps = accepted(rng, system, plane, routing, study, node, names, k,
-                                      args.work)
+                                      args.work, sizes)
             for row in run_mix(net, study, node, mix, reps):
                 rows.append({"mix": k, "plane": plane, "routing": routing,
                              "placement": mix["placement"], "scale": mix["scale"], **row})
@@ -209,7 +220,7 @@ def main() -> int:
               "mixes": k, "rows": len(rows), "seed": args.seed,
               "wall_s": round(time.perf_counter() - clock, 1),
               "fit": {"fluid_gain": round(gain, 4), "exposure": round(expo, 4)},
-              "heldout": heldout(rows),
+              "heldout": heldout(rows), "smoke": bool(args.smoke),
               "per_row": [{key: (round(v, 6) if isinstance(v, float) else v)
                            for key, v in r.items()} for r in rows]}
     atomic_write(Path(args.out), json.dumps(result, indent=1) + "\n")

@@ -12,6 +12,9 @@ from our own measurements. Writes bench/results/overheads.json.
 
 Contract: {launch: {open_mpi, runs, median_s: {ranks: s}, samples_s}, setup: {code:
 {fraction, runs: [{file, timed_s, outside_s}]}}, not_measured: [...]}.
+
+``--smoke DIR``: one launch at 1 and 2 ranks, every fixture read, the result in
+DIR/overheads.json (tests/test_bench_smoke.py).
 """
 
 import argparse
@@ -105,27 +108,27 @@ def setup_fractions() -> dict:
     return out
 
 
-def launches(quiet: bool) -> dict:
+def launches(quiet: bool, runs: int = RUNS, ranks: tuple[int, ...] = RANKS) -> dict:
     mpicc, mpirun = shutil.which("mpicc"), shutil.which("mpirun")
     if not (mpicc and mpirun):
         raise SystemExit("bench/overheads.py: mpicc/mpirun not found (fix: run/setup installs "
                          "Debian's Open MPI)")
     version = subprocess.run([mpirun, "--version"], capture_output=True, text=True,
                              check=True).stdout.splitlines()[0]
-    samples: dict[int, list[float]] = {k: [] for k in RANKS}
+    samples: dict[int, list[float]] = {k: [] for k in ranks}
     with tempfile.TemporaryDirectory() as tmp:
         exe = Path(tmp) / "mpinit"
         subprocess.run([mpicc, "-O2", "-o", str(exe), str(ROOT / "bench" / "mpinit.c")],
                        check=True)
-        for _ in range(RUNS):             # interleaved: load drifts hit every count alike
-            for k in RANKS:
+        for _ in range(runs):             # interleaved: load drifts hit every count alike
+            for k in ranks:
                 t0 = time.perf_counter()
                 subprocess.run([mpirun, "--allow-run-as-root", "--oversubscribe", "-np",
                                 str(k), str(exe)], check=True)
                 samples[k].append(round(time.perf_counter() - t0, 4))
         if not quiet:
             print({k: statistics.median(v) for k, v in samples.items()}, file=sys.stderr)
-    return {"open_mpi": version, "runs": RUNS, "program": "bench/mpinit.c",
+    return {"open_mpi": version, "runs": runs, "program": "bench/mpinit.c",
             "command": "mpirun --allow-run-as-root --oversubscribe -np K mpinit",
             "median_s": {str(k): statistics.median(v) for k, v in samples.items()},
             "samples_s": {str(k): v for k, v in samples.items()}}
@@ -135,8 +138,13 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default=str(ROOT / "bench" / "results" / "overheads.json"))
     ap.add_argument("-q", "--quiet", action="store_true")
+    ap.add_argument("--smoke", type=Path, metavar="DIR",
+                    help="seconds: one launch at 1 and 2 ranks; result in DIR (not bench/results/)")
     args = ap.parse_args()
-    result = {"launch": launches(args.quiet), "setup": setup_fractions(),
+    launch = launches(args.quiet, 1, (1, 2)) if args.smoke else launches(args.quiet)
+    if args.smoke:
+        args.out = args.smoke / "overheads.json"
+    result = {"launch": launch, "setup": setup_fractions(), "smoke": bool(args.smoke),
               "not_measured": list(NOT_MEASURED),
               "date": time.strftime("%Y-%m-%d"), "cores": len(__import__("os").sched_getaffinity(0))}
     atomic_write(Path(args.out), json.dumps(result, indent=1) + "\n")

@@ -13,6 +13,10 @@ The Slurm figure is an estimate, not a run: the paper profile's cases at the per
 overhead measured through Slurm (bench/campaign.py, 2 concurrent jobs on 2 cores) plus the
 simulation time this machine spent (the same on a Slurm node of the same speed), a lower
 bound for a partition of that size.
+
+``--smoke DIR``: the same on a copy of log/paper-scale in DIR that keeps one of its ReFrame
+reports (the others become sessions without a report), the record in DIR/paper_scale.json
+(tests/test_bench_smoke.py).
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import lzma
+import shutil
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
@@ -92,7 +97,13 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("logdir", nargs="?", default=str(ROOT / "log" / "paper-scale"))
     ap.add_argument("--key", default="paper_scale", help="key in campaign.json")
+    ap.add_argument("--out", type=Path, default=RESULT, help="where campaign.json goes")
+    ap.add_argument("--smoke", type=Path, metavar="DIR",
+                    help="seconds: one ReFrame report of the log; result in DIR")
     args = ap.parse_args()
+    if args.smoke:
+        args.logdir, args.out = smoke_log(Path(args.logdir), args.smoke), \
+            args.smoke / "paper_scale.json"
     logdir = Path(args.logdir)
     runs = sessions(logdir)
     runs = sorted(runs + unreported(logdir, runs), key=lambda r: _when(r["start"]))
@@ -114,9 +125,20 @@ def main() -> int:
         "measured by bench/campaign.py (2 concurrent jobs, 2 cores) + the simulation time "
         "measured here beyond the local per-case time",
     }
-    atomic_write(RESULT, json.dumps(result, indent=2) + "\n")
+    atomic_write(args.out, json.dumps(result, indent=2) + "\n")
     print(json.dumps(result[args.key], indent=1))
     return 0
+
+
+def smoke_log(logdir: Path, folder: Path) -> Path:
+    """A copy of ``logdir``'s provenance and perflogs with its smallest ReFrame report."""
+    copy = folder / logdir.name
+    (copy / "reframe").mkdir(parents=True, exist_ok=True)
+    shutil.copy(logdir / "provenance.json", copy)
+    shutil.copytree(logdir / "perflogs", copy / "perflogs", dirs_exist_ok=True)
+    report = min((logdir / "reframe").glob("report-*.json*"), key=lambda p: p.stat().st_size)
+    shutil.copy(report, copy / "reframe")
+    return copy
 
 
 if __name__ == "__main__":

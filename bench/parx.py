@@ -18,6 +18,10 @@ next to DFSSSP and the paper's numbers. Writes bench/results/parx.json.
 * sar / dfsssp: effective EFI (max) and dark fiber (seed 004 Defs 7-8) for a 3-job mix
   (224, 168 and 56 contiguous nodes); SAR routed with that job file.
 The flow-model runs reuse the routing cache under --work (t2hx.flowsim.network).
+
+``--smoke DIR``: every step on mini.yaml's HyperX (jobs of 16, 12 and 4 nodes, Fig 1 on its
+first rack, eBB on 8 nodes with 20 bisections), one routing run per engine, routing and
+result (DIR/parx.json) in DIR (tests/test_bench_smoke.py).
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ import json
 import re
 import sys
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -41,11 +46,25 @@ from t2hx.routing.lft import load_tables  # noqa: E402
 from t2hx.atomic import atomic_write  # noqa: E402
 from t2hx.routing.opensm import route  # noqa: E402
 from t2hx.flowsim import patterns  # noqa: E402
-from t2hx.flowsim.network import open_network, read_hostfile  # noqa: E402
+from t2hx.flowsim.network import open_network  # noqa: E402
+from t2hx.placement.hostfiles import Options, place  # noqa: E402
 from t2hx.progress import Progress  # noqa: E402
 
 MIB = 1 << 20
 JOB_SIZES = (224, 168, 56)
+
+
+@dataclass(frozen=True)
+class Scale:
+    system: str
+    job_sizes: tuple[int, ...]
+    fig1_nodes: int          # rack 1 (linear hostfile)
+    ebb_nodes: int
+    ebb_rounds: int
+
+
+FULL = Scale("t2hx", JOB_SIZES, 28, 14, 1000)
+SMOKE = Scale("mini", (16, 12, 4), 16, 8, 20)
 PAPER = {"fig1": {"hx_dfsssp_gib_s": 0.84, "hx_parx_gib_s": 1.39, "parx_gain": 0.66},
          "ebb14_parx_over_dfsssp": 1.9,
          "sar_vs_dfsssp": "004 sec. 4.2 / Table 1 (job histories of Taurus, Tsubame2.5): max "
@@ -112,11 +131,17 @@ def sar_vs_dfsssp(fabric, best: dict, jobs: list[list[str]]) -> dict:
     return out
 
 
-def fig1(system, work: str) -> dict:
-    hosts = read_hostfile(ROOT / "hostfiles" / "t2hx" / "linear" / "28.txt", system)
+def placed(system, placement: str, n: int) -> list[str]:
+    """The hosts of hostfiles/<system>/<placement>/<n>.txt (t2hx hostfiles' own draw)."""
+    usable = [h for h in system.hostnames() if h not in system.nodes["down"]]
+    return place(system, placement, n, usable, Options())
+
+
+def fig1(system, work: str, n: int) -> dict:
+    hosts = placed(system, "linear", n)
     racks = {system.rack_of(system.hostnames().index(h)) + 1 for h in hosts}
-    out: dict = {"hostfile": "hostfiles/t2hx/linear/28.txt", "racks (1-based)": sorted(racks),
-                 "size": MIB}
+    out: dict = {"hostfile": f"hostfiles/{system.name}/linear/{n}.txt",
+                 "racks (1-based)": sorted(racks), "size": MIB}
     for engine in ("dfsssp", "parx"):
         net = open_network(system, "hyperx", engine, hosts=hosts, work=work)
         g = patterns.mpigraph(net, MIB)
@@ -130,15 +155,15 @@ def fig1(system, work: str) -> dict:
     return out
 
 
-def ebb14(system, work: str) -> dict:
-    out: dict = {"rounds": 1000, "size": MIB}
-    for place in ("linear", "clustered"):
-        hosts = read_hostfile(ROOT / "hostfiles" / "t2hx" / place / "14.txt", system)
+def ebb14(system, work: str, n: int, rounds: int) -> dict:
+    out: dict = {"nodes": n, "rounds": rounds, "size": MIB}
+    for where in ("linear", "clustered"):
+        hosts = placed(system, where, n)
         for engine in ("dfsssp", "parx"):
             net = open_network(system, "hyperx", engine, hosts=hosts, work=work)
-            e = patterns.ebb(net, MIB, rounds=1000, reps=1, seed=1)
+            e = patterns.ebb(net, MIB, rounds=rounds, reps=1, seed=1)
             t = e.round_times[~np.isnan(e.round_times)]
-            out[f"{place}_{engine}_mib_s"] = round(MIB / float(t.mean()) / 1.048576, 1)
+            out[f"{where}_{engine}_mib_s"] = round(MIB / float(t.mean()) / 1.048576, 1)
     out["ratio_linear"] = round(out["linear_parx_mib_s"] / out["linear_dfsssp_mib_s"], 3)
     out["ratio_parx_clustered_over_dfsssp_linear"] = round(
         out["clustered_parx_mib_s"] / out["linear_dfsssp_mib_s"], 3)
@@ -151,10 +176,16 @@ def main() -> int:
     ap.add_argument("--repeats", type=int, default=3, help="routing runs per engine (best of)")
     ap.add_argument("--out", default=str(ROOT / "bench" / "results" / "parx.json"))
     ap.add_argument("-q", "--quiet", action="store_true", help="no progress output")
+    ap.add_argument("--smoke", type=Path, metavar="DIR",
+                    help="seconds on mini.yaml; routing and result in DIR (not bench/results/)")
     args = ap.parse_args()
-    system = load_system(ROOT / "conf" / "systems" / "t2hx.yaml")
+    scale = FULL
+    if args.smoke:
+        scale, args.repeats = SMOKE, 1
+        args.work, args.out = str(args.smoke / "work"), args.smoke / "parx.json"
+    system = load_system(ROOT / "conf" / "systems" / f"{scale.system}.yaml")
     fabric = build_plane(system, "hyperx")
-    jobs = jobs_of(fabric)
+    jobs = jobs_of(fabric, scale.job_sizes)
     with Progress("bench parx", total=5 * args.repeats + 2, quiet=args.quiet) as prog, \
             tempfile.TemporaryDirectory(prefix="t2hx-bench-parx-") as tmp:
         jobfile = Path(tmp) / "jobs.txt"
@@ -162,12 +193,12 @@ def main() -> int:
         best = timings(system, fabric, jobfile, args.repeats, Path(tmp), prog)
         mix = sar_vs_dfsssp(fabric, best, jobs)
         prog.step("Fig 1: mpiGraph on rack 1, parx vs dfsssp (flow model)")
-        f1 = fig1(system, args.work)
-        prog.step("eBB on 14 nodes, parx vs dfsssp (flow model)")
-        eb = ebb14(system, args.work)
+        f1 = fig1(system, args.work, scale.fig1_nodes)
+        prog.step(f"eBB on {scale.ebb_nodes} nodes, parx vs dfsssp (flow model)")
+        eb = ebb14(system, args.work, scale.ebb_nodes, scale.ebb_rounds)
     secs = {e: best[e]["seconds"] for e in best}
     result = {
-        "system": "t2hx", "plane": "hyperx", "hca_count": len(fabric.hcas()),
+        "system": scale.system, "smoke": bool(args.smoke), "plane": "hyperx", "hca_count": len(fabric.hcas()),
         "missing_cables": len(system.plane("hyperx").missing_cables.get("list") or []),
         "parx_vls": best["parx"]["vls"], "sar_vls": best["sar"]["vls"],
         "dfsssp_vls": best["dfsssp"]["vls"],
@@ -186,7 +217,7 @@ def main() -> int:
         "fig1": f1,
         "ebb14": eb,
         "ebb14_parx_over_dfsssp": eb["ratio_linear"],
-        "job_mix": list(JOB_SIZES),
+        "job_mix": list(scale.job_sizes),
         "sar": mix["sar"], "dfsssp": mix["dfsssp"],
         "paper": PAPER,
         "model": "flow model (max-min on QDR 4 GB/s links, no calibration): compare ratios",

@@ -4,7 +4,10 @@ log and work roots, so every plane is routed again and every case runs (goal: un
 minutes on 2 cores). Also records the machine's load before and after, since a busy machine
 stretches the wall time, and how many simulated runs the run cache served. Writes
 bench/results/reproduce.json; ``--no-cache --out bench/results/reproduce-nocache.json``
-measures the same without the run cache."""
+measures the same without the run cache.
+
+``--smoke DIR``: the same path on mini.yaml for one MpiGraph case (its hostfiles written into
+DIR first), the result in DIR/reproduce.json (tests/test_bench_smoke.py)."""
 
 from __future__ import annotations
 
@@ -26,6 +29,8 @@ sys.path.insert(0, str(ROOT))
 from t2hx.atomic import atomic_write  # noqa: E402
 
 GOAL_S = 15 * 60
+SMOKE_CASE = ["--", "-c", "checks/mpigraph.py", "-n", "MpiGraph", "-P", "repetition=0",
+              "-P", "num_nodes=7", "-P", "combo=ft-ftree-linear"]
 
 
 def sim_cases(logdir: Path) -> dict[str, int]:
@@ -58,17 +63,26 @@ def main() -> int:
                     help="regenerate the committed campaign (log/reference, paper/) from cold: "
                     "only the work root (routing and run caches) is fresh")
     ap.add_argument("-q", "--quiet", action="store_true")
+    ap.add_argument("--smoke", type=Path, metavar="DIR",
+                    help="one case on mini.yaml; result in DIR (not bench/results/)")
     args = ap.parse_args()
+    if args.smoke:
+        args.system, args.out, args.in_place = "mini", args.smoke / "reproduce.json", False
     with tempfile.TemporaryDirectory(prefix="t2hx-bench-reproduce-") as tmp:
         env = {**os.environ, "T2HX_WORK_ROOT": f"{tmp}/work",
                "T2HX_NO_SIM_CACHE": "1" if args.no_cache else ""}
         cmd = [str(ROOT / "run" / "t2hx"), "reproduce", "--system", args.system,
                *(["--full"] if args.full else [])]
+        if args.smoke:
+            env["T2HX_HOSTFILES"] = f"{tmp}/hostfiles"
+            subprocess.run([str(ROOT / "run" / "t2hx"), "-q", "hostfiles", "--system",
+                            args.system, "--out", env["T2HX_HOSTFILES"]], env=env, check=True)
         logdir, paper = ROOT / "log" / "reference", ROOT / "paper"
         if not args.in_place:
             env["T2HX_LOG_ROOT"] = f"{tmp}/log"
             cmd += ["--campaign", "bench", "--out", f"{tmp}/paper"]
             logdir, paper = Path(tmp, "log", "bench"), Path(tmp, "paper")
+        cmd += SMOKE_CASE if args.smoke else []
         load_before = os.getloadavg()
         start = time.monotonic()
         done = subprocess.run(cmd, cwd=ROOT, env=env, text=True,
@@ -83,6 +97,7 @@ def main() -> int:
             shutil.copytree(paper, args.keep_paper, dirs_exist_ok=True)
     result = {
         "profile": "full" if args.full else "quick", "system": args.system,
+        "smoke": bool(args.smoke),
         "exit_code": done.returncode, "wall_s": round(wall, 1),
         "cpu_s": round(usage.ru_utime + usage.ru_stime, 1), "goal_s": GOAL_S,
         "within_goal": wall < GOAL_S, "cores": os.cpu_count(),

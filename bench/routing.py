@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
 """Routing time and peak memory of every OpenSM engine on both planes of t2hx.yaml, with
 and without the missing cables. Each run is a fresh subprocess, so its peak RSS is that of
-its own ibsim/opensm children. Writes bench/results/routing.json."""
+its own ibsim/opensm children. Writes bench/results/routing.json.
+
+``--smoke DIR``: dfsssp on both planes of mini.yaml (both variants), the rows in
+DIR/routing.json (tests/test_bench_smoke.py)."""
 
 from __future__ import annotations
 
@@ -40,7 +43,7 @@ def perfect_copy(conf: Path, tmp: Path) -> Path:
     data = yaml.safe_load(conf.read_text())
     for plane in data["planes"].values():
         plane["missing_cables"] = {}
-    path = tmp / "t2hx-perfect.yaml"
+    path = tmp / f"{conf.stem}-perfect.yaml"
     path.write_text(yaml.safe_dump(data))
     return path
 
@@ -58,9 +61,14 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--engines", nargs="*", default=ENGINES)
     ap.add_argument("--out", default=str(ROOT / "bench" / "results" / "routing.json"))
+    ap.add_argument("--system", default="t2hx", help="conf/systems/<name>.yaml")
     ap.add_argument("-q", "--quiet", action="store_true")
+    ap.add_argument("--smoke", type=Path, metavar="DIR",
+                    help="seconds on mini.yaml, result in DIR (not bench/results/)")
     args = ap.parse_args()
-    conf = ROOT / "conf" / "systems" / "t2hx.yaml"
+    if args.smoke:
+        args.system, args.engines, args.out = "mini", ["dfsssp"], args.smoke / "routing.json"
+    conf = ROOT / "conf" / "systems" / f"{args.system}.yaml"
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         variants = {"missing-cables": conf, "perfect": perfect_copy(conf, Path(tmp))}
@@ -79,7 +87,9 @@ def main() -> int:
                               f"fallback={r.get('fallback', '-')} vls={r.get('vls', '-')} "
                               f"{r.get('error', '')}", file=sys.stderr, flush=True)
     atomic_write(Path(args.out), json.dumps(rows, indent=2) + "\n")
-    return 0
+    # An engine may fail on a topology (recorded); dfsssp on mini must not: a failing smoke
+    # run is a broken script, not a result.
+    return 1 if args.smoke and any("error" in r for r in rows) else 0
 
 
 if __name__ == "__main__":

@@ -5,7 +5,12 @@ SM host of a test cluster (tests/test_sar_watch.py: real Slurm over network name
 --polls polls while a job over two leaf switches runs for the middle third, so it
 re-routes three times (SAR installed, the job starts, the job ends). ``poll_s`` is squeue
 plus the filter; ``route_s`` the re-route verified from OpenSM's output. Writes
-bench/results/sar_watch.json."""
+bench/results/sar_watch.json.
+
+``--smoke DIR``: the test cluster is left out (it needs root, network namespaces and the
+machine's cores to itself: run/test starts it in its cluster phase, tests/test_sar_watch.py);
+the smoke run builds the cluster's conf and the watch's command line in DIR and writes
+DIR/sar_watch.json saying so (tests/test_bench_smoke.py)."""
 
 from __future__ import annotations
 
@@ -30,7 +35,11 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--polls", type=int, default=60)
     ap.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "sar_watch.json")
+    ap.add_argument("--smoke", type=Path, metavar="DIR",
+                    help="the cluster's conf and command only; result in DIR")
     args = ap.parse_args()
+    if args.smoke:
+        return smoke(args.smoke)
     with tempfile.TemporaryDirectory() as tmp:
         cluster = sar_cluster(Path(tmp)).start()
         try:
@@ -59,6 +68,19 @@ def main() -> int:
            "load_after": [round(x, 2) for x in os.getloadavg()]}
     atomic_write(args.out, json.dumps(doc, indent=2) + "\n")
     print(json.dumps(doc))
+    return 0
+
+
+def smoke(folder: Path) -> int:
+    cluster = sar_cluster(folder)           # conf and layout only: nothing starts
+    command = watch_command(cluster, folder / "watch.jsonl", "--polls", "3")
+    why = ("the test cluster (network namespaces, Slurm, the plane's OpenSM under ibsim; root) "
+           "runs in run/test's cluster phase only (tests/test_sar_watch.py)")
+    doc = {"smoke": True, "fabric": str(cluster.system.path.name),
+           "nodes": list(cluster.nodes), "watch_command": command,
+           "smoke_left_out": {"cluster": why}}
+    atomic_write(folder / "sar_watch.json", json.dumps(doc, indent=2) + "\n")
+    print(f"sar_watch smoke: left out {why}", file=sys.stderr)
     return 0
 
 

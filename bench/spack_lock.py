@@ -21,6 +21,13 @@ arch, parameters (variants, patches' sha256), the recipe's package_hash and its
 dependency edges, hashed bottom-up into a location-independent DAG hash (the
 ``dev_path`` variant of the develop package, an absolute path of the checkout, is left
 out). Timestamps and the Spack version are not compared.
+
+    python bench/spack_lock.py --smoke DIR   # seconds: the comparison only, into DIR
+
+``--smoke DIR`` reads the committed lock, hashes it and compares it with itself and with a
+copy whose root recipe changed (which must be stale), and writes DIR/spack_lock.json; Spack
+itself is left out (concretizing takes minutes, and unpacking the snapshot installs clingo
+from PyPI), as the result says: tests/test_spack_lock.py runs it (tests/test_bench_smoke.py).
 """
 
 from __future__ import annotations
@@ -303,8 +310,14 @@ def differences(committed: dict, fresh: dict) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("action", choices=["check", "write"])
+    parser.add_argument("action", nargs="?", choices=["check", "write"])
+    parser.add_argument("--smoke", type=Path, metavar="DIR",
+                        help="the lock comparison only, no Spack; result in DIR")
     args = parser.parse_args(argv)
+    if args.smoke:
+        return smoke(args.smoke)
+    if args.action is None:
+        parser.error("give check or write (or --smoke DIR)")
     try:
         sp = find_spack()
     except Unavailable as exc:
@@ -337,6 +350,22 @@ def main(argv: list[str] | None = None) -> int:
           f"{'STALE: rerun `python bench/spack_lock.py write`' if diff else 'fresh'}",
           file=sys.stderr)
     return 1 if diff else 0
+
+
+def smoke(folder: Path) -> int:
+    committed = json.loads((ENV / "spack.lock").read_text())
+    changed = json.loads(json.dumps(committed))
+    root = changed["concrete_specs"][changed["roots"][0]["hash"]]
+    root["package_hash"] = "changed-" + str(root.get("package_hash"))
+    same, stale = differences(committed, committed), differences(committed, changed)
+    doc = {"smoke": True, "roots": len(committed["roots"]),
+           "nodes": len(canonical(committed)["nodes"]),
+           "self_differences": same, "changed_recipe_differences": stale,
+           "smoke_left_out": {"concretize": "Spack's concretizer (minutes; the offline "
+                              "snapshot installs clingo from PyPI): tests/test_spack_lock.py"}}
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "spack_lock.json").write_text(json.dumps(doc, indent=2) + "\n")
+    return 0 if not same and stale else 1
 
 
 if __name__ == "__main__":

@@ -11,6 +11,10 @@ externals, e.g. externals-debian.yaml). For every root of DIR's spack.lock this 
 .spack/install_times.json, and writes verification.json: spack_version, concretize_s,
 installed [{name, version, hash, seconds, prefix}], not_verified [{name, why}], and the
 routing check. A root neither installed nor explained with --not-verified is an error.
+
+``--smoke DIR``: without an installed environment, the routing check with this machine's
+OpenSM (/usr) and the repository's plugin build (parx/libparx.so), the committed lock's roots
+read, the record in DIR/spack_verify.json saying what was left out (tests/test_bench_smoke.py).
 """
 
 from __future__ import annotations
@@ -29,19 +33,26 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from t2hx.atomic import atomic_write  # noqa: E402
+
 
 def spack(cmd: list[str], scopes: list[str], env_dir: str, *args: str) -> str:
     full = cmd + [a for s in scopes for a in ("-C", s)] + ["-e", env_dir, *args]
     return subprocess.run(full, capture_output=True, text=True, check=True).stdout
 
 
-def installed_roots(cmd: list[str], scopes: list[str], env_dir: str) -> dict[str, dict]:
+def lock_roots(env_dir: str) -> dict[str, dict]:
     lock = json.loads((Path(env_dir) / "spack.lock").read_text())
     roots = {}
     for root in lock["roots"]:
         node = lock["concrete_specs"][root["hash"]]
         roots[node["name"]] = {"name": node["name"], "version": node["version"],
                                "hash": root["hash"], "external": "external" in node}
+    return roots
+
+
+def installed_roots(cmd: list[str], scopes: list[str], env_dir: str) -> dict[str, dict]:
+    roots = lock_roots(env_dir)
     fmt = "{name}|{version}|{hash}|{prefix}"
     out = spack(cmd, scopes, env_dir, "find", "--format", fmt)
     prefixes = {}
@@ -78,10 +89,10 @@ def install_seconds(prefix: str) -> float | None:
 def route_mini_hyperx(opensm_prefix: str, parx_prefix: str) -> dict:
     """The Spack-built opensm (first on PATH) loads the Spack-built libparx.so and routes
     the mini HyperX with the parx engine, no fallback."""
-    from t2hx import parx
     from t2hx.conf import load_system
     from t2hx.fabric.build import build_plane
-    from t2hx.fabric.opensm import route
+    from t2hx.routing import parx
+    from t2hx.routing.opensm import route
 
     fab = build_plane(load_system(ROOT / "conf" / "systems" / "mini.yaml"), "hyperx")
     kw = parx.routing_args(fab, "parx")
@@ -125,13 +136,36 @@ def tree_relative(doc, tree: str | None):
     return doc
 
 
+def smoke(folder: Path) -> int:
+    """The routing check on this machine's OpenSM with the repository's plugin build."""
+    plugin = ROOT / "parx" / "libparx.so"
+    if not plugin.is_file():
+        raise SystemExit(f"{plugin} missing (fix: run/setup builds it)")
+    prefix = folder / "parx-prefix"
+    (prefix / "lib").mkdir(parents=True, exist_ok=True)
+    (prefix / "lib" / "libparx.so").unlink(missing_ok=True)
+    (prefix / "lib" / "libparx.so").symlink_to(plugin)
+    routing = route_mini_hyperx("/usr", str(prefix))
+    doc = {"smoke": True, "lock_roots": sorted(lock_roots(str(ROOT / "spack-env"))),
+           "opensm_parx_routing": routing,
+           "smoke_left_out": {"installed": "no installed Spack environment here: `spack "
+                              "find` and the install records are read only by a real run "
+                              "after `spack install` (spack-env/README.md)"}}
+    atomic_write(folder / "spack_verify.json", json.dumps(doc, indent=2) + "\n")
+    ok = routing["engine_used"] == "parx" and not routing["fallback"]
+    return 0 if ok else 1
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--env", required=True)
+    ap.add_argument("--smoke", type=Path, metavar="DIR",
+                    help="the routing check only, with /usr's OpenSM; result in DIR")
+    ap.add_argument("--env", help="the installed environment (required)")
     ap.add_argument("--spack", default="spack", help="the spack command (shell words)")
     ap.add_argument("--scope", action="append", default=[], help="extra -C scope")
-    ap.add_argument("--concretize-s", type=float, required=True,
-                    help="wall time of `spack -e spack-env concretize -f` (the committed lock)")
+    ap.add_argument("--concretize-s", type=float,
+                    help="wall time of `spack -e spack-env concretize -f` (the committed lock; "
+                    "required)")
     ap.add_argument("--install-concretize-s", type=float)
     ap.add_argument("--not-verified", action="append", default=[], metavar="NAME=WHY")
     ap.add_argument("--note", action="append", default=[])
@@ -139,6 +173,10 @@ def main(argv: list[str] | None = None) -> int:
                     help="another measured time to record, e.g. concretize_quiet_s=64.2")
     ap.add_argument("--out", default=str(ROOT / "spack-env" / "verification.json"))
     args = ap.parse_args(argv)
+    if args.smoke:
+        return smoke(args.smoke)
+    if args.env is None or args.concretize_s is None:
+        ap.error("--env and --concretize-s are required (or --smoke DIR)")
     cmd = shlex.split(args.spack)
     version = subprocess.run(cmd + ["--version"], capture_output=True, text=True,
                              check=True).stdout.strip()

@@ -6,6 +6,9 @@ ring-consecutive mappings. Writes bench/results/twoopt.json with the total-hop r
 beside the thesis' numbers and the seconds per run (goal: < 60 s each on 2 cores).
 
   .venv/bin/python bench/twoopt.py [--seeds 1,2,3] [--iterations 200000] [--all-collectives]
+
+``--smoke DIR``: one seed, 2,000 trials per run, the result in DIR/twoopt.json
+(tests/test_bench_smoke.py).
 """
 
 from __future__ import annotations
@@ -60,7 +63,11 @@ def main() -> int:
     ap.add_argument("--all-collectives", action="store_true",
                     help="allreduce and alltoall for every seed (default: first seed only)")
     ap.add_argument("--out", type=Path, default=ROOT / "bench/results/twoopt.json")
+    ap.add_argument("--smoke", type=Path, metavar="DIR",
+                    help="seconds: one seed, 2,000 trials; result in DIR (not bench/results/)")
     args = ap.parse_args()
+    if args.smoke:
+        args.seeds, args.iterations, args.out = "1", 2000, args.smoke / "twoopt.json"
     seeds = [int(s) for s in args.seeds.split(",")]
     runs = []
     contention = None

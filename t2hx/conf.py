@@ -301,6 +301,9 @@ def _sl2vl(value: object) -> str | None:
 #: PARX's LMC: four LIDs per port, one per HyperX quadrant (docs/routing.md#lmc-and-lid-policy);
 #: t2hx.routing.parx routes with it.
 PARX_LMC = 2
+#: PARX's message-size threshold in bytes: messages below it use Table 1a, others 1b
+#: (t2hx.routing.parx selects with it; here, so the CLI's default needs no numpy).
+PARX_THRESHOLD = 512
 
 # The packet engine's hardware (t2hx.flowsim.packet); defaults and their sources are in
 # docs/modelling.md#packet-engine (IB specification, PCIe specification, OpenSM defaults).

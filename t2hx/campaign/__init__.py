@@ -18,7 +18,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from t2hx import ROOT
-from t2hx.campaign import guard, preflight
+from t2hx.campaign import guard, schedule
 from t2hx.post import archive
 from t2hx.campaign.provenance import provenance, write_provenance
 from t2hx.campaign.selection import (SIM, check_selection, say_left_out, select_study,
@@ -71,6 +71,8 @@ def prepare(req: CampaignRequest) -> Prepared:
         return Prepared(req, env)
     rf_system, systems = selection(req.system, study)
     check_selection(req.verb, req.campaign, rf_system, systems, study, prov)
+    from t2hx.campaign import preflight   # builds planes (numpy): not for `t2hx --help`
+
     preflight.check(study, systems, rf_system)
     env.pop(SIM_SYSTEMS_ENV, None)
     if rf_system == SIM:
@@ -89,14 +91,16 @@ def run(req: CampaignRequest) -> int:
     if req.verb == "status":
         print(status(req.campaign, req.system, req.profile))
         return 0
-    cmd = reframe_command(ready, "--dry-run" if req.verb == "dry-run" else "-r")
+    action = "--dry-run" if req.verb == "dry-run" else "-r"
     with guard.campaign_lock(work_root() / "reframe" / req.campaign, req.campaign):
+        # The campaign's earlier sessions say which check files take longest (schedule).
+        cmds = session_commands(ready, action)
         if req.verb == "run":
             _tidy(req.campaign, req.quiet)
             write_provenance(req.campaign, req.system, req.profile, ready.rf_system,
-                             list(ready.conf_systems), cmd)
+                             list(ready.conf_systems), reframe_command(ready, action))
         # ReFrame and its cases die with this process (t2hx.campaign.guard).
-        returncode = guard.run_guarded(cmd, env=ready.env, cwd=ROOT,
+        returncode = guard.run_in_turn(cmds, env=ready.env, cwd=ROOT,
                                        stdout=subprocess.DEVNULL if req.quiet else None)
     if req.verb == "run" and returncode == 0 and req.report:
         from t2hx.post.replay import replay
@@ -128,13 +132,38 @@ def dry_run_dir(campaign: str) -> Path:
     return work_root() / "reframe" / campaign / "dry-run" / "perflogs"
 
 
-def reframe_command(ready: Prepared, action: str) -> list[str]:
+def session_commands(ready: Prepared, action: str) -> list[list[str]]:
+    """The ReFrame commands of a run, in turn (t2hx/campaign/schedule.py): on the simulated
+    systems misses first, then the repetitions the run cache serves, the costliest check
+    files first; otherwise the one command of :func:`reframe_command`."""
     req = ready.req
-    extra = [a for a in req.reframe_args if a != "--"]
+    if action != "-r" or ready.rf_system != SIM:
+        return [reframe_command(ready, action)]
+    logs = [log_root() / req.campaign, log_root() / f".{req.campaign}.previous" / req.campaign]
+    files = None if schedule.names_checks(req.reframe_args) else schedule.check_files(logs)
+    return [reframe_command(ready, action, args, files)
+            for args in schedule.sessions(req.reframe_args, simulated=True)]
+
+
+def reframe_command(ready: Prepared, action: str, reframe_args: list[str] | None = None,
+                    check_files: list[Path] | None = None) -> list[str]:
+    """ReFrame over checks/ (or ``check_files``, in that order) with the request's
+    ReFrame arguments (or ``reframe_args``)."""
+    req = ready.req
+    given = req.reframe_args if reframe_args is None else reframe_args
+    extra = [a for a in given if a != "--"]
     if action == "-r":      # the session report belongs to the campaign's records
         report = log_root() / req.campaign / "reframe" / "report-{sessionid}.json"
         extra.insert(0, f"--report-file={report}")
     else:                   # ReFrame logs a valueless record per dry-run case: not ours
         extra.insert(0, f"--perflogdir={dry_run_dir(req.campaign)}")
+    # Check files named after ``--`` are the ones loaded: ReFrame instantiates every case of
+    # every file it loads before filtering (all of checks/ took 17 s for one mini case).
+    if schedule.names_checks(extra):
+        checks: list[str] = []
+    elif check_files is not None:
+        checks = [a for f in check_files for a in ("-c", str(f))]
+    else:
+        checks = ["-c", str(ROOT / "checks")]
     return [str(Path(sys.executable).parent / "reframe"), "-C", str(ROOT / "conf" / "reframe.py"),
-            "-c", str(ROOT / "checks"), "--system", ready.rf_system, action, *extra]
+            *checks, "--system", ready.rf_system, action, *extra]

@@ -115,14 +115,32 @@ def run_guarded(cmd: list[str], **popen: object) -> int:
     """Run ``cmd`` (ReFrame) under the supervisor; its exit status. Ctrl-C reaches ReFrame
     from the terminal (same process group): wait for it to wind down instead of killing
     it, which would leave its cases behind."""
+    return _supervised(cmd, popen)[0]
+
+
+def run_in_turn(cmds: list[list[str]], **popen: object) -> int:
+    """Each command in turn as :func:`run_guarded` runs it; the first non-zero status. A
+    command runs after another one failed, not after one was interrupted (Ctrl-C)."""
+    status = 0
+    for cmd in cmds:
+        code, interrupted = _supervised(cmd, popen)
+        status = status or code
+        if interrupted:
+            break
+    return status
+
+
+def _supervised(cmd: list[str], popen: dict[str, object]) -> tuple[int, bool]:
+    """(exit status, whether Ctrl-C came while it ran)."""
     guard = subprocess.Popen([sys.executable, "-c", SUPERVISOR, "--", *cmd],
                              preexec_fn=partial(die_with_parent, os.getpid()),
                              **popen)  # type: ignore[call-overload]
+    interrupted = False
     while True:
         try:
-            return guard.wait()
+            return guard.wait(), interrupted
         except KeyboardInterrupt:
-            continue
+            interrupted = True
 
 
 def _stat(pid: int) -> list[str] | None:

@@ -20,11 +20,10 @@ import sys
 from pathlib import Path
 from t2hx import argtypes as A
 
-from t2hx.campaign import CampaignRequest, run
 from t2hx.campaign.selection import SIM
+from t2hx.cli import defer
 from t2hx.errors import T2hxError
 from t2hx.conf import ENGINES, load_system, system_path
-from t2hx.jobmix import FLUID_ENGINES
 from t2hx.paths import work_root
 from t2hx.study import DEFAULT_STUDY, STUDY_ENV
 
@@ -96,6 +95,8 @@ SYSTEM_HELP = __doc__[__doc__.index("--system:"):]
 
 
 def cmd_campaign(args: argparse.Namespace) -> int:  # run | dry-run | status
+    from t2hx.campaign import CampaignRequest, run
+
     return run(CampaignRequest(
         verb=args.verb, system=args.system, campaign=args.campaign, profile=args.profile,
         study=args.study, reframe_args=list(getattr(args, "reframe_args", [])),
@@ -153,10 +154,16 @@ def register_capacity(verbs: argparse._SubParsersAction) -> None:
                    help="routing cache (work/)")
     c.add_argument("--routing-dir", type=A.input_dir, help="OpenSM dumps from a re-route")
     c.add_argument("--lmc", type=A.lmc, help="LMC (default: the plane's conf; parx needs 2)")
-    c.add_argument("--engine", choices=list(FLUID_ENGINES), default="fast",
-                   help="fluid engine: fast (compiled event loop, t2hx/flowsim/kernel; default) or exact "
-                   "(the reference it is checked against)")
+    defer(c, lambda p: fluid_engine_arg(p, "fluid engine: fast (compiled event loop, "
+                                        "t2hx/flowsim/kernel; default) or exact (the "
+                                        "reference it is checked against)"))
     c.set_defaults(func=cmd_simulate_capacity)
+
+
+def fluid_engine_arg(p: argparse.ArgumentParser, text: str) -> None:
+    from t2hx.jobmix import FLUID_ENGINES     # numpy: deferred (t2hx/cli.py)
+
+    p.add_argument("--engine", choices=list(FLUID_ENGINES), default="fast", help=text)
 
 
 def cmd_simulate_capacity(args: argparse.Namespace) -> int:
@@ -194,8 +201,8 @@ def register_workload(verbs: argparse._SubParsersAction) -> None:
                    help="simulated seconds (default: the study's workloads.window)")
     w.add_argument("--work", default=str(work_root()), type=A.output_dir,
                    help="routing cache (work/)")
-    w.add_argument("--engine", choices=list(FLUID_ENGINES), default="fast",
-                   help="fluid engine: fast (default) or exact (the reference)")
+    defer(w, lambda p: fluid_engine_arg(p, "fluid engine: fast (default) or exact (the "
+                                        "reference)"))
     w.set_defaults(func=cmd_simulate_workload)
 
 
@@ -236,11 +243,16 @@ def cmd_simulate_history(args: argparse.Namespace) -> int:
 
 
 def register_network(verbs: argparse._SubParsersAction) -> None:
-    from t2hx.placement.network_analysis import KINDS, Sweep
-
-    d = Sweep()
     n = verbs.add_parser("analyse-network", help="diameter, ASPL, collective and point-to-point "
                          "hops, cable length of one generated network (seed 001 Ch. 5)")
+    defer(n, network_args)
+    n.set_defaults(func=cmd_analyse_network)
+
+
+def network_args(n: argparse.ArgumentParser) -> None:
+    from t2hx.placement.network_analysis import KINDS, Sweep   # scipy: deferred (t2hx/cli.py)
+
+    d = Sweep()
     n.add_argument("--kind", required=True, choices=KINDS)
     n.add_argument("--switches", required=True, type=A.positive_int, help="a power of two")
     n.add_argument("--seed", type=A.non_negative_int, default=d.seed)
@@ -259,7 +271,6 @@ def register_network(verbs: argparse._SubParsersAction) -> None:
                    help="bytes each way of a point-to-point exchange (default 128, §5.3.2)")
     n.add_argument("--rows", required=True, type=A.as_path(A.output_file),
                    help="the analysis (JSON) to write")
-    n.set_defaults(func=cmd_analyse_network)
 
 
 def cmd_analyse_network(args: argparse.Namespace) -> int:

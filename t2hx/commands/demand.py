@@ -1,6 +1,9 @@
 """``t2hx demand build|check|jobs|record``: PARX demand files from pml_monitoring profiles,
 SAR job files, their validation against a system plane (before any OpenSM run), and
-recording a benchmark's profile with real Open MPI into conf/profiles/."""
+recording a benchmark's profile with real Open MPI into conf/profiles/.
+
+The demand files' module and the fabric builder (numpy) are imported by the verbs:
+``t2hx --help`` imports every command module."""
 
 from __future__ import annotations
 
@@ -12,10 +15,8 @@ from pathlib import Path
 from t2hx import argtypes as A
 
 from t2hx.paths import profiles_root, work_root
-from t2hx.routing import demand as dm
 from t2hx.errors import T2hxError
 from t2hx.conf import load_system, system_path
-from t2hx.fabric.build import build_plane
 from t2hx.atomic import atomic_write
 from t2hx.benchmarks.hpl import HPCC, hpcc_input
 from t2hx.grids import hpl_grid
@@ -95,10 +96,14 @@ def _fabric(args: argparse.Namespace):
             raise T2hxError("--plane needs --system", field="--plane",
                             fix="give --system too, or leave --plane out")
         return None
+    from t2hx.fabric.build import build_plane
+
     return build_plane(load_system(system_path(args.system)), args.plane or "hyperx")
 
 
 def cmd_build(args: argparse.Namespace) -> int:
+    from t2hx.routing import demand as dm
+
     jobs = []
     for prefix, hostfile in args.job:
         matrix = dm.read_monitoring(prefix)
@@ -111,6 +116,8 @@ def cmd_build(args: argparse.Namespace) -> int:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
+    from t2hx.routing import demand as dm
+
     fabric = _fabric(args)
     if args.jobs:
         jobs = dm.read_jobs(args.file)
@@ -124,6 +131,8 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def cmd_jobs(args: argparse.Namespace) -> int:
+    from t2hx.routing import demand as dm
+
     jobs = {job: list(dict.fromkeys(dm.read_hostfile(h))) for job, h in args.job}
     fabric = _fabric(args)
     if fabric is not None:
@@ -140,6 +149,8 @@ def hpcc_grid_input(n: int, nb: int, ranks: int) -> tuple[str, int, int]:
 
 
 def cmd_record(args: argparse.Namespace) -> int:
+    from t2hx.routing import demand as dm
+
     command = [a for a in args.command if a != "--"]
     if args.np < 2:
         raise T2hxError(f"--np {args.np}: a profile needs two ranks or more", field="--np",

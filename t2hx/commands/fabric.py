@@ -1,4 +1,7 @@
-"""``t2hx fabric build|route|import|analyze``: the fabric engine from the command line."""
+"""``t2hx fabric build|route|import|analyze``: the fabric engine from the command line.
+
+The fabric generators, OpenSM and the analysis (numpy) are imported by the verb that uses
+them: ``t2hx --help`` imports every command module (tests/test_imports.py)."""
 
 from __future__ import annotations
 
@@ -10,18 +13,10 @@ import subprocess
 from pathlib import Path
 from t2hx import argtypes as A
 
-from t2hx.routing import analysis
-from t2hx.routing.engines import route_args
 from t2hx.conf import ENGINES, load_system, system_path
 from t2hx.errors import RoutingError, T2hxError
-from t2hx.fabric import cost
-from t2hx.fabric.build import build_plane, check_planes
 from t2hx.fabric.sitefabric import report_of
-from t2hx.routing.demand import check_nodes
-from t2hx.routing.lft import load_tables
 from t2hx.atomic import atomic_write
-from t2hx.fabric.netfile import write_netfile
-from t2hx.routing.opensm import route
 from t2hx.progress import Progress
 from t2hx.atomic import atomic_copy, staged_file
 from t2hx.textfile import read_text
@@ -83,12 +78,16 @@ def _common(p: argparse.ArgumentParser) -> None:
 
 
 def _load(args: argparse.Namespace):
+    from t2hx.fabric.build import build_plane, check_planes
+
     system = load_system(system_path(args.system))
     check_planes(system)
     return system, build_plane(system, args.plane)
 
 
 def cmd_build(args: argparse.Namespace) -> int:
+    from t2hx.fabric.netfile import write_netfile
+
     system, fabric = _load(args)
     out = Path(args.out) if args.out else work_root() / system.name / args.plane
     write_netfile(fabric, out / "fabric.net")
@@ -105,6 +104,9 @@ def cmd_build(args: argparse.Namespace) -> int:
 
 
 def cmd_route(args: argparse.Namespace) -> int:
+    from t2hx.routing.engines import route_args
+    from t2hx.routing.opensm import route
+
     system, fabric = _load(args)
     plane = system.plane(args.plane)
     lmc = plane.opensm["lmc"] if args.lmc is None else args.lmc
@@ -128,6 +130,8 @@ def cmd_route(args: argparse.Namespace) -> int:
 
 
 def cmd_cost(args: argparse.Namespace) -> int:
+    from t2hx.fabric import cost
+
     rows = [cost.system_counts(load_system(system_path(name))) for name in args.systems]
     if args.reference and args.reference not in {r["system"] for r in rows}:
         raise T2hxError(f"reference '{args.reference}' is not among the systems",
@@ -137,6 +141,8 @@ def cmd_cost(args: argparse.Namespace) -> int:
 
 
 def cmd_import(args: argparse.Namespace) -> int:
+    from t2hx.routing.lft import load_tables
+
     system, fabric = _load(args)
     out = Path(args.out) if args.out else work_root() / system.name / args.plane / "imported"
     out.mkdir(parents=True, exist_ok=True)
@@ -166,6 +172,10 @@ def _fetch(source: str, name: str, out: Path) -> None:
 
 
 def cmd_analyze(args: argparse.Namespace) -> int:
+    from t2hx.routing import analysis
+    from t2hx.routing.demand import check_nodes
+    from t2hx.routing.lft import load_tables
+
     system, fabric = _load(args)
     dumps = Path(args.dumps)
     meta = dumps / "opensm-run.json"
@@ -191,6 +201,9 @@ def cmd_analyze(args: argparse.Namespace) -> int:
 
 
 def _analyse(fabric, out: Path, routing: dict, lmc: int, tables=None) -> dict:
+    from t2hx.routing import analysis
+    from t2hx.routing.lft import load_tables
+
     tables = tables or load_tables(fabric, out, lmc)
     report = analysis.summary(tables, routing)
     efi = analysis.edge_forwarding_index(tables)

@@ -6,15 +6,18 @@ from __future__ import annotations
 
 import argparse
 import json
+from typing import TYPE_CHECKING
 
 from t2hx import argtypes as A
 from t2hx.atomic import atomic_write
+from t2hx.cli import defer
 from t2hx.conf import load_system, system_path
 from t2hx.errors import T2hxError
-from t2hx.history import hostlist, samples
-from t2hx.history.samples import DAY_S, SAMPLES_FORMAT
-from t2hx.history.sampling import INTERVAL_S, Placement
+from t2hx.history import hostlist
 from t2hx.history.trace import SACCT_FORMAT, Trace
+
+if TYPE_CHECKING:
+    from t2hx.history.sampling import Placement
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -28,14 +31,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     c.set_defaults(func=cmd_check)
     s = verbs.add_parser("sample", help="running jobs every --interval seconds → samples file")
     _trace_args(s)
-    s.add_argument("--out", required=True, type=A.as_path(A.output_file),
-                   help="samples file to write (JSON)")
-    s.add_argument("--interval", type=A.seconds, default=float(INTERVAL_S),
-                   help=f"seconds between samples (default {INTERVAL_S}, seed 004 §4.2)")
-    s.add_argument("--first-day", type=A.non_negative_float, default=0.0,
-                   help="start this many days after the trace's first job (default 0)")
-    s.add_argument("--days", type=A.positive_float, default=None,
-                   help="sample only this many days (default: the whole trace)")
+    defer(s, sample_args)
     s.set_defaults(func=cmd_sample)
     r = verbs.add_parser("replay", help="samples file → routing metrics per sample under "
                          "updn, ftree, dfsssp and sar (real OpenSM), and Table 1")
@@ -50,6 +46,19 @@ def register(sub: argparse._SubParsersAction) -> None:
     r.set_defaults(func=cmd_replay)
 
 
+def sample_args(s: argparse.ArgumentParser) -> None:
+    from t2hx.history.sampling import INTERVAL_S     # numpy: deferred (t2hx/cli.py)
+
+    s.add_argument("--out", required=True, type=A.as_path(A.output_file),
+                   help="samples file to write (JSON)")
+    s.add_argument("--interval", type=A.seconds, default=float(INTERVAL_S),
+                   help=f"seconds between samples (default {INTERVAL_S}, seed 004 §4.2)")
+    s.add_argument("--first-day", type=A.non_negative_float, default=0.0,
+                   help="start this many days after the trace's first job (default 0)")
+    s.add_argument("--days", type=A.positive_float, default=None,
+                   help="sample only this many days (default: the whole trace)")
+
+
 def _trace_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("trace", type=A.input_file, help="SWF file or sacct --parsable2 output")
     p.add_argument("--system", required=True, type=A.system, metavar="FILE",
@@ -59,17 +68,23 @@ def _trace_args(p: argparse.ArgumentParser) -> None:
 
 
 def _load(args: argparse.Namespace) -> tuple[Trace, Placement, str, list[str]]:
+    from t2hx.history import samples
+
     system = load_system(system_path(args.system))
     trace, placement, hosts = samples.load(args.trace, system, args.format)
     return trace, placement, system.name, hosts
 
 
 def cmd_check(args: argparse.Namespace) -> int:
+    from t2hx.history import samples
+
     print(samples.summary(*_load(args)))
     return 0
 
 
 def cmd_sample(args: argparse.Namespace) -> int:
+    from t2hx.history import samples
+
     trace, placement, system, hosts = _load(args)
     doc = samples.samples_doc(trace, placement, system, len(hosts), args.interval,
                               args.first_day, args.days)
@@ -81,6 +96,7 @@ def cmd_sample(args: argparse.Namespace) -> int:
 
 def cmd_replay(args: argparse.Namespace) -> int:
     from t2hx.history.replay import METRICS, OBLIVIOUS, Router, improvements, replay
+    from t2hx.history.samples import DAY_S
     from t2hx.paths import work_root
     from t2hx.progress import Progress
 
@@ -107,6 +123,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
 
 def read_samples(path: str) -> dict:
+    from t2hx.history.samples import SAMPLES_FORMAT
     from t2hx.textfile import read_text
 
     try:

@@ -6,11 +6,10 @@ import argparse
 from pathlib import Path
 from t2hx import argtypes as A
 
+from t2hx.cli import defer
 from t2hx.paths import hostfiles_root
 from t2hx.conf import ENGINES, load_system, system_path
 from t2hx.errors import T2hxError
-from t2hx.placement.collectives import COLLECTIVES
-from t2hx.placement.hostfiles import DEFAULT_SEED, OBJECTIVES, Options, generate
 from t2hx.progress import Progress
 from t2hx.study import PLACEMENTS, load_study
 
@@ -31,6 +30,15 @@ def register(sub: argparse._SubParsersAction) -> None:
                        "study's ladders ($T2HX_STUDY or the default study; counts above the "
                        "usable nodes are left out).",
                        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    defer(p, arguments)
+    p.set_defaults(func=run)
+
+
+def arguments(p: argparse.ArgumentParser) -> None:
+    # the placement package (numpy): deferred (t2hx/cli.py)
+    from t2hx.placement.collectives import COLLECTIVES
+    from t2hx.placement.hostfiles import DEFAULT_SEED, OBJECTIVES
+
     p.add_argument("--system", required=True, metavar="FILE", type=A.system,
                    help="conf/systems/<sys>.yaml (or just the system name)")
     p.add_argument("--out", type=A.as_path(A.output_dir), default=hostfiles_root(), metavar="DIR",
@@ -65,7 +73,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--switches", type=A.positive_int, default=10,
                    help="spread: leaf switches a job's nodes are spread over (default 10, "
                    "seed 004 §4.3.4's 28 nodes)")
-    p.set_defaults(func=run)
 
 
 def _int_list(text: str, flag: str) -> list[int]:
@@ -114,6 +121,8 @@ def _nodes(text: str | None) -> list[str] | None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from t2hx.placement.hostfiles import Options, generate
+
     system = load_system(system_path(args.system))
     placements = (load_study(profile="full").placements(system.name) if args.placements is None else
                   [x.strip() for x in args.placements.split(",") if x.strip()])

@@ -6,8 +6,6 @@ import argparse
 from pathlib import Path
 from t2hx import argtypes as A
 
-from t2hx.post import archive
-from t2hx.post.replay import replay, require_replayable
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -28,6 +26,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from t2hx.post import archive
+    from t2hx.post.replay import replay, require_replayable    # pandas: not for --help
+
     if args.pack:
         logdir = require_replayable(args.logdir)     # refused before anything is packed
         for name in archive.PACKED:

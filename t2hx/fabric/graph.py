@@ -9,12 +9,13 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 from collections.abc import Callable, Iterable
 
-import numpy as np
-
 from t2hx.errors import ConfError
+
+if TYPE_CHECKING:
+    import numpy as np
 
 Kind = Literal["switch", "hca"]
 
@@ -139,6 +140,8 @@ class Fabric:
     def hop_matrix(self, keep: Callable[[Cable], bool] | None = None) -> np.ndarray:
         """Switch-to-switch hop counts (BFS), indexed by position in ``switches()``; only
         over the inter-switch cables ``keep`` accepts (all by default); -1 = unreachable."""
+        import numpy as np   # here: loading a system conf builds no matrix (CLI start-up)
+
         sw = self.switches()
         pos = {s: k for k, s in enumerate(sw)}
         adj: list[list[int]] = [[] for _ in sw]

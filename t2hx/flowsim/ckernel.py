@@ -20,5 +20,8 @@ def load(library: str, entry: str, what: str) -> ctypes.CDLL:
         raise T2hxError(f"{what}'s kernel is not built: {path}",
                         fix="run run/setup (it runs make in t2hx/flowsim/kernel)")
     lib = ctypes.CDLL(str(path))
+    if not hasattr(lib, entry):       # built from an older source
+        raise T2hxError(f"{what}'s kernel {path} has no {entry}: it is older than its source",
+                        fix="run run/setup (it runs make in t2hx/flowsim/kernel)")
     getattr(lib, entry).restype = ctypes.c_int
     return lib

@@ -36,6 +36,8 @@ from t2hx.flowsim.network import LogGP, Network
 from t2hx.routing import pathsl, slvl
 
 CREDIT = 64
+#: Phases simulated in one kernel call (their messages and results held at once).
+BATCH = 256
 #: Seed of the draws that stand in for OpenSM's rand() in DFSSSP's path SLs.
 SL_SEED = 26
 #: sl_of(src ranks, dst ranks, LID indices) -> SL per message.
@@ -50,6 +52,7 @@ class PacketNetwork:
     stats: dict[str, float] = field(default_factory=dict)   # kernel counters and seconds, summed
     _phases: dict = field(default_factory=dict, repr=False)
     _sl_table: dict = field(default_factory=dict, repr=False)
+    _kernel_state: packetk.Kernel | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if not self.params:
@@ -104,6 +107,7 @@ class PacketNetwork:
         """Times of every phase (and, with ``keep_rates``, each message's time from the
         phase start and its data rate), in bulk.run's message order."""
         ordered = [_sorted_by_size(ph) for ph in phases]
+        self._simulate_new(ordered)
         phase_time = np.zeros(len(phases))
         rates, times = [], []
         for i, ph in enumerate(ordered):
@@ -121,10 +125,8 @@ class PacketNetwork:
     def phase(self, ph: Phase) -> tuple[np.ndarray, np.ndarray]:
         """(time from the phase start to each message's end, its data rate), cached by the
         phase's messages."""
-        key = (ph.src.tobytes(), ph.dst.tobytes(), ph.size.tobytes())
-        if key not in self._phases:
-            self._phases[key] = self._simulate(ph)
-        return self._phases[key]
+        self._simulate_new([ph])
+        return self._phases[_key(ph)]
 
     def messages(self, ph: Phase) -> tuple[packetk.Messages, np.ndarray, np.ndarray]:
         """The kernel's messages of a phase, and for each phase message the index of its
@@ -180,9 +182,6 @@ class PacketNetwork:
         waits = np.diff(wire.dep_off) > 0
         delay = (np.where(waits, 2 * o, o) + np.where(wire.kind != timeline.CTS, extra, 0.0)
                  + wire.compute)
-        if (wire.runs > 1).any():      # a merged run of segments: the others' latencies
-            hops = self.net.paths(wire.src, wire.dst, wire.lid_size)[1]
-            delay += (wire.runs - 1) * self.loggp.latency(hops.astype(np.float64))
         delay = np.where(wire.local, wire.compute, delay)    # a rank's work, a join: no link
         net = ~wire.local
         msgs = _joins(self._routed(wire.src[net], wire.dst[net], wire.size[net],
@@ -192,25 +191,58 @@ class PacketNetwork:
 
     def _kernel(self, msgs: packetk.Messages) -> tuple[np.ndarray, np.ndarray]:
         """(first injection, delivery) of every message; the kernel's counters added up."""
+        return self._kernel_batch([msgs])[0]
+
+    def _kernel_batch(self, batch: list[packetk.Messages]
+                      ) -> list[tuple[np.ndarray, np.ndarray]]:
+        """Independent phases in one kernel call, on the kernel state this engine keeps
+        for its fabric; the counters of all added up."""
+        if not batch:
+            return []
+        if self._kernel_state is None:
+            self._kernel_state = packetk.Kernel(self.links, self.arb)
         clock, cpu = time.perf_counter(), time.process_time()
-        first, end, counts = packetk.simulate(self.links, msgs, self.arb)
-        counters: dict[str, float] = {**counts}
-        counters["kernel_s"] = time.perf_counter() - clock
-        counters["kernel_cpu_s"] = time.process_time() - cpu
-        counters["phases"] = 1
+        out = self._kernel_state.run(batch)
+        counters: dict[str, float] = {"kernel_s": time.perf_counter() - clock,
+                                      "kernel_cpu_s": time.process_time() - cpu,
+                                      "phases": len(batch)}
+        for _, _, counts in out:
+            for name, count in counts.items():
+                counters[name] = counters.get(name, 0) + count
         for name, value in counters.items():
             self.stats[name] = self.stats.get(name, 0) + value
-        return first, end
+        return [(first, end) for first, end, _ in out]
 
-    def _simulate(self, ph: Phase) -> tuple[np.ndarray, np.ndarray]:
-        if len(ph.src) == 0:
-            return np.zeros(0), np.zeros(0)
-        msgs, data, start = self.messages(ph)
-        first, end = self._kernel(msgs)
-        t = end[data] + self.loggp.overhead
-        with np.errstate(divide="ignore", invalid="ignore"):
-            rate = np.where(ph.size > 0, ph.size / (end[data] - first[data]), np.inf)
-        return t, rate
+    def _simulate_new(self, phases: list[Phase]) -> None:
+        """Simulates the phases not in the cache (each distinct one once), up to
+        :data:`BATCH` to a kernel call."""
+        todo: dict[tuple, Phase] = {}
+        for ph in phases:
+            key = _key(ph)
+            if key not in self._phases and key not in todo:
+                todo[key] = ph
+        keys, new = list(todo), list(todo.values())
+        for i in range(0, len(new), BATCH):
+            for key, result in zip(keys[i:i + BATCH], self._simulate(new[i:i + BATCH])):
+                self._phases[key] = result
+
+    def _simulate(self, phases: list[Phase]) -> list[tuple[np.ndarray, np.ndarray]]:
+        """(time from the phase start to each message's end, its data rate) per phase."""
+        busy = [ph for ph in phases if len(ph.src)]
+        built = [self.messages(ph) for ph in busy]
+        times = iter(self._kernel_batch([msgs for msgs, _, _ in built]))
+        shapes = iter(built)
+        results = []
+        for ph in phases:
+            if not len(ph.src):
+                results.append((np.zeros(0), np.zeros(0)))
+                continue
+            (first, end), (_, data, _) = next(times), next(shapes)
+            t = end[data] + self.loggp.overhead
+            with np.errstate(divide="ignore", invalid="ignore"):
+                rate = np.where(ph.size > 0, ph.size / (end[data] - first[data]), np.inf)
+            results.append((t, rate))
+        return results
 
     def _routed(self, src: np.ndarray, dst: np.ndarray, nbytes: np.ndarray,
                 lid_size: np.ndarray, dep: np.ndarray, delay: np.ndarray,
@@ -335,6 +367,11 @@ def _joins(routed: packetk.Messages, net: np.ndarray) -> packetk.Messages:
     vl[net] = routed.vl
     return packetk.Messages(nbytes, off, routed.route, vl, routed.dep, routed.delay,
                             routed.dep_off)
+
+
+def _key(ph: Phase) -> tuple[bytes, bytes, bytes]:
+    """What a phase's simulation depends on: its messages (ordered by size)."""
+    return ph.src.tobytes(), ph.dst.tobytes(), ph.size.tobytes()
 
 
 def _injection_order(src: np.ndarray) -> np.ndarray:

@@ -13,13 +13,13 @@ from pathlib import Path
 
 import numpy as np
 
-from t2hx.conf import PARX_LMC
+from t2hx.conf import PARX_LMC, PARX_THRESHOLD
 from t2hx.errors import ConfError, RoutingError
 from t2hx.fabric.graph import Fabric
 
 LMC = PARX_LMC
 NUM_LIDS = 1 << LMC
-DEFAULT_THRESHOLD = 512  # bytes; messages below it use Table 1a
+DEFAULT_THRESHOLD = PARX_THRESHOLD  # bytes; messages below it use Table 1a
 SWITCH_LID_OFFSET = 10000
 LIDS_PER_QUADRANT = 1000
 
