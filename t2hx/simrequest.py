@@ -15,8 +15,10 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-#: baidu-allreduce's sizes (float elements) when the request names none.
-DEFAULT_ELEMENTS = "0,32,256,1024,4096,16384,65536,262144,1048576,8388608,67108864"
+#: baidu-allreduce's sizes (float elements) when the request names none: those its test
+#: runs (test/test.cpp ``main``, ``buffer_sizes``).
+DEFAULT_ELEMENTS = ("0,32,256,1024,4096,16384,65536,262144,1048576,8388608,67108864,"
+                    "536870912")
 #: The flow model's network engine; another engine is another row of its ENGINES table.
 FLOW_ENGINE = "flow"
 #: The packet engine (t2hx/flowsim/packet.py): MTU packets, credits, VLs, the host interface.
@@ -40,6 +42,9 @@ class NetworkOptions:
 class BenchmarkOptions:
     """The benchmark's own parameters, as its binary's command line would give them."""
     msglog: str = "0:22"                 # IMB -msglog LO:HI
+    imb_iter: str = ""                   # IMB -iter N[,MiB] ('' = IMB's 1000, 40 MiB)
+    iter_policy: str = "dynamic"         # IMB -iter_policy
+    imb_time: float = 10.0               # IMB -time: seconds per size
     size: int = 1 << 20                  # message bytes (mpiGraph, eBB)
     times: int = 10                      # mpiGraph iterations
     window: int = 10                     # mpiGraph window

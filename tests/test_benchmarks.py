@@ -139,7 +139,9 @@ def sim_common(mini, routed, tmp_path_factory) -> list[str]:
     hostfile.write_text("".join(h + "\n" for h in mini.hostnames()[:8]))
     return ["-q", "simulate", "--system", str(MINI), "--plane", "hyperx", "--routing",
             "dfsssp", "--routing-dir", str(hx), "--hostfile", str(hostfile),
-            "--msglog", "0:4", "--times", "2", "--window", "2", "--rounds", "3", "--reps", "2",
+            # EmDL's 0.1 s sleeps would exceed IMB's time limit at 1000 repetitions
+            "--msglog", "0:4", "--imb-iter", "5",
+            "--times", "2", "--window", "2", "--rounds", "3", "--reps", "2",
             "--elements", "0,1024,65536", "--iterations", "2", "--compute-scale", "10"]
 
 

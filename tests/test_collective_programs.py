@@ -1,8 +1,9 @@
 """Barrier, Bcast, Reduce and Allreduce as per-rank programs (t2hx/flowsim/rooted.py,
 symmetric.py): Open MPI's trees, every byte moved once, the collective's dependencies
 (who must have entered before whom), waits on late partners in both engines, IMB's rows
-from each rank's own time, the coarsening of long pipelines, and the fast flow event loop
-against the straightforward one."""
+from each rank's own time, Open MPI's segments (and the truncated calls steady.py
+extrapolates from: tests/test_extrapolation.py), and the fast flow event loop against the
+straightforward one."""
 
 from __future__ import annotations
 
@@ -18,7 +19,6 @@ from t2hx.flowsim.network import open_network
 from t2hx.flowsim.packet import open_packet
 
 KIB = 1 << 10
-MIB = 1 << 20
 RATE = 4e9          # bytes/s a rank combines (the confs' reduce_gbps 32)
 
 
@@ -299,35 +299,16 @@ def test_imb_rows_of_the_1_10_rules(net) -> None:
         assert (row.t_min, row.t_max) == pytest.approx((t.min(), t.max()))
 
 
-# -- coarsening -------------------------------------------------------------------------------
-@pytest.mark.parametrize("name,alg,m", [("Reduce", "pipeline@1024", 256 * KIB),
-                                        ("Reduce", "binomial@1024", 256 * KIB),
-                                        ("Bcast", "split_binary@1024", 256 * KIB),
-                                        ("Bcast", "pipeline@8192", 2 * MIB)])
-def test_coarsened_pipelines_stay_near_the_segmented_ones(engine, monkeypatch, name, alg,
-                                                          m) -> None:
-    """Merging g = 4 consecutive segments into one message (same protocol and path, the
-    fixed latency of 4 messages) keeps each rank's time within 15 % of the uncoarsened
-    program on 8 ranks, in both engines (docs/modelling.md#per-rank-timelines: the rule,
-    and the pipeline fill (g − 1)(d − 1) segment times it adds on a chain of depth d)."""
-    fine = build(name, alg, 8, m)
-    monkeypatch.setattr(rooted, "MAX_SEGMENT_MESSAGES",
-                        (len([s for s, d in zip(fine.src, fine.dst) if s != d]) + 3) // 4)
-    coarse = build(name, alg, 8, m)
-    sends = [s for s, d in zip(coarse.src, coarse.dst) if s != d]
-    assert len(sends) < 0.3 * len([s for s, d in zip(fine.src, fine.dst) if s != d])
-    merged = [p for p, z in zip(coarse.proto, coarse.size) if z > p]
-    assert merged and max(merged) <= 12288            # runs of eager segments
-    a, b = engine.run_program(fine), engine.run_program(coarse)
-    assert b == pytest.approx(a, rel=0.15)
-
-
+# -- segments ---------------------------------------------------------------------------------
 def test_segments_follow_open_mpis_segment_count() -> None:
     """COLL_TUNED_COMPUTED_SEGCOUNT: whole elements, the rest in a last, shorter segment;
-    no segmentation when the segment holds the message."""
-    assert rooted.segments(10000, 4096, 1, 3) == ([4096, 4096, 1808], [4096, 4096, 1808])
-    assert rooted.segments(10000, 1027, 4, 3)[0][:1] == [1028]
-    assert rooted.segments(1000, 4096, 1, 3) == ([1000], [1000])
+    no segmentation when the segment holds the message. A truncated call leaves segments
+    out before the last, which it keeps."""
+    assert rooted.segments(10000, 4096, 1) == [4096, 4096, 1808]
+    assert rooted.segments(10000, 1027, 4)[:1] == [1028]
+    assert rooted.segments(1000, 4096, 1) == [1000]
+    assert rooted.segments(10000, 1024, 1, drop=6) == [1024, 1024, 1024, 784]
+    assert rooted.segments(10000, 1024, 1, drop=9) == [784]
 
 
 # -- the fast flow event loop ----------------------------------------------------------------
@@ -434,11 +415,3 @@ def test_local_work_and_synchronous_sends_on_the_wire(engine) -> None:
     assert t_sync[2] == pytest.approx(t_plain[2], rel=0.05)
     wire = timeline.compile(prog, eager=12288)
     assert (wire.kind == timeline.DATA).sum() == len(prog.src)    # one DATA per entry
-
-
-def test_a_merged_segment_keeps_its_segments_protocol() -> None:
-    prog = timeline.Program(2)
-    prog.add(0, 1, 64 * KIB, proto=KIB)
-    wire = timeline.compile(prog, eager=12288)
-    assert wire.kind.tolist() == [timeline.DATA]
-    assert wire.lid_size.tolist() == [KIB]

@@ -26,8 +26,8 @@ from t2hx.wire import split_simulated
 from tests.conftest import MINI, study_input_args
 
 # Short inputs: the point is the noise and the cache, not the workloads.
-SHORT = ["--msglog", "0:3", "--rounds", "3", "--reps", "2", "--times", "2", "--window", "2",
-         "--elements", "0,1024,65536", "--iterations", "2"]
+SHORT = ["--msglog", "0:3", "--imb-iter", "5", "--rounds", "3", "--reps", "2", "--times", "2",
+         "--window", "2", "--elements", "0,1024,65536", "--iterations", "2"]
 
 
 @pytest.fixture(scope="module")

@@ -157,7 +157,7 @@ def test_raw_records_take_the_runs_registry_name(tmp_path: Path) -> None:
     log = tmp_path / "camp"
     mupp = tmp_path / "mupp.out"
     mupp.write_text(imbtext.render_multi_pingpong(imbtext.MultiPingPongOutput(
-        "IMB-MPI1 -multi 0 PingPong", 4, [imbtext.PingPongRow(1024, 1000, 2.5, 409.6)])))
+        "IMB-MPI1 -multi 0 PingPong", 4, [imbtext.PingPongRow(1024, 1000, 2.5, 2.5, 2.5, 409.6)])))
     qball = tmp_path / "qball.out"
     qball.write_text(WALLTIME_FORMAT.format(seconds=12.5) + "\n")
     common = dict(combo="c", topology="hyperx", routing="dfsssp", placement="linear",

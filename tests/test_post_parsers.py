@@ -61,6 +61,12 @@ EXPECTED_FILES = {
     "hpcg/hpcg-np4-16x16x16-rt10.hpcg-log.txt", "hpcg/hpcg-np4-16x16x16-rt10.out",
     "hpl/hpl-np2-N1000_2000-NB64_128-P1xQ2.out", "hpl/hpl-np4-N1000_2000-NB64_128-P2xQ2.out",
     "imb/imb-mpi1-np2-pingpong.out", "imb/imb-mpi1-np4-collectives-msglog0-16.out",
+    *(f"imb/imb-mpi1-2021.7-{run}.out" for run in (
+        "np2-multi0-pingpong-msglog0-16", "np4-multi0-pingpong-msglog0-16",
+        "np4-multi0-pingpong-msglog0-22", "np2-sleepyallreduce-msglog0-6-iter5-off",
+        "np4-sleepyallreduce-msglog0-6-iter5-off", "np4-sleepyallreduce-msglog0-4-iter50-time2",
+        "np4-sleepyallreduce-msglog0-2-iter20-time1")),
+    "baidu-allreduce/allreduce-test-cpu-np2.out", "baidu-allreduce/allreduce-test-cpu-np4.out",
     "minife/minife-ref-np2-20x20x20.out", "minife/minife-ref-np2-20x20x20.yaml",
     "minife/minife-ref-np4-20x20x20.out", "minife/minife-ref-np4-20x20x20.yaml",
     "mpigraph/mpigraph-np2-1MiB-10x10.out", "mpigraph/mpigraph-np4-1MiB-10x10.out",

@@ -11,6 +11,7 @@ from t2hx.benchmarks.imbtext import ImbOutput, ImbTable
 from t2hx.simrequest import SimRequest
 
 if TYPE_CHECKING:
+    from t2hx.flowsim import patterns
     from t2hx.flowsim.engines import SimNetwork
 
 IMB_COLLECTIVES = ("Barrier", "Bcast", "Gather", "Scatter", "Reduce", "Allreduce", "Alltoall")
@@ -25,9 +26,22 @@ def run(request: SimRequest, net: SimNetwork) -> ImbOutput:
     names = [request.variant] if request.variant else [collectives.canonical(c)
                                                        for c in chosen]
     sizes = imbtext.msglog(opts.msglog)
-    tables = [ImbTable(n, imbtext.rows(patterns.imb(net, n, sizes))) for n in names]
+    tables = [table(n, patterns.imb(net, n, sizes), request, net.ranks) for n in names]
     return ImbOutput(f"{imbtext.BINARY} -msglog {opts.msglog} " + " ".join(names), net.ranks,
                      tables)
+
+
+def table(name: str, model: list[patterns.ImbRow], request: SimRequest, ranks: int,
+          untimed: float = 0.0) -> ImbTable:
+    """IMB's schedule over the modelled calls: its repetition counts and, where the sweep's
+    time limit (IMB 2018 ``src/IMB.c`` and 2021.7 ``helper_time_check`` alike) runs out, the
+    ``time-out`` line and nothing after. ``untimed``: seconds a repetition adds outside the
+    timing (EmDL's sleep; the ``-sync`` barrier is left out)."""
+    opts = request.options
+    reps, timed_out = imbtext.Schedule.of(opts).sweep(
+        [r.size for r in model], [r.t_max * 1e-6 for r in model], untimed, ranks,
+        imbtext.msglog_bounds(opts.msglog))
+    return ImbTable(name, imbtext.rows(model[:len(reps)], reps), timed_out)
 
 
 BENCHMARK = Benchmark(

@@ -1,5 +1,6 @@
-"""IMB Multi-PingPong (MuPP, seed 000 §4.1): every rank pair ping-pongs at once; bandwidth
-[MB/s] of the largest size. A capacity app: one run is one whole ``-msglog`` sweep."""
+"""IMB Multi-PingPong (MuPP, seed 000 §4.1): ``IMB-MPI1 -multi 0 PingPong``, every pair of
+ranks 2g, 2g+1 ping-pongs at once; bandwidth [MB/s] of the largest size. A capacity app: one
+run is one whole ``-msglog`` sweep."""
 
 from __future__ import annotations
 
@@ -19,12 +20,24 @@ if TYPE_CHECKING:
 
 
 def run(request: SimRequest, net: SimNetwork) -> MultiPingPongOutput:
+    """``-multi 0``: t_min/t_max/t_avg over every grouped rank's time, Mbytes/sec from t_max
+    (IMB_output.c ``IMB_calculate_times``, ``IMB_display_times``); the repetitions as IMB's
+    schedule sets them from one repetition's time (patterns.pingpong_times)."""
     from t2hx.flowsim import patterns
 
-    msglog = request.options.msglog
-    model = patterns.multi_pingpong(net, imbtext.msglog(msglog))
-    return MultiPingPongOutput(f"{imbtext.BINARY} -multi 0 -msglog {msglog} PingPong",
-                               net.ranks, [PingPongRow(*row) for row in model])
+    opts = request.options
+    sizes = imbtext.msglog(opts.msglog)
+    # IMB's estimate reads PingPong's unscaled time: a whole round trip, twice t
+    probes = [2 * float(patterns.pingpong_times(net, m).max()) for m in sizes]
+    reps, timed_out = imbtext.Schedule.of(opts).sweep(sizes, probes, 0.0, 2,
+                                                      imbtext.msglog_bounds(opts.msglog))
+    rows = []
+    for m, count in zip(sizes, reps):
+        t = patterns.pingpong_times(net, m, count) * 1e6
+        rows.append(PingPongRow(m, count, float(t.min()), float(t.max()), float(t.mean()),
+                                m / float(t.max()) if m and t.max() > 0 else 0.0))
+    command = imbtext.calling_sequence("PingPong", net.ranks, opts, lead=("-multi", "0"))
+    return MultiPingPongOutput(command, net.ranks, rows, timed_out)
 
 
 def fluid_job(net: Network, ranks: np.ndarray, repeat: int, inp: dict | None,
@@ -40,4 +53,4 @@ BENCHMARK = Benchmark(
     markers=(imbtext.IMB_FINALIZE,),
     workload=Workload(MultiPingPongOutput, run, imbtext.render_multi_pingpong,
                       imbtext.perturb_multi_pingpong, fluid_job=fluid_job),
-    sized=True, local_binary=imbtext.BINARY, sim_options=imbtext.msglog_option)
+    sized=True, local_binary=imbtext.BINARY, sim_options=imbtext.sim_options)

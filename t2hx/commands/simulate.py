@@ -22,11 +22,11 @@ import sys
 from t2hx import argtypes as A
 
 from t2hx import benchmarks
+from t2hx.benchmarks import imbtext
 from t2hx.atomic import atomic_write
-from t2hx.conf import ENGINES
+from t2hx.conf import ENGINES, PARX_THRESHOLD as DEFAULT_THRESHOLD
 from t2hx.errors import WorkloadError
 from t2hx.paths import work_root
-from t2hx.routing.parx import DEFAULT_THRESHOLD
 from t2hx.simrequest import (DEFAULT_ELEMENTS, FLOW_ENGINE, NETWORK_ENGINES, BenchmarkOptions,
                              NetworkOptions, SimRequest)
 
@@ -69,6 +69,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--reps", type=A.positive_int, default=20, help="eBB repetitions per round")
     p.add_argument("--seed", type=A.non_negative_int, default=1, help="seed (eBB bisections)")
     p.add_argument("--msglog", default="0:22", type=A.msglog, help="IMB -msglog LO:HI")
+    p.add_argument("--imb-iter", default=None, type=imbtext.iter_arg,
+                   help="IMB -iter N[,MiB]: repetitions (and MiB) per size at most")
+    p.add_argument("--iter-policy", default=imbtext.DEFAULT_POLICY,
+                   choices=imbtext.POLICIES, help="IMB -iter_policy")
+    p.add_argument("--imb-time", type=A.seconds, default=imbtext.SECS_PER_SAMPLE,
+                   help="IMB -time: seconds per size")
     p.add_argument("--collectives", default=",".join(benchmarks.IMB_COLLECTIVES), type=A.text_line,
                    help="IMB benchmarks for --benchmark imb")
     p.add_argument("--elements", default=DEFAULT_ELEMENTS, type=A.non_negative_int_list,
@@ -152,7 +158,8 @@ def request_of(args: argparse.Namespace) -> SimRequest:
                              jobs=args.jobs, parx_threshold=args.parx_threshold,
                              work=args.work, quiet=args.quiet)
     options = BenchmarkOptions(
-        msglog=args.msglog, size=args.size, times=args.times, window=args.window,
+        msglog=args.msglog, imb_iter=args.imb_iter or "", iter_policy=args.iter_policy,
+        imb_time=args.imb_time, size=args.size, times=args.times, window=args.window,
         rounds=args.rounds, reps=args.reps, elements=args.elements,
         collectives=args.collectives, compute_scale=args.compute_scale,
         iterations=args.iterations)

@@ -58,7 +58,7 @@ def splice(into: Program, part: Program, entry: list[list[int]]) -> tuple[range,
         send = [base + j for j in part.send_after[k]] or entry[s]
         recv = [base + j for j in part.recv_after[k]] or ([] if s == d else entry[d])
         i = into.add(s, d, part.size[k], send_after=send, recv_after=recv,
-                     compute=part.compute[k], proto=part.proto[k], sync=part.sync[k])
+                     compute=part.compute[k], sync=part.sync[k])
         own[s].append(i)
         if d != s:
             own[d].append(i)

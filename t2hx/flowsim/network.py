@@ -169,8 +169,7 @@ class Network:
         if len(wire.src) == 0:
             return wire, np.zeros(0)
         paths, hops = self.paths(wire.src, wire.dst, wire.lid_size)
-        latency = np.where(wire.local, 0.0,
-                           wire.runs * self.loggp.latency(hops.astype(np.float64)))
+        latency = np.where(wire.local, 0.0, self.loggp.latency(hops.astype(np.float64)))
         delivered = timeline.fluid_times(paths, self.capacity, wire.size, latency,
                                          wire.dep_off, wire.dep, wire.compute)
         return wire, delivered

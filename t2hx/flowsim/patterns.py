@@ -13,7 +13,7 @@ each benchmark's typed output.
   from per-rank finish times of the decomposition in :mod:`t2hx.flowsim.collectives`).
 * :func:`ring_allreduce` — DeepBench/baidu ring allreduce as a per-rank program
   (t2hx/flowsim/timeline.py): the lengths' allgather, the copy, 2(n-1) neighbour steps.
-* :func:`multi_pingpong` — IMB Multi-PingPong: pairs (2g, 2g+1) ping-pong concurrently.
+* :func:`pingpong_times` — IMB Multi-PingPong: pairs (2g, 2g+1) ping-pong concurrently.
 * :func:`emdl` — IMB Allreduce alternating with a 0.1 s sleep (the SleepyAllreduce patch).
 """
 
@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from t2hx.errors import WorkloadError
-from t2hx.flowsim import collectives, imbjobs, rooted, symmetric
+from t2hx.flowsim import collectives, imbjobs, rooted, steady, symmetric
 from t2hx.flowsim.bulk import Phase
 from t2hx.flowsim.engines import SimNetwork
 from t2hx.flowsim.timeline import Program
@@ -173,13 +173,13 @@ def _imb_call(net: SimNetwork, name: str, n: int, m: int) -> tuple[str, float, f
     phases (a rank ends with the last phase it takes part in; t_max is the whole call)."""
     rules = net.loggp.collectives
     alg = collectives.choose(name, n, m, rules)
-    prog = None
+    call = None
     if not getattr(net, "rails", None):     # the per-rank programs take one rail
         rate = net.loggp.reduce_rate
-        prog = (rooted.program(name, alg, n, m, rules, rate)
-                or symmetric.program(name, alg, n, m, rules, rate))
-    if prog is not None:
-        t = net.run_program(prog)
+        call = (rooted.call(name, alg, n, m, rules, rate)
+                or symmetric.call(name, alg, n, m, rules, rate))
+    if call is not None:                    # a long pipeline or ring: steady.py
+        t = steady.rank_ends(net.run_program, call)
         return alg, float(t.min()), float(t.max()), float(t.mean())
     alg, ph = collectives.phases(name, n, m, net.loggp.reduce_rate, rules=rules)
     res = net.run(ph)
@@ -247,25 +247,36 @@ def lengths_allgather(prog: Program, rules: str) -> list[list[int]]:
 
 
 def ring_allreduce_program(n: int, elements: int, reduce_rate: float, copy_rate: float,
-                           rules: str) -> Program:
+                           rules: str, drop: int = 0) -> Program:
     """One ``RingAllreduce`` call of ``elements`` floats on every rank (baidu-allreduce
     collectives.cu): the lengths' allgather, the copy of the input into the output, n − 1
     scatter-reduce steps (``Irecv`` from the left, blocking ``Send`` of chunk r − i to the
     right, ``Wait``, then the reduction of chunk r − i − 1 before the next step posts
     anything) and n − 1 allgather steps (``Sendrecv`` of chunk r + 1 − i). A rank moves on
-    as soon as its own neighbours let it: no step is global."""
+    as soon as its own neighbours let it: no step is global. ``drop``: steps left out of
+    the middle of each phase (a truncated call, t2hx/flowsim/steady.py)."""
     prog = Program(n)
     chunk = [FLOAT_BYTES * s for s in ring_segments(elements, n)]
     right = [(r + 1) % n for r in range(n)]
     after = local_work(prog, lengths_allgather(prog, rules),
                        [FLOAT_BYTES * elements / copy_rate] * n)
-    for i in range(n - 1):
+    for i in steady.kept(n - 1, drop):
         after = exchange(prog, after, right, [chunk[(r - i) % n] for r in range(n)])
         after = local_work(prog, after, [chunk[(r - i - 1) % n] / reduce_rate
                                          for r in range(n)])
-    for i in range(n - 1):
+    for i in steady.kept(n - 1, drop):
         after = exchange(prog, after, right, [chunk[(r + 1 - i) % n] for r in range(n)])
     return prog
+
+
+def ring_allreduce_call(n: int, elements: int, reduce_rate: float, copy_rate: float,
+                        rules: str) -> steady.Repeated:
+    """:func:`ring_allreduce_program` as a call of n − 1 steps per phase, every rank
+    waiting on its neighbours (a truncated call keeps its prologue, the lengths' allgather
+    and the copy, whole). A delay needs up to n − 1 steps to reach every rank, its depth,
+    so t2hx/flowsim/steady.py simulates it whole."""
+    return steady.Repeated(lambda drop: ring_allreduce_program(
+        n, elements, reduce_rate, copy_rate, rules, drop), n - 1, n - 1, coupled=True)
 
 
 def ring_allreduce(net: SimNetwork, elements: int) -> float:
@@ -279,8 +290,8 @@ def ring_allreduce(net: SimNetwork, elements: int) -> float:
     rate = net.loggp.reduce_rate
     if getattr(net, "rails", None):     # the per-rank programs take one rail
         return _ring_phases(net, n, elements)
-    prog = ring_allreduce_program(n, elements, rate, rate, net.loggp.collectives)
-    return float(net.run_program(prog)[0])
+    call = ring_allreduce_call(n, elements, rate, rate, net.loggp.collectives)
+    return float(steady.rank_ends(net.run_program, call)[0])
 
 
 def _ring_phases(net: SimNetwork, n: int, elements: int) -> float:
@@ -305,32 +316,29 @@ def pingpong_program(n: int, m: int, repetitions: int = 1) -> Program:
     return prog
 
 
+#: Repetitions of a PingPong loop simulated in full; a longer loop is extrapolated from the
+#: loops of LOOP_PROBE[0] and LOOP_PROBE[1] repetitions (:func:`pingpong_times`).
+LOOP_PROBE = (16, 32)
+
+
 def pingpong_times(net: SimNetwork, m: int, repetitions: int = 1) -> np.ndarray:
     """IMB's time of every grouped rank in seconds: its loop over the repetitions divided
-    by their number, halved (PingPong's ``scale_time`` 0.5)."""
+    by their number, halved (PingPong's ``scale_time`` 0.5). A loop longer than
+    ``LOOP_PROBE[1]`` is extrapolated per rank from two shorter ones: once the pairs' drift
+    has settled each repetition adds the same time, and a loop that is linear in its
+    repetitions (every uncontended pair) is extrapolated exactly
+    (tests/test_neighbour_programs.py compares with the whole loop)."""
     n = _need_ranks(net, 2, "Multi-PingPong")
     grouped = n - n % 2
     if getattr(net, "rails", None):     # the per-rank programs take one rail
         a = np.arange(0, grouped, 2)
         total = net.run([Phase.of(a, a + 1, m), Phase.of(a + 1, a, m)]).total
         return np.full(grouped, total / 2)
-    ends = net.run_program(pingpong_program(n, m, repetitions))
+    loop = steady.Repeated(lambda drop: pingpong_program(n, m, repetitions - drop),
+                           repetitions)
+    ends = net.run_program(loop.whole()) if repetitions <= LOOP_PROBE[1] else \
+        steady.extrapolated(net.run_program, loop, *LOOP_PROBE)
     return ends[:grouped] / repetitions / 2
-
-
-def multi_pingpong(net: SimNetwork, sizes: list[int]) -> list[tuple[int, int, float, float]]:
-    """(bytes, reps, t[usec], Mbytes/sec) of ``-multi 0``: IMB_calculate_times takes every
-    grouped rank's time and IMB_display_times computes the bandwidth from the largest,
-    t_max, so t is that maximum (IMB also prints t_min and t_avg: :func:`pingpong_times`).
-    Like IMB's dynamic policy, one repetition estimates the count; then the pairs run that
-    many back to back, drifting apart where they share links."""
-    rows: list[tuple[int, int, float, float]] = []
-    for m in sizes:
-        probe = float(pingpong_times(net, m).max())
-        reps = imb_repetitions(m, 2 * probe, rows[-1][1] if rows else None)
-        t = float(pingpong_times(net, m, reps).max())
-        rows.append((m, reps, t * 1e6, m / t / 1e6 if m and t > 0 else 0.0))
-    return rows
 
 
 def emdl(net: SimNetwork, sizes: list[int]) -> list[ImbRow]:

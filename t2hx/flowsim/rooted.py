@@ -41,15 +41,18 @@ and ``coll_tuned_topo.c`` and v4.1.4 ``ompi/mca/coll/base/coll_base_*.c`` (docs/
 * reduce ``linear`` (basic_linear): every rank sends to the root; the root receives from
   n − 1, then from n − 2 … 1, combining each, then combines its own data.
 
-Programs are built for root 0, IMB's root (``-root_shift`` off in both IMB versions).
-Segmented algorithms move at most :data:`MAX_SEGMENT_MESSAGES` messages: beyond, runs of
-consecutive segments travel as one message with the segment's protocol (:func:`segments`).
+Programs are built for root 0, IMB's root (``-root_shift`` off in both IMB versions). A
+segmented algorithm is a :class:`~t2hx.flowsim.steady.Repeated` call: its program can leave
+segments out of the middle of its pipeline, and t2hx/flowsim/steady.py extrapolates a long
+pipeline from two such truncated calls.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
+from t2hx.flowsim.steady import Repeated, kept, whole
 from t2hx.flowsim.timeline import Program
 
 #: Rule sets whose binomial scatter serves the farthest child first (coll_base_scatter.c).
@@ -58,9 +61,6 @@ FARTHEST_FIRST = ("ompi-4.1",)
 FLOAT_BYTES = 4
 #: The k-nomial Bcast's radix (coll_tuned_bcast_decision.c ``coll_tuned_bcast_knomial_radix``).
 KNOMIAL_RADIX = 4
-#: At most this many segment messages per call: a longer pipeline merges consecutive segments
-#: (docs/modelling.md#per-rank-timelines, "Coarsening").
-MAX_SEGMENT_MESSAGES = 1 << 17
 
 Entry = list[list[int]]        # per rank: the operations its first ones wait on
 Kids = list[list[int]]         # per rank (relative to the root): its children, in order
@@ -148,6 +148,15 @@ def breadth_first(kids: Kids) -> list[int]:
     return order
 
 
+def height(kids: Kids) -> int:
+    """Edges on the longest path from the root (0) down to a leaf."""
+    depth = [0] * len(kids)
+    for v in breadth_first(kids):
+        for c in kids[v]:
+            depth[c] = depth[v] + 1
+    return max(depth)
+
+
 def post_order(kids: Kids) -> list[int]:
     out: list[int] = []
     stack = [(0, False)]
@@ -161,45 +170,58 @@ def post_order(kids: Kids) -> list[int]:
     return out
 
 
-def segments(total: int, seg: int, element: int, edges: int) -> tuple[list[int], list[int]]:
-    """(bytes, protocol size) of the messages one edge carries: Open MPI's segments of
-    ``seg`` bytes in whole elements (``COLL_TUNED_COMPUTED_SEGCOUNT``; 0 or at least the
-    message: one segment), merged into runs of g consecutive segments when ``edges``
-    edges would carry more than :data:`MAX_SEGMENT_MESSAGES`; a run keeps the segment's
-    protocol and path (its protocol size is the segment's)."""
+def segments(total: int, seg: int, element: int, drop: int = 0) -> list[int]:
+    """Bytes of the messages one edge carries: Open MPI's segments of ``seg`` bytes in
+    whole elements (``COLL_TUNED_COMPUTED_SEGCOUNT``; 0 or at least the message: one
+    segment), the last one the rest; ``drop`` of them left out before the last (a
+    truncated call, t2hx/flowsim/steady.py)."""
     if total <= 0:
-        return [], []
+        return []
     size = total
     if element <= seg < total:
         size = (seg // element + (seg % element > element / 2)) * element
-    count = -(-total // size)
-    group = max(1, -(-count * edges // MAX_SEGMENT_MESSAGES))
-    step = size * group
-    sizes = [min(step, total - i) for i in range(0, total, step)]
-    return sizes, [min(size, s) for s in sizes]
+    sizes = [min(size, total - i) for i in range(0, total, size)]
+    return [sizes[i] for i in kept(len(sizes), drop)]
 
 
 # -- registry ------------------------------------------------------------------------------
+#: (ranks, bytes, segment size, rule set, reduce rate) -> the call
+Planner = Callable[[int, int, int, str, float | None], Repeated]
 Builder = Callable[[int, int, int, str, float | None], Program]
-#: (program, bytes, segment size, rule set, reduce rate, entry) -> each rank's last operations
-Emitter = Callable[[Program, int, int, str, float | None, Entry], Entry]
+#: (program, bytes, segment size, rule set, reduce rate, entry, segments dropped) -> each
+#: rank's last operations
+Emitter = Callable[[Program, int, int, str, float | None, Entry, int], Entry]
+#: (ranks, bytes, segment size) -> (segments, depth) of an emitter's pipeline
+Shape = Callable[[int, int, int], tuple[int, int]]
+
+
+def call(name: str, alg: str, n: int, m: int, rules: str,
+         reduce_rate: float | None = None) -> Repeated | None:
+    """Collective ``name`` with algorithm ``alg`` (``base@segment``) as a call whose
+    pipeline can be truncated, or None when the algorithm has no program here (the caller
+    falls back to phases). ``reduce_rate``: bytes/s a rank combines (Reduce)."""
+    return lookup(PLANNERS, name, alg, n, m, rules, reduce_rate)
 
 
 def program(name: str, alg: str, n: int, m: int, rules: str,
             reduce_rate: float | None = None) -> Program | None:
-    """The program of collective ``name`` with algorithm ``alg`` (``base@segment``), or
-    None when the algorithm has none here (the caller falls back to phases).
-    ``reduce_rate``: bytes/s a rank combines (Reduce)."""
-    return lookup(BUILDERS, name, alg, n, m, rules, reduce_rate)
+    """The whole program of :func:`call`, or None."""
+    found = call(name, alg, n, m, rules, reduce_rate)
+    return None if found is None else found.whole()
 
 
-def lookup(builders: dict, name: str, alg: str, n: int, m: int, rules: str,
-           reduce_rate: float | None) -> Program | None:
+def lookup(planners: dict[tuple[str, str], Planner], name: str, alg: str, n: int, m: int,
+           rules: str, reduce_rate: float | None) -> Repeated | None:
     base, _, seg = alg.partition("@")
-    build = builders.get((name, base))
-    if build is None or n < 2:
+    plan = planners.get((name, base))
+    if plan is None or n < 2:
         return None
-    return build(n, m, int(seg or 0), rules, reduce_rate)
+    return plan(n, m, int(seg or 0), rules, reduce_rate)
+
+
+def plain(build: Builder) -> Planner:
+    """An algorithm without a pipeline: its program as it is."""
+    return lambda n, m, seg, rules, rate: whole(build(n, m, seg, rules, rate))
 
 
 def _rate(reduce_rate: float | None) -> float:
@@ -277,8 +299,7 @@ def _scatter_binomial(n: int, m: int, seg: int, rules: str, rate: float | None) 
 
 
 # -- Bcast -----------------------------------------------------------------------------------
-def bcast_tree(prog: Program, kids: Kids, sizes: list[int], protos: list[int],
-               entry: Entry) -> Entry:
+def bcast_tree(prog: Program, kids: Kids, sizes: list[int], entry: Entry) -> Entry:
     """``bcast_intra_generic`` over ``kids`` with these segments; returns each rank's
     last operations."""
     n, nseg = prog.n, len(sizes)
@@ -295,8 +316,7 @@ def bcast_tree(prog: Program, kids: Kids, sizes: list[int], protos: list[int],
                     posted = entry[c]
                 else:       # an inner rank posts after its sends of s − 2, a leaf after s − 2
                     posted = sent[c][s - 2] if kids[c] else [got[c][s - 2]]
-                k = prog.add(v, c, sizes[s], send_after=before, recv_after=posted,
-                             proto=protos[s])
+                k = prog.add(v, c, sizes[s], send_after=before, recv_after=posted)
                 got[c].append(k)
                 ids.append(k)
             sent[v].append(ids)
@@ -309,12 +329,21 @@ def bcast_tree(prog: Program, kids: Kids, sizes: list[int], protos: list[int],
     return exits
 
 
-def _bcast_over(tree: Callable[[int], Kids]) -> Emitter:
+@dataclass(frozen=True)
+class Algorithm:
+    """How an algorithm emits its messages, and the (segments, depth) of its pipeline."""
+    emit: Emitter
+    shape: Shape = lambda n, m, seg: (1, 0)
+
+
+def _bcast_over(tree: Callable[[int], Kids]) -> Algorithm:
     def emit(prog: Program, m: int, seg: int, rules: str, rate: float | None,
-             entry: Entry) -> Entry:
-        sizes, protos = segments(m, seg, 1, prog.n - 1)
-        return bcast_tree(prog, tree(prog.n), sizes, protos, entry)
-    return emit
+             entry: Entry, drop: int) -> Entry:
+        return bcast_tree(prog, tree(prog.n), segments(m, seg, 1, drop), entry)
+
+    def shape(n: int, m: int, seg: int) -> tuple[int, int]:
+        return len(segments(m, seg, 1)), height(tree(n))
+    return Algorithm(emit, shape)
 
 
 def bcast_linear(prog: Program, m: int, entry: Entry) -> Entry:
@@ -324,27 +353,40 @@ def bcast_linear(prog: Program, m: int, entry: Entry) -> Entry:
     return [sends] + [[k] for k in sends]
 
 
-def bcast_split_binary(prog: Program, m: int, seg: int, entry: Entry) -> Entry:
+def _halves(m: int, seg: int) -> tuple[int, int] | None:
+    """split_bintree's halves, or None when a half is smaller than a segment (the chain)."""
+    halves = (m - m // 2, m // 2)
+    return None if min(halves) == 0 or seg > min(halves) else halves
+
+
+def _split_binary_shape(n: int, m: int, seg: int) -> tuple[int, int]:
+    halves = _halves(m, seg)
+    if halves is None:
+        return len(segments(m, seg, 1)), n - 1
+    return max(len(segments(h, seg, 1)) for h in halves), height(kary(n, 2))
+
+
+def bcast_split_binary(prog: Program, m: int, seg: int, entry: Entry, drop: int = 0
+                       ) -> Entry:
     """``bcast_intra_split_bintree``: the first half down the binary tree's left subtree
     (odd ranks), the second down the right one, segmented, blocking sends (the root
     alternates between its children); then partners swap halves (even n: the root sends
-    the second half to rank n − 1)."""
+    the second half to rank n − 1). ``drop``: segments left out of each half."""
     n = prog.n
-    halves = (m - m // 2, m // 2)
-    if min(halves) == 0 or seg > min(halves):      # too small to split: the chain
-        sizes, protos = segments(m, seg, 1, n - 1)
-        return bcast_tree(prog, kary(n, 1), sizes, protos, entry)
+    halves = _halves(m, seg)
+    if halves is None:                              # too small to split: the chain
+        return bcast_tree(prog, kary(n, 1), segments(m, seg, 1, drop), entry)
     kids = kary(n, 2)
-    cut = [segments(h, seg, 1, n - 1) for h in halves]
+    cut = [segments(h, seg, 1, drop) for h in halves]
     half = [1] + [(v + 1) % 2 for v in range(1, n)]      # 0: the first half (odd ranks)
     last = [list(e) for e in entry]                      # a rank's last blocking send
     got: list[list[int]] = [[] for _ in range(n)]
     sent: list[list[list[int]]] = [[] for _ in range(n)]  # an inner rank's last send per s
     order = [v for v in breadth_first(kids) if kids[v]]
-    for s in range(len(cut[0][0])):
+    for s in range(len(cut[0])):
         for v in order:
             for i, c in enumerate(kids[v]):
-                sizes, protos = cut[half[c]]
+                sizes = cut[half[c]]
                 if s >= len(sizes):
                     continue
                 before = last[v]
@@ -354,8 +396,7 @@ def bcast_split_binary(prog: Program, m: int, seg: int, entry: Entry) -> Entry:
                     posted = entry[c] if s < 2 else sent[c][s - 2]
                 else:                       # a leaf receives segment after segment
                     posted = entry[c] if s == 0 else [got[c][s - 1]]
-                k = prog.add(v, c, sizes[s], send_after=before, recv_after=posted,
-                             proto=protos[s])
+                k = prog.add(v, c, sizes[s], send_after=before, recv_after=posted)
                 got[c].append(k)
                 last[v] = [k]
             if v:
@@ -383,9 +424,9 @@ class _TreeReduce:
     (t = (s + 1)·k), sends segment s to the parent. Messages are emitted segment by segment
     leaves first; a rank's steps run as far as the messages they wait on exist."""
 
-    def __init__(self, prog: Program, kids: Kids, sizes: list[int], protos: list[int],
-                 rate: float, entry: Entry) -> None:
-        self.prog, self.kids, self.sizes, self.protos = prog, kids, sizes, protos
+    def __init__(self, prog: Program, kids: Kids, sizes: list[int], rate: float,
+                 entry: Entry) -> None:
+        self.prog, self.kids, self.sizes = prog, kids, sizes
         self.rate = rate
         self.up = parents(kids)
         self.slot = [0] * prog.n                 # a rank's position among its parent's kids
@@ -428,23 +469,26 @@ class _TreeReduce:
         p = self.up[v]
         posted = self._posting(p, s * len(self.kids[p]) + self.slot[v])
         k = self.prog.add(v, p, self.sizes[s], send_after=before, recv_after=posted,
-                          compute=compute, proto=self.protos[s])
+                          compute=compute)
         self.got[p].append(k)
         self.state[v] = [k]
 
 
-def reduce_tree(prog: Program, kids: Kids, sizes: list[int], protos: list[int], rate: float,
-                entry: Entry) -> Entry:
+def reduce_tree(prog: Program, kids: Kids, sizes: list[int], rate: float, entry: Entry
+                ) -> Entry:
     """``reduce_generic`` over ``kids`` with these segments; each rank's last operations."""
-    return _TreeReduce(prog, kids, sizes, protos, rate, entry).run()
+    return _TreeReduce(prog, kids, sizes, rate, entry).run()
 
 
-def _reduce_over(tree: Callable[[int], Kids]) -> Emitter:
+def _reduce_over(tree: Callable[[int], Kids]) -> Algorithm:
     def emit(prog: Program, m: int, seg: int, rules: str, rate: float | None,
-             entry: Entry) -> Entry:
-        sizes, protos = segments(m, seg, FLOAT_BYTES, prog.n - 1)
-        return reduce_tree(prog, tree(prog.n), sizes, protos, _rate(rate), entry)
-    return emit
+             entry: Entry, drop: int) -> Entry:
+        return reduce_tree(prog, tree(prog.n), segments(m, seg, FLOAT_BYTES, drop),
+                           _rate(rate), entry)
+
+    def shape(n: int, m: int, seg: int) -> tuple[int, int]:
+        return len(segments(m, seg, FLOAT_BYTES)), height(tree(n))
+    return Algorithm(emit, shape)
 
 
 def reduce_linear(prog: Program, m: int, rate: float, entry: Entry) -> Entry:
@@ -463,46 +507,56 @@ def reduce_linear(prog: Program, m: int, rate: float, entry: Entry) -> Entry:
 
 #: Bcast and Reduce algorithms as emitters into a program (composable: nonoverlapping
 #: Allreduce is a Reduce then a Bcast, t2hx/flowsim/symmetric.py).
-EMITTERS: dict[tuple[str, str], Emitter] = {
+EMITTERS: dict[tuple[str, str], Algorithm] = {
     ("Bcast", "binomial"): _bcast_over(binomial),
     ("Bcast", "binary"): _bcast_over(lambda n: kary(n, 2)),
     ("Bcast", "pipeline"): _bcast_over(lambda n: kary(n, 1)),
     ("Bcast", "chain"): _bcast_over(lambda n: kary(n, 1)),
     ("Bcast", "knomial"): _bcast_over(knomial),
-    ("Bcast", "split_binary"): lambda prog, m, seg, rules, rate, entry:
-        bcast_split_binary(prog, m, seg, entry),
-    ("Bcast", "linear"): lambda prog, m, seg, rules, rate, entry: bcast_linear(prog, m, entry),
+    ("Bcast", "split_binary"): Algorithm(
+        lambda prog, m, seg, rules, rate, entry, drop:
+            bcast_split_binary(prog, m, seg, entry, drop), _split_binary_shape),
+    ("Bcast", "linear"): Algorithm(lambda prog, m, seg, rules, rate, entry, drop:
+                                   bcast_linear(prog, m, entry)),
     ("Reduce", "binomial"): _reduce_over(in_order_binomial),
     ("Reduce", "binary"): _reduce_over(lambda n: kary(n, 2)),
     ("Reduce", "pipeline"): _reduce_over(lambda n: kary(n, 1)),
     ("Reduce", "chain"): _reduce_over(lambda n: kary(n, 1)),
-    ("Reduce", "linear"): lambda prog, m, seg, rules, rate, entry:
-        reduce_linear(prog, m, _rate(rate), entry),
+    ("Reduce", "linear"): Algorithm(lambda prog, m, seg, rules, rate, entry, drop:
+                                    reduce_linear(prog, m, _rate(rate), entry)),
 }
 
 
 def emit(name: str, alg: str, prog: Program, m: int, rules: str, reduce_rate: float | None,
-         entry: Entry) -> Entry:
+         entry: Entry, drop: int = 0) -> Entry:
     """Append collective ``name`` with algorithm ``alg`` to ``prog``, every rank starting
-    once it completed ``entry[rank]``; each rank's last operations. MPI returns at once
-    for 0 elements (``MPI_Bcast``/``MPI_Reduce`` in ompi/mpi/c/)."""
+    once it completed ``entry[rank]``, ``drop`` segments left out of its pipeline; each
+    rank's last operations. MPI returns at once for 0 elements (``MPI_Bcast``/
+    ``MPI_Reduce`` in ompi/mpi/c/)."""
     base, _, seg = alg.partition("@")
     if not m:
         return [list(e) for e in entry]
-    return EMITTERS[(name, base)](prog, m, int(seg or 0), rules, reduce_rate, entry)
+    return EMITTERS[(name, base)].emit(prog, m, int(seg or 0), rules, reduce_rate, entry, drop)
 
 
-def _emitted(name: str, base: str) -> Builder:
-    def build(n: int, m: int, seg: int, rules: str, rate: float | None) -> Program:
-        prog = Program(n)
-        emit(name, f"{base}@{seg}" if seg else base, prog, m, rules, rate,
-             [[] for _ in range(n)])
-        return prog
-    return build
+def _emitted(name: str, base: str) -> Planner:
+    shape = EMITTERS[(name, base)].shape
+
+    def plan(n: int, m: int, seg: int, rules: str, rate: float | None) -> Repeated:
+        def build(drop: int) -> Program:
+            prog = Program(n)
+            emit(name, f"{base}@{seg}" if seg else base, prog, m, rules, rate,
+                 [[] for _ in range(n)], drop)
+            return prog
+        repeats, depth = shape(n, m, seg) if m else (1, 0)
+        return Repeated(build, repeats, depth)
+    return plan
 
 
-BUILDERS: dict[tuple[str, str], Builder] = {
-    ("Gather", "linear"): _gather_linear, ("Gather", "linear_sync"): _gather_linear_sync,
-    ("Gather", "binomial"): _gather_binomial, ("Scatter", "linear"): _scatter_linear,
-    ("Scatter", "linear_nb"): _scatter_linear_nb, ("Scatter", "binomial"): _scatter_binomial,
+PLANNERS: dict[tuple[str, str], Planner] = {
+    **{key: plain(build) for key, build in (
+        (("Gather", "linear"), _gather_linear), (("Gather", "linear_sync"), _gather_linear_sync),
+        (("Gather", "binomial"), _gather_binomial), (("Scatter", "linear"), _scatter_linear),
+        (("Scatter", "linear_nb"), _scatter_linear_nb),
+        (("Scatter", "binomial"), _scatter_binomial))},
     **{key: _emitted(*key) for key in EMITTERS}}

@@ -23,7 +23,9 @@ and waits for both (``sendrecv_zero``, ``sendrecv_actual``):
 * allreduce ``ring``: n − 1 reduce-scatter steps (the next block's receive posted, the
   previous one waited for, combined and sent on with a blocking send), then n − 1
   send-receives of the allgather; ``ring_segmented@S`` (1.10) runs the reduce-scatter once
-  per phase on a share of every block, then one allgather of whole blocks.
+  per phase on a share of every block, then one allgather of whole blocks. Both are
+  :class:`~t2hx.flowsim.steady.Repeated` calls of n − 1 steps per phase (a truncated call
+  leaves steps out of the middle of every phase).
 * allreduce ``rabenseifner`` (4.1 ``redscat_allgather``): recursive halving of the vector
   with recursive distance doubling, then the allgather in reverse; off a power of two the
   first 2·extra ranks pair up first and the even ones hand the result to the odd ones.
@@ -33,20 +35,25 @@ and waits for both (``sendrecv_zero``, ``sendrecv_actual``):
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from t2hx.flowsim import collectives, rooted
-from t2hx.flowsim.rooted import Entry, FLOAT_BYTES, _rate, emit, lookup
+from t2hx.flowsim.rooted import FLOAT_BYTES, Entry, Planner, _rate, emit, lookup, plain
+from t2hx.flowsim.steady import Repeated, kept, whole
 from t2hx.flowsim.timeline import Program
 
-Builder = Callable[[int, int, int, str, float | None], Program]
+
+def call(name: str, alg: str, n: int, m: int, rules: str,
+         reduce_rate: float | None = None) -> Repeated | None:
+    """Collective ``name`` with algorithm ``alg`` (``base@segment``) as a call whose
+    ring steps can be truncated, or None when the algorithm has no program here (the
+    caller falls back to phases)."""
+    return lookup(PLANNERS, name, alg, n, m, rules, reduce_rate)
 
 
 def program(name: str, alg: str, n: int, m: int, rules: str,
             reduce_rate: float | None = None) -> Program | None:
-    """The program of collective ``name`` with algorithm ``alg`` (``base@segment``), or
-    None when the algorithm has none here (the caller falls back to phases)."""
-    return lookup(BUILDERS, name, alg, n, m, rules, reduce_rate)
+    """The whole program of :func:`call`, or None."""
+    found = call(name, alg, n, m, rules, reduce_rate)
+    return None if found is None else found.whole()
 
 
 def _fresh(n: int) -> Entry:
@@ -187,41 +194,54 @@ def _blocks(count: int, parts: int) -> list[int]:
     return [base + (i < split) for i in range(parts)]
 
 
-def _allreduce_ring(n: int, m: int, seg: int, rules: str, rate: float | None) -> Program:
-    prog = Program(n)
-    if m:
-        count = m // FLOAT_BYTES
-        if count < n:               # allreduce_intra_ring: recursive doubling then
-            allreduce_recursive_doubling(prog, m, _rate(rate), _fresh(n))
-            return prog
-        blocks = [FLOAT_BYTES * b for b in _blocks(count, n)]
-        state = _reduce_scatter_ring(prog, [blocks], _rate(rate), _fresh(n))
-        _allgather_ring(prog, blocks, state)
-    return prog
+def _allreduce_ring(n: int, m: int, seg: int, rules: str, rate: float | None) -> Repeated:
+    count = m // FLOAT_BYTES
+    if not m:
+        return whole(Program(n))
+    if count < n:                   # allreduce_intra_ring: recursive doubling then
+        return plain(_allreduce_recursive_doubling)(n, m, seg, rules, rate)
+    blocks = [FLOAT_BYTES * b for b in _blocks(count, n)]
+    return _ring(n, [blocks], blocks, _rate(rate))
+
+
+def _ring(n: int, phases: list[list[int]], blocks: list[int], rate: float) -> Repeated:
+    """The ring's reduce-scatter once per phase (``phases[p][b]`` bytes of block b), then
+    its allgather of ``blocks``: n − 1 steps each, every rank waiting on its neighbours."""
+    def build(drop: int) -> Program:
+        prog = Program(n)
+        state = _reduce_scatter_ring(prog, phases, rate, _fresh(n), drop)
+        _allgather_ring(prog, blocks, state, drop)
+        return prog
+    return Repeated(build, n - 1, n - 1, coupled=True)
 
 
 def _reduce_scatter_ring(prog: Program, phases: list[list[int]], rate: float,
-                         state: Entry) -> Entry:
+                         state: Entry, drop: int = 0) -> Entry:
     """The ring's reduce-scatter once per phase, ``phases[p][b]`` bytes of block b: rank r
-    sends block r − k + 1 in step k (blocking), having combined what it received in step
-    k − 1; it posts step k's receive once step k − 1's send completed."""
+    sends block r − i in step i (blocking), having combined what it received in step
+    i − 1; it posts step i's receive once step i − 1's send completed. ``drop``: steps
+    left out of each phase."""
     n = prog.n
     for share in phases:
-        sent = [prog.add(r, (r + 1) % n, share[r], send_after=state[r],
-                         recv_after=state[(r + 1) % n]) for r in range(n)]
-        for k in range(2, n):       # combine block r − k + 1 (the send's compute), send it
-            sent = [prog.add(r, (r + 1) % n, share[(r - k + 1) % n],
+        sent: list[int] = []
+        for i in kept(n - 1, drop):
+            if not sent:
+                sent = [prog.add(r, (r + 1) % n, share[(r - i) % n], send_after=state[r],
+                                 recv_after=state[(r + 1) % n]) for r in range(n)]
+                continue
+            # combine block r − i (the send's compute), send it
+            sent = [prog.add(r, (r + 1) % n, share[(r - i) % n],
                              send_after=[sent[r], sent[(r - 1) % n]],
                              recv_after=[sent[(r + 1) % n]],
-                             compute=share[(r - k + 1) % n] / rate) for r in range(n)]
+                             compute=share[(r - i) % n] / rate) for r in range(n)]
         state = [[prog.work(r, share[(r + 1) % n] / rate, after=[sent[r], sent[(r - 1) % n]])]
                  for r in range(n)]
     return state
 
 
-def _allgather_ring(prog: Program, blocks: list[int], state: Entry) -> Entry:
+def _allgather_ring(prog: Program, blocks: list[int], state: Entry, drop: int = 0) -> Entry:
     n = prog.n
-    for j in range(n - 1):
+    for j in kept(n - 1, drop):
         sent = [prog.add(r, (r + 1) % n, blocks[(r + 1 - j) % n], send_after=state[r],
                          recv_after=state[(r + 1) % n]) for r in range(n)]
         state = [[sent[r], sent[(r - 1) % n]] for r in range(n)]
@@ -229,12 +249,11 @@ def _allgather_ring(prog: Program, blocks: list[int], state: Entry) -> Entry:
 
 
 def _allreduce_ring_segmented(n: int, m: int, seg: int, rules: str,
-                              rate: float | None) -> Program:
+                              rate: float | None) -> Repeated:
     """``allreduce_intra_ring_segmented``: phases of the reduce-scatter on a share of every
     block (count / (n · segment elements) of them, one more for a large rest)."""
-    prog = Program(n)
     if not m:
-        return prog
+        return whole(Program(n))
     count = m // FLOAT_BYTES
     segcount = seg // FLOAT_BYTES if FLOAT_BYTES <= seg < m else count
     if count < n * segcount:
@@ -243,9 +262,7 @@ def _allreduce_ring_segmented(n: int, m: int, seg: int, rules: str,
     phases += int(left >= n and left > n * segcount / 2)
     blocks = _blocks(count, n)
     share = [[FLOAT_BYTES * _blocks(b, phases)[p] for b in blocks] for p in range(phases)]
-    state = _reduce_scatter_ring(prog, share, _rate(rate), _fresh(n))
-    _allgather_ring(prog, [FLOAT_BYTES * b for b in blocks], state)
-    return prog
+    return _ring(n, share, [FLOAT_BYTES * b for b in blocks], _rate(rate))
 
 
 def _allreduce_reduce_bcast(n: int, m: int, seg: int, rules: str,
@@ -326,14 +343,14 @@ def _allreduce_rabenseifner(n: int, m: int, seg: int, rules: str,
     return prog
 
 
-BUILDERS: dict[tuple[str, str], Builder] = {
-    ("Barrier", "recursive_doubling"): _barrier_recursive_doubling,
-    ("Barrier", "bruck"): _barrier_bruck,
-    ("Barrier", "linear"): _barrier_linear,
-    ("Barrier", "tree"): _barrier_tree,
-    ("Allreduce", "recursive_doubling"): _allreduce_recursive_doubling,
+PLANNERS: dict[tuple[str, str], Planner] = {
+    ("Barrier", "recursive_doubling"): plain(_barrier_recursive_doubling),
+    ("Barrier", "bruck"): plain(_barrier_bruck),
+    ("Barrier", "linear"): plain(_barrier_linear),
+    ("Barrier", "tree"): plain(_barrier_tree),
+    ("Allreduce", "recursive_doubling"): plain(_allreduce_recursive_doubling),
     ("Allreduce", "ring"): _allreduce_ring,
     ("Allreduce", "ring_segmented"): _allreduce_ring_segmented,
-    ("Allreduce", "reduce_bcast"): _allreduce_reduce_bcast,
-    ("Allreduce", "rabenseifner"): _allreduce_rabenseifner,
+    ("Allreduce", "reduce_bcast"): plain(_allreduce_reduce_bcast),
+    ("Allreduce", "rabenseifner"): plain(_allreduce_rabenseifner),
 }

@@ -8,7 +8,7 @@ and receives have completed, and under the protocol those wait on the partners. 
 order in which each rank posts them; :func:`compile` turns it into wire messages with
 dependencies under ob1's protocol (docs/modelling.md#per-rank-timelines):
 
-* **eager** (protocol size ``<= eager``, openib's ``btl_openib_eager_limit``): the data
+* **eager** (message size ``<= eager``, openib's ``btl_openib_eager_limit``): the data
   leaves once the sender is ready; the receive completes when the data has arrived *and*
   the receive is posted (an early message waits as unexpected).
 * **rendezvous** (larger): a header-only request (RTS) leaves once the sender is ready; the
@@ -59,9 +59,7 @@ class Program:
     receiver) before it posts send k; ``recv_after[k]``: likewise for the receiver before it
     posts receive k. Blocking calls in program order are exactly these lists. ``compute[k]``:
     seconds the sender works between being ready and posting send k (a reduction of what it
-    received, a copy). ``proto[k]``: the size that picks the protocol and the path (PARX's
-    LID): the message's size, or the segment size of a message that stands for several
-    consecutive segments. ``sync[k]``: a synchronous send. An entry with ``src == dst`` is a
+    received, a copy). ``sync[k]``: a synchronous send. An entry with ``src == dst`` is a
     rank's local work (:meth:`work`)."""
     n: int
     src: list[int] = field(default_factory=list)
@@ -70,12 +68,11 @@ class Program:
     send_after: list[list[int]] = field(default_factory=list)
     recv_after: list[list[int]] = field(default_factory=list)
     compute: list[float] = field(default_factory=list)
-    proto: list[int] = field(default_factory=list)
     sync: list[bool] = field(default_factory=list)
 
     def add(self, src: int, dst: int, size: int, send_after: list[int] | None = None,
             recv_after: list[int] | None = None, compute: float = 0.0,
-            proto: int | None = None, sync: bool = False) -> int:
+            sync: bool = False) -> int:
         """Append a message; its index. ``src == dst``: local work of ``compute`` seconds
         after ``send_after`` (see :meth:`work`)."""
         before, posted = list(send_after or ()), list(recv_after or ())
@@ -93,7 +90,6 @@ class Program:
         self.send_after.append(before)
         self.recv_after.append(posted)
         self.compute.append(float(compute))
-        self.proto.append(int(size if proto is None else proto))
         self.sync.append(bool(sync))
         return k
 
@@ -111,20 +107,17 @@ class Wire:
     messages whose delivery ends its operations (``done_rank[j]`` ends with
     ``done_wire[j]``). ``compute[i]``: seconds between the last dependency's delivery (or
     0) and message i's start, on top of the engine's overheads. ``local``: source =
-    destination, no bytes: on no link, done ``compute`` after its dependencies. ``runs``:
-    how many of the program's real messages one stands for (a run of g segments merged
-    into one: the engines charge it g messages' fixed latency)."""
+    destination, no bytes: on no link, done ``compute`` after its dependencies."""
     src: np.ndarray
     dst: np.ndarray
     size: np.ndarray
     kind: np.ndarray
-    lid_size: np.ndarray        # the program message's protocol size (PARX picks paths by it)
+    lid_size: np.ndarray        # the program message's size (PARX picks paths by it)
     dep_off: np.ndarray
     dep: np.ndarray
     done_rank: np.ndarray
     done_wire: np.ndarray
     compute: np.ndarray
-    runs: np.ndarray            # real messages each stands for (a merged run of segments)
     n: int = 0
 
     @property
@@ -157,10 +150,9 @@ def compile(prog: Program, eager: int) -> Wire:
     src = np.asarray(prog.src, np.int64)
     dst = np.asarray(prog.dst, np.int64)
     size = np.asarray(prog.size, np.int64)
-    proto = np.asarray(prog.proto, np.int64)
     work = src == dst
-    handshake = ~work & ((proto > eager) | np.asarray(prog.sync, bool))
-    inline = handshake & (proto <= eager)           # synchronous at an eager size
+    handshake = ~work & ((size > eager) | np.asarray(prog.sync, bool))
+    inline = handshake & (size <= eager)            # synchronous at an eager size
     s_off, s_ref = _csr(prog.send_after)
     r_off, r_ref = _csr(prog.recv_after)
     posted = np.diff(r_off) > 0
@@ -184,7 +176,7 @@ def compile(prog: Program, eager: int) -> Wire:
     w_kind = np.full(total, DATA, np.int8)
     w_size = np.zeros(total, np.int64)
     w_comp = np.zeros(total)
-    w_lid = np.repeat(proto, count)
+    w_lid = np.repeat(size, count)
     w_size[base] = np.where(handshake & ~inline, 0, size)
     w_kind[base] = np.where(handshake & ~inline, RTS, DATA)
     w_comp[base] = prog.compute
@@ -215,10 +207,8 @@ def compile(prog: Program, eager: int) -> Wire:
     ops = np.flatnonzero(~work)
     done_rank = np.concatenate([src, dst[ops]])
     done_wire = np.concatenate([sender_done, receiver_done[ops]])
-    runs = np.repeat(np.where(size > proto, -(-size // np.maximum(proto, 1)), 1), count)
-    runs[at] = 1
     return Wire(w_src, w_dst, w_size, w_kind, w_lid, w_off, w_dep, done_rank, done_wire,
-                w_comp, runs, prog.n)
+                w_comp, prog.n)
 
 
 def _done_of(ref: np.ndarray, rank: np.ndarray, src: np.ndarray, dst: np.ndarray,
