@@ -54,15 +54,16 @@ def sweep(msglog: tuple[int, int] = STUDY_MSGLOG) -> list[tuple[int, int]]:
 
 def mupp_job(net: Network, name: str, ranks: np.ndarray, repeat: int = 1,
              msglog: tuple[int, int] = STUDY_MSGLOG) -> Job:
-    """IMB Multi-PingPong: pairs i and i+n/2 ping-pong every size of the sweep, IMB's
-    repetition count each; one job iteration is one whole invocation.
+    """IMB Multi-PingPong: pairs (2g, 2g+1) of the job's ranks ping-pong every size of the
+    sweep, IMB's repetition count each (``-multi`` groups by rank / 2, IMB_set_communicator;
+    an odd rank out idles); one job iteration is one whole invocation.
 
     A size's repetitions are fused (``Comm.count``): all pings, then all pongs. Under
     constant contention that takes reps x (ping + pong) as the alternation does; it spares
     the fluid engine two events per repetition (docs/modelling.md#capacity-mode)."""
     ranks = np.asarray(ranks, dtype=np.int64)
-    half = len(ranks) // 2
-    a, b = ranks[:half], ranks[half:2 * half]
+    grouped = len(ranks) - len(ranks) % 2
+    a, b = ranks[0:grouped:2], ranks[1:grouped:2]
     steps: list = []
     for size, reps in sweep(msglog):
         steps += [Comm(a, b, size, reps), Comm(b, a, size, reps)]
