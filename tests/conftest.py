@@ -31,6 +31,23 @@ def mini_hyperx_dir(mini, routed):
 
 
 @pytest.fixture(scope="session")
+def mini_hx16(mini, mini_hyperx_dir):
+    """The flow model's network of the first 16 mini hosts (two switches of the HyperX)."""
+    from t2hx.flowsim.network import open_network
+
+    return open_network(mini, "hyperx", "dfsssp", hosts=mini.hostnames()[:16],
+                        routing=mini_hyperx_dir)
+
+
+@pytest.fixture(scope="session", params=["flow", "packet"])
+def mini_hx16_engine(request, mini_hx16):
+    """That network in each engine."""
+    from t2hx.flowsim.packet import open_packet
+
+    return mini_hx16 if request.param == "flow" else open_packet(mini_hx16)
+
+
+@pytest.fixture(scope="session")
 def mini_hyperx(mini, mini_hyperx_dir):
     """The flow model's network of every mini host on that routing."""
     from t2hx.flowsim.network import open_network

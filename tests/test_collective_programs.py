@@ -15,22 +15,19 @@ import pytest
 
 from t2hx.flowsim import collectives, patterns, rooted, symmetric, timeline
 from t2hx.flowsim.maxmin import maxmin_rates
-from t2hx.flowsim.network import open_network
-from t2hx.flowsim.packet import open_packet
 
 KIB = 1 << 10
 RATE = 4e9          # bytes/s a rank combines (the confs' reduce_gbps 32)
 
 
-@pytest.fixture(scope="module")
-def net(mini, mini_hyperx_dir):
-    return open_network(mini, "hyperx", "dfsssp", hosts=mini.hostnames()[:16],
-                        routing=mini_hyperx_dir)
+@pytest.fixture
+def net(mini_hx16):
+    return mini_hx16
 
 
-@pytest.fixture(scope="module", params=["flow", "packet"])
-def engine(request, net):
-    return net if request.param == "flow" else open_packet(net)
+@pytest.fixture
+def engine(mini_hx16_engine):
+    return mini_hx16_engine
 
 
 def build(name: str, alg: str, n: int, m: int, rules: str = "ompi-1.10") -> timeline.Program:

@@ -8,22 +8,19 @@ import numpy as np
 import pytest
 
 from t2hx.flowsim import collectives, patterns, rooted, timeline
-from t2hx.flowsim.network import open_network
-from t2hx.flowsim.packet import open_packet
 
 MIB = 1 << 20
 KIB = 1 << 10
 
 
-@pytest.fixture(scope="module")
-def net(mini, mini_hyperx_dir):
-    return open_network(mini, "hyperx", "dfsssp", hosts=mini.hostnames()[:16],
-                        routing=mini_hyperx_dir)
+@pytest.fixture
+def net(mini_hx16):
+    return mini_hx16
 
 
-@pytest.fixture(scope="module", params=["flow", "packet"])
-def engine(request, net):
-    return net if request.param == "flow" else open_packet(net)
+@pytest.fixture
+def engine(mini_hx16_engine):
+    return mini_hx16_engine
 
 
 def test_eager_is_one_wire_message_and_rendezvous_three() -> None:
