@@ -103,6 +103,7 @@ class Options:
 def reproduce(opts: Options) -> int:
     """The whole pipeline; 0 when the campaign completed and the Fig 1 checks hold."""
     previous = start(opts.logdir)
+    before_contract(opts.logdir, opts.scorecard)     # before the report reads it
     names = ", ".join(s.name for s in opts.systems)
     with Progress(f"reproduce {names} ({opts.profile})", total=3,
                   quiet=opts.quiet) as progress:
@@ -329,15 +330,21 @@ def scorecard(results, logdir: Path, out: Path, profile: str | None = None,
         return (f"scorecard: none: the claims of '{study.name}' are about "
                 f"{', '.join(study.own_systems())}, not this campaign's systems")
     verdicts = own.verdicts
-    # The contract this run replaces (the previous model's) stays beside the new one.
-    aside = logdir.with_name(f".{logdir.name}.previous") / logdir.name / "scorecard.json"
-    before = moves.keep_before(logdir, [out, aside])
+    before = before_contract(logdir, out)
     atomic_write(out, json.dumps(S.contract(verdicts), indent=2, ensure_ascii=False) + "\n")
     line = f"{S.counts_line(verdicts, profile)} (table: t2hx scorecard {logdir}; {out})"
     if before is not None:
         line += "\n" + moves.summary(moves.moves(moves.read_contract(before),
                                                   moves.read_contract(out)), len(verdicts))
     return line
+
+
+def before_contract(logdir: Path, out: Path) -> Path | None:
+    """The contract this run replaces (the previous model's), kept beside the new one."""
+    from t2hx.post.scorecard import moves
+
+    aside = logdir.with_name(f".{logdir.name}.previous") / logdir.name / "scorecard.json"
+    return moves.keep_before(logdir, [out, aside])
 
 
 def compare(results, previous: Path) -> str:
