@@ -1,6 +1,6 @@
 """The committed reference campaign (log/reference/, written by run/reproduce) never reports a
 number its hardware could not reach: no Gflop/s above the conf node's peak x nodes, no
-bandwidth above the plane's link rate, no time <= 0."""
+bandwidth above the plane's link rate, no time <= 0 (but for calls that move nothing)."""
 
 from __future__ import annotations
 
@@ -65,8 +65,16 @@ def test_no_bandwidth_above_the_link_rate():
         assert row.value * scale <= link * (1 + 1e-9), row
 
 
+#: Calls Open MPI returns from before any communication when they move no data
+#: (``ompi/mpi/c/bcast.c``, ``reduce.c``, ``allreduce.c``: ``0 == count``): IMB times next
+#: to nothing there, and the model says 0 (EmDL is IMB's Allreduce).
+EMPTY_AT_ZERO_BYTES = {"imb-bcast", "imb-reduce", "imb-allreduce", "emdl"}
+
+
 @pytest.mark.parametrize("unit", sorted(TIMES))
 def test_times_are_positive(unit):
     df = capability()
     rows = df[df["unit"] == unit]
-    assert (rows["value"] > 0).all()
+    empty = rows["benchmark"].isin(EMPTY_AT_ZERO_BYTES) & (rows["msg_size"] == 0)
+    assert len(rows[~empty]) and (rows.loc[~empty, "value"] > 0).all()
+    assert (rows.loc[empty, "value"] >= 0).all()
