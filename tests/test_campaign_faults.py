@@ -91,11 +91,15 @@ def _session(pid: int) -> int | None:
 
 
 def records(log: Path) -> Counter:
+    """How often each case was recorded: its passing perflog lines. A case a fault failed
+    after its performance stage (its cleanup on a full disk) also has a ``fail`` line, which
+    is no record (checks/lib/resume.py reruns such a case, ingest skips the line)."""
     keys: Counter = Counter()
     for path in sorted((log / "perflogs").rglob("*.log")):
         for frame in read_perflog(path).frames:
-            for row in frame[["benchmark", "combo", "num_nodes", "repetition",
-                              "perf_var"]].itertuples(index=False):
+            passed = frame[frame["result"].fillna("").str.strip() == "pass"]
+            for row in passed[["benchmark", "combo", "num_nodes", "repetition",
+                               "perf_var"]].itertuples(index=False):
                 keys[tuple(str(v) for v in row)] += 1
     return keys
 

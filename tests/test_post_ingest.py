@@ -103,6 +103,26 @@ def test_ingest_raw_and_perflog(tmp_path: Path) -> None:
     assert {x["path"] for x in s["ignored"]} == {"runs/hpcg-0/hpcg-np4-16x16x16-rt10.out"}
 
 
+def test_a_failed_cases_line_is_no_result(tmp_path: Path) -> None:
+    """ReFrame logs a case a second time, ``fail``, when a stage after its performance fails
+    (its cleanup on a full disk); resume reruns it. Results hold the passing line of each
+    case and skip the others, as resume does (checks/lib/resume.py)."""
+    log = tmp_path / "camp"
+    (log / "perflogs").mkdir(parents=True)
+    case = dict(benchmark="mpigraph", combo="hx-dfsssp-linear", num_nodes=7, perf_var="send_avg",
+                perf_unit="MB/s")
+    (log / "perflogs" / "mpigraph.log").write_text("\n".join([
+        HEADER,
+        perflog_line(repetition=0, perf_value="100.0", result="fail", **case),
+        perflog_line(repetition=1, perf_value="90.0", result="fail", **case),
+        perflog_line(repetition=0, perf_value="101.0", result="pass", **case)]) + "\n")
+    ing = ingest(log)
+    df = ing.results
+    assert df[["repetition", "value"]].values.tolist() == [[0, 101.0]]
+    skipped = [x["reason"] for x in ing.summary.as_dict()["skipped"]]
+    assert skipped == ["result fail, not pass"] * 2
+
+
 def test_ingest_simulated_header_and_missing_combo(tmp_path: Path) -> None:
     log = tmp_path / "sim"
     run = log / "runs" / "r"

@@ -263,7 +263,13 @@ def _perflog_frame(frame: pd.DataFrame, rel: str, campaign: str,
     bad = ~np.isfinite(out["value"].to_numpy(dtype=float))
     for no in frame.loc[bad, "_line"]:
         summary.skip("perflog line", f"{rel}:{no}", "perf_value is not a number")
-    return out[~bad]
+    # ReFrame logs a case again when a stage after its performance fails (cleanup on a full
+    # disk): such a line is no record (resume reruns the case, checks/lib/resume.py).
+    result = _col(frame, "result").fillna("pass").str.strip()
+    failed = ~bad & (result != "pass")
+    for no, what in zip(frame.loc[failed, "_line"], result[failed]):
+        summary.skip("perflog line", f"{rel}:{no}", f"result {what}, not pass")
+    return out[~bad & ~failed]
 
 
 # --- raw outputs ------------------------------------------------------------------------------
