@@ -52,7 +52,7 @@ from t2hx.atomic import staged_dir  # noqa: E402
 from t2hx import benchmarks, wire                                  # noqa: E402
 from t2hx.launcher import launch_command, shell_line, thread_env   # noqa: E402
 from t2hx.paths import cli, log_root, work_root                    # noqa: E402
-from t2hx.routing.reroute import ROUTE_RECORD, no_demand_note      # noqa: E402
+from t2hx.routing.reroute import ROUTE_RECORD, demand_note      # noqa: E402
 from t2hx.study import seconds                                     # noqa: E402
 
 WINDOW_FILE = "window.json"
@@ -248,7 +248,7 @@ class Capacity(T2hxCheck):
         with staged_dir(final) as tmp:         # whole, or the old record stays
             for name in [str(self.stdout), "capacity.json", "capacity.hosts", WINDOW_FILE,
                          "capacity.sh", f"{ROUTING_DIR}/{ROUTE_RECORD}",
-                         no_demand_note(Path(ROUTING_DIR)).name]:
+                         demand_note(Path(ROUTING_DIR)).name]:
                 if (stage / name).is_file():
                     shutil.copyfile(stage / name, tmp / Path(name).name)
 

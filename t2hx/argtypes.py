@@ -186,6 +186,21 @@ def text_line(text: str) -> str:
     return text
 
 
+def json_object(text: str) -> dict:
+    """A JSON object on the command line (a job's study input)."""
+    import json
+
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as err:
+        raise argparse.ArgumentTypeError(f"{text[:60]!r} is not JSON ({err.msg}) (fix: give "
+                                         "a JSON object, e.g. '{\"size\": 1048576}')") from None
+    if not isinstance(value, dict):
+        raise argparse.ArgumentTypeError(f"{text[:60]!r} is not a JSON object (fix: give "
+                                         "one, e.g. '{\"size\": 1048576}')")
+    return value
+
+
 def host(text: str) -> str:
     """A host name or IP address (ASCII letters, digits, ``.-:``)."""
     if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9.:-]{0,252}", text):

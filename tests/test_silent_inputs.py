@@ -16,8 +16,9 @@ import yaml
 
 from t2hx import wire
 from t2hx.post import report
-from t2hx.routing.reroute import (DEMAND_KEY, NO_DEMAND, JobSpec, demand_free_jobs,
-                                  demand_free_line, demand_meta, job_input)
+from t2hx.routing.reroute import (DEMAND_KEY, DERIVED, NO_DEMAND, RECORDED, JobSpec,
+                                  demand_line, demand_meta, demand_note, demand_sources,
+                                  job_input, no_demand_note)
 from tests.conftest import MINI
 
 CLI = Path(sys.executable).parent / "t2hx"
@@ -121,38 +122,44 @@ def test_hostfiles_refuses_an_unknown_study_profile(tmp_path):
     assert not (tmp_path / "hf").exists()
 
 
-def test_parx_without_a_profile_is_noted_counted_and_reported(tmp_path, monkeypatch, capsys):
-    """PARX keeps its demand-free routing for a job without a communication profile: the
-    routing step says so, notes it beside the routing directory (whose presence would mean
-    'simulate on these dumps'), the run's metadata carries it, and the report states it."""
+def test_parx_without_any_demand_is_noted_counted_and_reported(tmp_path, monkeypatch, capsys):
+    """PARX keeps its demand-free routing for a job with neither a communication profile nor
+    a pattern that moves bytes (IMB Barrier): the routing step says so, notes it beside the
+    routing directory (whose presence would mean 'simulate on these dumps'), the run's
+    metadata carries it, and the report states it beside the jobs routed with a demand."""
     monkeypatch.setenv("T2HX_PROFILES", str(tmp_path / "no-profiles"))
     hosts = tmp_path / "job.hosts"
     hosts.write_text("m1n01\nm1n02\n")
     from t2hx.conf import load_system
 
     out = tmp_path / "stage" / "routing"
-    assert job_input(load_system(MINI), "hyperx", "parx", [JobSpec("job0", "hpcg", hosts)],
-                     out) is None
-    assert "no communication profile for hpcg" in capsys.readouterr().err
+    assert job_input(load_system(MINI), "hyperx", "parx",
+                     [JobSpec("job0", "imb-barrier", hosts)], out) is None
+    assert "no demand for imb-barrier" in capsys.readouterr().err
     assert demand_meta(out) == {DEMAND_KEY: NO_DEMAND}
     assert not any(out.iterdir())           # nothing in the routing directory itself
 
     log = tmp_path / "log"
     for case, meta in (("a", {DEMAND_KEY: NO_DEMAND}), ("b", {DEMAND_KEY: NO_DEMAND}),
-                       ("c", {})):
+                       ("c", {DEMAND_KEY: DERIVED}), ("d", {})):
         run = log / "runs" / "sys" / "part" / case
         run.mkdir(parents=True)
         (run / wire.RUN_META).write_text(wire.run_meta_text({"benchmark": "hpcg", **meta}))
-    capacity = log / "capacity" / "sys" / "part" / "capacity_hx_r0"
-    capacity.mkdir(parents=True)
-    (capacity / (out.parent / "routing-no-demand.json").name).write_text(
-        json.dumps({"jobs": ["amg", "milc", "hpl"]}))
-    assert demand_free_jobs(log) == 5
+    capacity = log / "capacity" / "sys" / "part"
+    for name, note in (("old", {"jobs": ["amg", "milc", "hpl"]}),    # a log of before
+                       ("new", {"jobs": [{"job": "amg", "source": RECORDED},
+                                         {"job": "milc", "source": DERIVED}]})):
+        (capacity / name).mkdir(parents=True)
+        target = no_demand_note(out) if name == "old" else demand_note(out)
+        (capacity / name / target.name).write_text(json.dumps(note))
+    sources = demand_sources(log)
+    assert sources == {RECORDED: 1, DERIVED: 2, NO_DEMAND: 5}
 
-    summary = {"skipped": [], "ignored": [], "parx_without_demand": 5}
+    summary = {"skipped": [], "ignored": [], "parx_demand": sources}
     text = report.to_markdown(report.blocks("c", {}, summary, None, [], True, None, tmp_path))
-    assert demand_free_line(5) in text
-    assert "PARX routed without demand for 5 jobs: no communication profile" in text
+    assert demand_line(sources) in text
+    assert "PARX jobs routed: 1 with a recorded profile, 2 with a demand derived" in text
+    assert "5 without demand" in text and "not a measurement" in text
 
 
 def test_route_refuses_an_lmc_its_engine_ignores(tmp_path):

@@ -262,7 +262,8 @@ class T2hxCheck(rfm.RunOnlyRegressionTest):
         # ReFrame joins launcher options unquoted: each one stays one shell word.
         self.job.launcher.options = [shlex.quote(o) for o in opts]
         self.prerun_cmds += routing_step(self, ["--hostfile", self.hostfile,
-                                                "--benchmark", self.benchmark])
+                                                "--benchmark", self.benchmark, "--input",
+                                                json.dumps(self.input, sort_keys=True)])
 
     def launch_spec(self) -> Launch:
         """This case as a Launch: on `local` one rank per node (real Open MPI here)."""

@@ -73,6 +73,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="the job's hostfile")
     r.add_argument("--benchmark", action="append", default=[], type=A.name,
                    help="the job's benchmark")
+    r.add_argument("--input", action="append", default=[], type=A.json_object,
+                   help="the job's study input as JSON (a demand derived from the "
+                   "benchmark's pattern when no profile was recorded at its rank count)")
     r.add_argument("--jobs-json", type=A.input_file,
                    help="capacity.json of the capacity check (several jobs)")
     r.set_defaults(func=cmd_route_job)
@@ -109,13 +112,17 @@ def _jobs(args: argparse.Namespace) -> list:
 
     if args.jobs_json:
         data = json.loads(Path(args.jobs_json).read_text())
-        return [JobSpec(app, job["benchmark"], Path(job["hostfile"]).resolve())
-                for app, job in data.items()]
+        return [JobSpec(app, job["benchmark"], Path(job["hostfile"]).resolve(),
+                        job.get("params")) for app, job in data.items()]
     if len(args.hostfile) != len(args.benchmark) or not args.hostfile:
         raise T2hxError("give one --benchmark per --hostfile", field="--hostfile",
                         fix="e.g. --hostfile hostfiles/t2hx/linear/7.txt --benchmark hpl")
-    return [JobSpec(f"job{i}", b, Path(h).resolve())
-            for i, (b, h) in enumerate(zip(args.benchmark, args.hostfile))]
+    if args.input and len(args.input) != len(args.benchmark):
+        raise T2hxError("give one --input per --benchmark, or none", field="--input",
+                        fix="e.g. --benchmark mpigraph --input '{\"size\": 1048576}'")
+    inputs = args.input or [None] * len(args.benchmark)
+    return [JobSpec(f"job{i}", b, Path(h).resolve(), inp)
+            for i, (b, h, inp) in enumerate(zip(args.benchmark, args.hostfile, inputs))]
 
 
 def cmd_route_job(args: argparse.Namespace) -> int:

@@ -33,7 +33,7 @@ from t2hx.post.ingest import (MATRIX_COLUMNS, companion_results, ingest, known_s
 from t2hx.post.stats import summarize
 from t2hx.post.store import canonical, write_json, write_table
 from t2hx.progress import Progress
-from t2hx.routing.reroute import demand_free_jobs
+from t2hx.routing.reroute import demand_sources
 from t2hx.wire import COMPANION_ENGINE, NETWORK_BENCHMARK
 
 REPO = Path(__file__).resolve().parents[2]
@@ -131,8 +131,8 @@ def replay(logdir: Path, out: Path | None = None, quiet: bool | None = None) -> 
                                      ing.provenance.get("study"),
                                      ing.provenance.get("left_out"))
         summ = summary.as_dict()
-        if (free := demand_free_jobs(logdir)):      # an assumption the report states
-            summ["parx_without_demand"] = free
+        if any((sources := demand_sources(logdir)).values()):   # what PARX was routed with
+            summ["parx_demand"] = sources
         write_json(data_dir / "summary.json", summ)
         if engine_cmp is not None:
             write_json(data_dir / ENGINES_JSON, engines.as_dict(engine_cmp))

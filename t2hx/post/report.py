@@ -24,7 +24,7 @@ from t2hx.post.scorecard.text import VERDICTS, profile_label
 from t2hx import benchmarks
 from t2hx.post.figures import Figure
 from t2hx.post.store import write_text
-from t2hx.routing.reroute import demand_free_line
+from t2hx.routing.reroute import DERIVED, NO_DEMAND, demand_line
 
 Block = tuple
 
@@ -145,9 +145,14 @@ def blocks(campaign: str, prov: dict[str, Any], summary: dict[str, Any], baselin
         b.append(("table", systems))
     b += plane_blocks(prov.get("planes"))
     b += provenance_blocks(prov, baseline, simulated)
-    if summary.get("parx_without_demand"):     # what the runs assumed, stated once
-        b.append(("p", demand_free_line(summary["parx_without_demand"]) + " (conf/profiles/; "
-                  "`t2hx demand record`), so those cases ran on PARX's demand-free routing."))
+    if sources := summary.get("parx_demand"):     # what the runs assumed, stated once
+        said = [demand_line(sources), "recorded profiles live in conf/profiles/ (`t2hx demand "
+                "record`)"]
+        if sources.get(DERIVED):
+            said.append("a derived demand is the simulator's pattern, not a measurement")
+        if sources.get(NO_DEMAND):
+            said.append("a job without demand ran on PARX's demand-free routing")
+        b.append(("p", "; ".join(said) + " (docs/routing.md#derived-demand)."))
     b.append(("h", 2, "Inputs"))
     counts = {k: v for k, v in summary.items() if isinstance(v, int)}
     b.append(("table", pd.DataFrame(sorted(counts.items()), columns=["count", "value"])))
@@ -329,7 +334,12 @@ def capacity_paragraph(windows: list[dict]) -> str:
     nodes = sorted({int(w["nodes"]) for w in windows})
     notes = sorted({w.get("note", "") for w in windows} - {""})
     text = (f"Capacity window: {', '.join(f'{s:g}' for s in seconds)} s per combo "
-            f"(seed 000 §4.4.2 ran 3 h = 10800 s) on {', '.join(map(str, nodes))} nodes.")
+            f"(seed 000 §4.4.2 ran 3 h = 10800 s) on {', '.join(map(str, nodes))} nodes. "
+            "A run lasts its whole job: the launch at its node count, the code's set-up and "
+            "teardown, then the solve (docs/modelling.md#run-overheads); only runs that "
+            "ended within the window count, as the real driver counts them. Each app's "
+            "label gives its mean finished run; the table gives it per combo and, for "
+            "simulated windows, one run alone and its parts.")
     return text + (" " + " ".join(notes) if notes else "")
 
 

@@ -17,6 +17,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
 from t2hx import wire
 from t2hx.paths import profiles_root, work_root
 from t2hx.atomic import atomic_write
@@ -26,24 +28,29 @@ from t2hx.fabric.build import build_plane
 from t2hx.fabric.graph import Fabric
 from t2hx.progress import Progress
 from t2hx.routing import demand as dm, parx
-from t2hx.routing.cache import check_inputs
+from t2hx.routing.cache import check_inputs, ensure_routing
 from t2hx.routing.opensm import route
 from t2hx.routing.remote import apply_remote
 from t2hx.routing.smhost import request_for
 
 #: What the routing step of a real job writes into its routing directory.
 ROUTE_RECORD = "route.json"
-#: The run metadata key (t2hx-run.json) of a PARX case routed without demand, and its value.
-DEMAND_KEY, NO_DEMAND = "parx_demand", "none"
+#: The run metadata key (t2hx-run.json) that says where a PARX case's demand came from: a
+#: recorded profile, one derived from the benchmark's pattern, or none (demand-free routing).
+DEMAND_KEY = "parx_demand"
+RECORDED, DERIVED, NO_DEMAND = "recorded", "derived", "none"
+DEMAND_SOURCES = (RECORDED, DERIVED, NO_DEMAND)
 
 
 
 @dataclass(frozen=True)
 class JobSpec:
-    """One job to route for: an id, its benchmark (for the profile) and its hostfile."""
+    """One job to route for: an id, its benchmark (for the profile), its hostfile and its
+    study input (what a derived demand is derived for; None: the benchmark's defaults)."""
     job: str
     benchmark: str
     hostfile: Path
+    input: dict | None = None
 
 
 def validated_input(routing: str, fabric: Fabric, demand: str | None,
@@ -101,44 +108,76 @@ def job_profile(benchmark: str, hostfile: Path, profiles: Path | None = None) ->
     return str(folder / files[0].name.split(".")[0])
 
 
+def job_traffic(system: System, job: JobSpec) -> tuple[str, np.ndarray | None, str]:
+    """(source, rank x rank bytes, origin) of a job's demand: its benchmark's recorded profile
+    at the job's rank count, else the traffic derived from the benchmark's own pattern
+    (t2hx.flowsim.traffic), else none. A derivation that moves no bytes (a Barrier) is none."""
+    prefix = job_profile(job.benchmark, job.hostfile)
+    if prefix:
+        return RECORDED, dm.read_monitoring(prefix), prefix
+    from t2hx.flowsim.collectives import DEFAULT_RULES
+    from t2hx.flowsim.traffic import derived_traffic
+
+    ranks = len(dm.read_hostfile(job.hostfile))
+    rules = str(system.model.get("collectives") or DEFAULT_RULES)
+    traffic = derived_traffic(job.benchmark, ranks, job.input, rules)
+    if traffic is None or not traffic.any():
+        why = "moves no bytes" if traffic is not None else "has no derivation"
+        return NO_DEMAND, None, f"no profile at {ranks} ranks and its pattern {why}"
+    return DERIVED, traffic, f"derived from {job.benchmark}'s pattern at {ranks} ranks ({rules})"
+
+
 def job_input(system: System, plane: str, routing: str, jobs: list[JobSpec],
               out: Path) -> Path | None:
     """The input file of ``jobs`` for ``routing``, validated and written into ``out``: the job
-    file (sar) or the demand file from the jobs' profiles (parx; None without any)."""
+    file (sar) or the demand file from the jobs' recorded or derived demands (parx; None
+    when no job has one). For parx, the demand note beside ``out`` says where each job's
+    demand came from."""
     fabric = build_plane(system, plane)
     out.mkdir(parents=True, exist_ok=True)
     if routing == "sar":
         table = {j.job: list(dict.fromkeys(dm.read_hostfile(j.hostfile))) for j in jobs}
         dm.validate_jobs(table, fabric, out / "jobs.txt")
         return atomic_write(out / "jobs.txt", dm.render_jobs(table))
-    no_demand_note(out).unlink(missing_ok=True)     # a note of an earlier run no longer holds
-    demands = []
+    demands, notes = [], []
     for j in jobs:
-        prefix = job_profile(j.benchmark, j.hostfile)
-        if prefix:
-            matrix = dm.read_monitoring(prefix)
-            demands.append(dm.node_demand(matrix, dm.read_hostfile(j.hostfile), prefix))
+        source, matrix, origin = job_traffic(system, j)
+        notes.append({"job": j.job, "benchmark": j.benchmark, "source": source,
+                      "origin": origin})
+        if matrix is not None:
+            demands.append(dm.node_demand(matrix, dm.read_hostfile(j.hostfile), origin))
+    atomic_write(demand_note(out), json.dumps(
+        {"engine": routing, "profiles": str(profiles_root()), "jobs": notes}, indent=2) + "\n")
     if not demands:
-        note = {"engine": routing, "jobs": [j.job for j in jobs],
-                "benchmarks": [j.benchmark for j in jobs], "profiles": str(profiles_root())}
-        atomic_write(no_demand_note(out), json.dumps(note, indent=2) + "\n")
-        print(f"reroute: no communication profile for {', '.join(j.benchmark for j in jobs)}"
-              f" in {profiles_root()}: parx keeps its demand-free routing", file=sys.stderr)
+        print(f"reroute: no demand for {', '.join(j.benchmark for j in jobs)} (no profile in "
+              f"{profiles_root()}, no pattern): parx keeps its demand-free routing",
+              file=sys.stderr)
         return None
     return dm.write_demand(dm.combine(demands), out / "demand.txt", fabric)
 
 
 def reroute_for_jobs(system: System, plane: str, routing: str, jobs: list[JobSpec], *,
                      out: Path, quiet: bool | None = None) -> dict | None:
-    """The simulated checks' pre-run step: the jobs' input file into ``out``, then
-    :func:`reroute`. None when parx has no profile for any of the jobs."""
+    """The simulated checks' pre-run step: the jobs' input file into ``out``, the plane
+    routed with it (the routing cache: every repetition of a case, and every case with the
+    same demand, shares one OpenSM run), its files linked into ``out``. None when parx has
+    no demand for any of the jobs."""
     path = job_input(system, plane, routing, jobs, out)
     if path is None:
         if not any(out.iterdir()):
             out.rmdir()
         return None
     demand, job_file = (None, str(path)) if routing == "sar" else (str(path), None)
-    return reroute(system, plane, routing, demand=demand, jobs=job_file, out=out, quiet=quiet)
+    fabric = build_plane(system, plane)
+    with Progress("reroute", quiet=quiet) as prog:
+        prog.say(f"routing {fabric.name} with {routing} (ibsim + OpenSM, or the routing "
+                 "cache's run for this input)")
+        entry = ensure_routing(system, plane, routing, None, work_root(), fabric,
+                               demand=demand, jobs=job_file)
+    for item in entry.iterdir():
+        if not (out / item.name).exists():
+            (out / item.name).symlink_to(item)
+    return json.loads((entry / "opensm-run.json").read_text())
 
 
 def route_real(system: System, plane: str, routing: str, jobs: list[JobSpec], *, out: Path,
@@ -161,31 +200,52 @@ def route_real(system: System, plane: str, routing: str, jobs: list[JobSpec], *,
 INPUT_KIND = {"parx": "demand", "sar": "jobs"}
 
 
+def demand_note(out: Path) -> Path:
+    """Where the routing step notes each PARX job's demand source: beside the routing
+    directory, not in it (a routing directory means "simulate on these dumps")."""
+    return out.parent / f"{out.name}-demand.json"
+
+
 def no_demand_note(out: Path) -> Path:
-    """Where the routing step notes that PARX had no profile for its jobs: beside the
-    routing directory, not in it (a routing directory means "simulate on these dumps")."""
+    """The note logs written before demands were derived keep (every job in it: none)."""
     return out.parent / f"{out.name}-no-demand.json"
 
 
 def demand_meta(out: Path) -> dict:
-    """The run metadata of a case whose routing step wrote into ``out``: says when PARX
-    routed it without demand, so the report can count such cases."""
+    """The run metadata of a case whose routing step wrote into ``out``: where its PARX
+    demand came from, so the report can count cases by source."""
+    jobs = _read_json(demand_note(out)).get("jobs") or []
+    sources = {j.get("source") for j in jobs if isinstance(j, dict)}
+    if len(sources) == 1 and (source := sources.pop()) in DEMAND_SOURCES:
+        return {DEMAND_KEY: source}
     return {DEMAND_KEY: NO_DEMAND} if no_demand_note(out).is_file() else {}
 
 
-def demand_free_line(jobs: int) -> str:
-    return f"PARX routed without demand for {jobs} jobs: no communication profile"
+def demand_line(counts: dict[str, int]) -> str:
+    """The report's sentence on the demand PARX jobs were routed with."""
+    parts = [f"{counts.get(s, 0)} {label}" for s, label in (
+        (RECORDED, "with a recorded profile"), (DERIVED, "with a demand derived from the "
+         "benchmark's pattern (no profile at that rank count)"),
+        (NO_DEMAND, "without demand"))]
+    return "PARX jobs routed: " + ", ".join(parts)
 
 
-def demand_free_jobs(logdir: Path) -> int:
-    """Jobs of a campaign log that PARX routed without demand: capability runs whose
-    t2hx-run.json says so, and the jobs of capacity cases' kept notes."""
-    count = 0
+def demand_sources(logdir: Path) -> dict[str, int]:
+    """PARX jobs of a campaign log by demand source: capability runs by their t2hx-run.json,
+    capacity cases by their kept notes (older logs: the no-demand notes)."""
+    counts = dict.fromkeys(DEMAND_SOURCES, 0)
     for path in Path(logdir).glob(f"runs/**/{wire.RUN_META}"):
-        count += _read_json(path).get(DEMAND_KEY) == NO_DEMAND
-    for path in Path(logdir).glob("capacity/**/*-no-demand.json"):
-        count += len(_read_json(path).get("jobs") or [1])
-    return count
+        source = _read_json(path).get(DEMAND_KEY)
+        if source in counts:
+            counts[source] += 1
+    for path in Path(logdir).glob("capacity/**/*-demand.json"):
+        if path.name.endswith("-no-demand.json"):
+            counts[NO_DEMAND] += len(_read_json(path).get("jobs") or [1])
+            continue
+        for job in _read_json(path).get("jobs") or []:
+            if isinstance(job, dict) and job.get("source") in counts:
+                counts[job["source"]] += 1
+    return counts
 
 
 def _read_json(path: Path) -> dict:
