@@ -106,6 +106,7 @@ SCALE = {
     "from": F(int, required=True, min=1, doc="node count from which the override applies"),
     "set": F(dict, required=True, doc="input parameters replaced at this scale"),
 }
+SCALINGS = ("weak", "strong")
 BENCHMARK = {
     "title": F(str, default=""),
     "ladder": F(str, required=True, doc="a key of ladders:, e.g. ladder: pow2"),
@@ -113,6 +114,11 @@ BENCHMARK = {
                   doc="sub-benchmarks run as separate cases, e.g. IMB collectives"),
     "input": F(dict, default={}, doc="benchmark parameters, e.g. input: {cube: 128}"),
     "scale": F(list, default=[], items=SCALE),
+    "scaling": F(str, default=None, choices=SCALINGS,
+                 doc="the paper's input rule over node counts (seed 000 Table 2): weak = "
+                 "the input per process is held, strong = one input split over the "
+                 "processes; the app models follow it (tests/test_app_work_laws.py), "
+                 "e.g. scaling: weak"),
     "exclude": F(list, default=[], items=F(int), doc="node counts of the ladder left out"),
     "combos": F(list, default=None, items=F(str),
                 doc="only these combos (default: all), e.g. combos: [sr-edr-comm, dr-hdr-comm]"),

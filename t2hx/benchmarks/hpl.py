@@ -76,7 +76,10 @@ def perturb(out: HplOutput, f: float) -> HplOutput:
 
 
 APP = AppSpec("hpl", Skeleton(0.050, 100, (("panel", 8 * M), ("swap", 1 * M))),
+              # LU's 2/3 N^3 flops over P: with the matrix bytes per process held, a
+              # rank's flops grow as N ~ sqrt(P) (its share times N).
               work_rule=lambda i, n: 2 / 3 * hpl_n(i, n) ** 3 / n,
+              share_rule=lambda i, n: 8.0 * hpl_n(i, n) ** 2 / n,
               measure_rules=(("matrix", lambda i, n: float(hpl_n(i, n)) ** 2),),
               metric_rule=gflops_seconds)
 

@@ -3,8 +3,9 @@ the x500 codes with their own output).
 
 A code is an :class:`AppSpec`: its skeleton (one solver iteration's compute and
 communication, for codes without a calibration) and its input rules, which the calibrated
-model (t2hx/flowsim/appmodel.py) asks for: the per-rank work of a run, the measures its
-traffic scales with, and the seconds of a calibration run's metric. A proxy app's module is
+model (t2hx/flowsim/appmodel.py) asks for: the per-rank work of a run, the per-rank share of
+the input that the study's ``scaling`` rule (seed 000 Table 2) holds or divides, the measures
+its traffic scales with, and the seconds of a calibration run's metric. A proxy app's module is
 then one call of :func:`proxy_app`; its metric is the agreed solver walltime line
 (t2hx/wire.py) that our patches print, on real runs and on the flow model alike.
 """
@@ -63,6 +64,9 @@ class AppSpec:
     sets_rule: Callable[[dict[str, Any], float], int] | None = None
     #    a whole run's repeats of the modelled timed section: (input, seconds of one) -> count
     #    (HPCG times sets for the input's seconds); None: one
+    share_rule: Rule | None = None
+    #    the input a rank holds, which weak scaling keeps and strong scaling divides (HPL's
+    #    matrix bytes, qb@ll's atoms); None: the work itself (work linear in the share)
 
     def measure(self, name: str, inp: dict[str, Any], ranks: int) -> float:
         """``one`` (independent of the input) or one of the code's measures."""
@@ -76,6 +80,9 @@ class AppSpec:
 
     def work(self, inp: dict[str, Any], ranks: int) -> float:
         return self._guarded(self.work_rule, inp, ranks)
+
+    def share(self, inp: dict[str, Any], ranks: int) -> float:
+        return self._guarded(self.share_rule or self.work_rule, inp, ranks)
 
     def seconds_of(self, run: dict[str, Any], inp: dict[str, Any]) -> float:
         return self.metric_rule(run, inp)
@@ -178,11 +185,11 @@ def perturb_walltime(out: Walltime, f: float) -> Walltime:
 
 def proxy_app(key: str, title: str, check: str, spack_spec: str, *, skeleton: Skeleton,
               work: Rule, measures: dict[str, Rule], local_binary: str,
-              parser: str | None = None, markers: tuple[str, ...] = (),
-              aliases: tuple[str, ...] = ()) -> Benchmark:
+              share: Rule | None = None, parser: str | None = None,
+              markers: tuple[str, ...] = (), aliases: tuple[str, ...] = ()) -> Benchmark:
     """A proxy app of seed 000 §4.2: its walltime line is the metric, on real runs (our
     patches print it) and on the flow model."""
-    app = AppSpec(key, skeleton, work, tuple(measures.items()))
+    app = AppSpec(key, skeleton, work, tuple(measures.items()), share_rule=share)
     return Benchmark(
         key, title, "app", check, parser or key, metric="solver_walltime", unit="s",
         spack_spec=spack_spec, markers=(wire.WALLTIME_MARKER, *markers),

@@ -16,5 +16,7 @@ def swfft_ng(inp: dict, ranks: int) -> int:
 BENCHMARK = proxy_app(
     "swfft", "SWFFT", "SWFFT", "swfft", local_binary="TestDfft",
     skeleton=Skeleton(0.100, 16, (("alltoall_total", 256 * M), ("alltoall_total", 256 * M))),
+    # An FFT's N log N: a rank's share of the grid times log2 of its side.
     work=lambda i, n: i["reps"] * swfft_ng(i, n) ** 3 * math.log2(swfft_ng(i, n)) / n,
+    share=lambda i, n: swfft_ng(i, n) ** 3 / n,
     measures={"data": lambda i, n: i["reps"] * swfft_ng(i, n) ** 3 / n})

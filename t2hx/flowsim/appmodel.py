@@ -15,7 +15,10 @@ Per-rank bytes of a kind = k x pattern(n, measure(input, n)); k is the least-squ
 the calibrated rank counts >= 2. Compute = the calibrated one-rank time x work(study input) /
 work(calibration input) x this machine's rate / the conf node's rate for the code's bound
 (``node:`` of the conf system, ``conf/calibration/machine.json`` for this machine).
-Nothing is fitted to a published result.
+Nothing is fitted to a published result. A code's work follows the study's ``scaling`` rule
+(seed 000 Table 2) through its input rules: the share of the input a rank holds, which weak
+scaling keeps and strong scaling divides, times the code's cost per unit of it
+(docs/modelling.md#work-laws, tests/test_app_work_laws.py).
 
 The model never names a code's input keys itself: what an input means (its work, its
 measures, the seconds of a calibration run's metric) comes with the code as
@@ -177,6 +180,10 @@ class ModelRules(Protocol):
 
     def work(self, inp: dict, ranks: int) -> float:
         """Per-rank work of a run; only ratios of one code's work are used."""
+
+    def share(self, inp: dict, ranks: int) -> float:
+        """The input one rank holds: what the study's ``scaling`` rule keeps (weak) or
+        divides (strong); the work is this share times the code's cost per unit of it."""
 
     def seconds_of(self, run: dict, inp: dict) -> float:
         """The timed seconds of a calibration run, from its Table 2 metric."""
