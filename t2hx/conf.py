@@ -382,16 +382,26 @@ INTERFERENCE = {
 }
 
 # A capacity run's launch and the codes' own set-up + teardown beside the timed section,
-# measured by bench/overheads.py (bench/results/overheads.json; docs/modelling.md#run-overheads;
-# tests/test_overhead.py holds these to that file). Codes not listed: launch only.
-RUN_OVERHEAD_LAUNCH_S = 0.4159
+# measured by bench/overheads.py (bench/results/overheads.json; docs/modelling.md#run-overheads).
+# Launch: start-up = a + b * x(N), the law with the smallest residuals among the fits of real
+# mpirun start-ups at 1-4 nodes on the test cluster (log/startup/runs.json; seed 000 started
+# every job by mpirun with a hostfile); tests/test_capacity_whole_job.py refits it from those
+# runs. Set-up: tests/test_overhead.py holds it to the bench file. Codes not listed: launch only.
+RUN_OVERHEAD_LAUNCH = {"launcher": "mpirun", "law": "log2", "a_s": 0.5654, "b_s": 0.3376}
 RUN_OVERHEAD_SETUP = {"minife": 1.4295, "amg": 0.6092, "comd": 0.0104, "graph500": 2.5503,
                       "hpcg": 0.0033}
 RUN_OVERHEAD = {
     "mode": F(str, default="measured", choices=("measured", "off"),
               doc="measured: capacity runs last launch + set-up + solve + teardown; off: solve"),
-    "launch_s": F(float, default=RUN_OVERHEAD_LAUNCH_S, min=0.0,
-                  doc="mpirun start-up of the smallest job on one node, s"),
+    "launcher": F(str, default=RUN_OVERHEAD_LAUNCH["launcher"], choices=("mpirun", "srun"),
+                  doc="the launcher whose measured start-up law a run's launch follows"),
+    "law": F(str, default=RUN_OVERHEAD_LAUNCH["law"], choices=("levels", "log2", "linear"),
+             doc="start-up = launch_a_s + launch_b_s * x(N): x = levels of ORTE's radix-64 "
+             "tree, log2(N) or N - 1 (t2hx.flowsim.overhead.law_x)"),
+    "launch_a_s": F(float, default=RUN_OVERHEAD_LAUNCH["a_s"], min=0.0,
+                    doc="start-up of a one-node job, s (log/startup/runs.json fit)"),
+    "launch_b_s": F(float, default=RUN_OVERHEAD_LAUNCH["b_s"],
+                    doc="start-up per unit of the law's x(N), s"),
     "setup": F(dict, default=RUN_OVERHEAD_SETUP, values=F((int, float), min=0),
                doc="code: (set-up + teardown) / timed section, e.g. setup: {minife: 1.4}"),
 }
@@ -401,6 +411,20 @@ RUN_OVERHEAD = {
 # path's own difference to unpatched Open MPI is within its noise, median 0;
 # docs/modelling.md#parx-mpi-cost; tests/test_parx_flowsim.py holds it to that file).
 PARX_MESSAGE_NS = 14.29
+
+# MPI stacks an endpoint can run (docs/modelling.md#mpi-stacks): each one's PML cost per
+# message beyond its release's ob1, whose costs overhead_us and gap_us stand for. message_ns:
+# one message's extra one-way time (half round trip at <= 64 B), gap_ns: the extra interval
+# between two messages a rank injects (inverse message rate); measured over shared memory by
+# bench/mpi_stacks.py (log/mpi-stacks/, bench/results/mpi_stacks.json; tests/test_mpi_stacks.py
+# recomputes them from the raw runs). ob1 1.10.7 vs 4.1 mixes in the BTLs rewritten between the
+# releases and is not applied. bfo-parx: bfo with our PARX patch enabled; its LID walk is
+# parx_message_ns, added on PARX networks as before.
+MPI_STACKS: dict[str, dict[str, float]] = {
+    "ompi-4.1-ob1": {"message_ns": 0.0, "gap_ns": 0.0},
+    "ompi-1.10.7-ob1": {"message_ns": 0.0, "gap_ns": 0.0},
+    "ompi-1.10.7-bfo-parx": {"message_ns": 19.6, "gap_ns": 42.1},
+}
 
 # LogGP-style parameters of the flow model (t2hx.flowsim); defaults are QDR 4x InfiniBand
 # with a ConnectX-2 class HCA: ~100 ns per switch, ~0.6 us software overhead per side.
@@ -414,6 +438,14 @@ MODEL = {
     "parx_message_ns": F(float, default=PARX_MESSAGE_NS, min=0.0,
                          doc="PARX routing: the sender's extra work per message, ns "
                          "(bench/results/parx_mpi_cost.json)"),
+    "mpi": F(dict, default=None, fields={
+        "stack": F(str, default="ompi-4.1-ob1", choices=tuple(MPI_STACKS),
+                   doc="the MPI stack of non-PARX networks, e.g. stack: ompi-1.10.7-ob1 "
+                   "(docs/modelling.md#mpi-stacks)"),
+        "parx_stack": F(str, default="ompi-4.1-ob1", choices=tuple(MPI_STACKS),
+                        doc="the MPI stack of PARX networks, e.g. parx_stack: "
+                        "ompi-1.10.7-bfo-parx (seed 000's PARX MPI)"),
+    }, doc="which measured MPI stack the endpoints run (t2hx.conf.MPI_STACKS)"),
     "reduce_gbps": F(float, default=32.0, min=0.1,
                      doc="rate of the local reduction in reducing collectives, Gbit/s"),
     "collectives": F(str, default="ompi-4.1",

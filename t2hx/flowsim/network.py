@@ -4,7 +4,8 @@
 produced for it (or dumps copied from a real fabric), and a hostfile (rank i on line i's
 host). Paths come from the LFTs; which of an HCA's 2^LMC LIDs a message targets is asked of
 a *LID chooser* ``chooser(src_hca_idx, dst_hca_idx, msg_bytes) -> lid_index`` (arrays in,
-array out; default: the base LID). A ``parx`` network gets Table 1 there
+array out; default: the base LID); one with ``per_message = True`` gets each call whole, one
+size per message, since it draws per message. A ``parx`` network gets Table 1 there
 (:class:`t2hx.routing.parx.Table1Chooser`), whether routed here or read from ``routing`` dumps.
 
 Routing runs come from :mod:`t2hx.routing.cache` (real OpenSM under ibsim, cached per
@@ -22,7 +23,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from t2hx.routing import parx
-from t2hx.conf import System, load_system, system_path
+from t2hx.conf import MPI_STACKS, System, load_system, system_path
 from t2hx.errors import ConfError, WorkloadError
 from t2hx.flowsim import bulk, timeline
 from t2hx.flowsim.collectives import DEFAULT_RULES
@@ -36,11 +37,12 @@ from t2hx.textfile import read_text
 if TYPE_CHECKING:
     from t2hx.placement.network_analysis import P2PTiming
 
-LidChooser = Callable[[np.ndarray, np.ndarray, int], np.ndarray]
+# size: one for the call, or one per message for a chooser with ``per_message = True``
+LidChooser = Callable[[np.ndarray, np.ndarray, int | np.ndarray], np.ndarray]
 GBIT = 1e9 / 8          # bytes/s per Gbit/s
 
 
-def base_lid(src: np.ndarray, dst: np.ndarray, size: int) -> np.ndarray:
+def base_lid(src: np.ndarray, dst: np.ndarray, size: int | np.ndarray) -> np.ndarray:
     """Default LID chooser: every message to the destination's base LID."""
     return np.zeros(len(src), dtype=np.int64)
 
@@ -62,9 +64,15 @@ class LogGP:
         per-message cost (``parx_message_ns``, docs/modelling.md#parx-mpi-cost) to a send."""
         # .get: a model dict built by hand (not by load_system) may lack the field
         extra = model.get("parx_message_ns", 0.0) * 1e-9 if engine == "parx" else 0.0
+        # the endpoints' MPI stack (docs/modelling.md#mpi-stacks): its cost beyond 4.1's ob1
+        mpi = model.get("mpi") or {}
+        stack = MPI_STACKS[mpi.get("parx_stack" if engine == "parx" else "stack",
+                                   "ompi-4.1-ob1")]
         return cls(hop=model["switch_latency_ns"] * 1e-9, overhead=model["overhead_us"] * 1e-6,
-                   gap=model["gap_us"] * 1e-6, reduce_rate=model["reduce_gbps"] * GBIT,
-                   collectives=model.get("collectives", DEFAULT_RULES), send_extra=extra)
+                   gap=model["gap_us"] * 1e-6 + stack["gap_ns"] * 1e-9,
+                   reduce_rate=model["reduce_gbps"] * GBIT,
+                   collectives=model.get("collectives", DEFAULT_RULES),
+                   send_extra=extra + stack["message_ns"] * 1e-9)
 
     def latency(self, switches: np.ndarray) -> np.ndarray:
         """Zero-byte one-way time: send + receive overhead and the switch hops."""
@@ -181,6 +189,10 @@ class Network:
         a, b = self.rank_hca_idx[src], self.rank_hca_idx[dst]
         if np.ndim(size) == 0:
             idx = np.asarray(self.chooser(a, b, int(size)), dtype=np.int64)
+        elif getattr(self.chooser, "per_message", False):
+            # the chooser draws per message from the whole call: no split by size
+            size = np.broadcast_to(np.asarray(size, dtype=np.int64), np.shape(src))
+            idx = np.asarray(self.chooser(a, b, size), dtype=np.int64)
         else:
             size = np.broadcast_to(np.asarray(size), np.shape(src))
             idx = np.zeros(len(a), dtype=np.int64)
@@ -206,15 +218,17 @@ class Network:
             self._cache[lid_index] = (p.reshape(n, n, -1), hops.reshape(n, n).astype(np.int16))
         return self._cache[lid_index]
 
-    def paths(self, src: np.ndarray, dst: np.ndarray, size: int | np.ndarray = 0
-              ) -> tuple[np.ndarray, np.ndarray]:
+    def paths(self, src: np.ndarray, dst: np.ndarray, size: int | np.ndarray = 0,
+              lid: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
         """(paths, switches) of messages src[k] → dst[k] (ranks) of ``size`` bytes (one size,
-        or one per message: PARX picks the LID by size)."""
+        or one per message: PARX picks the LID by size and a coin per message). ``lid``: the
+        LID indices :meth:`lid_index` gave for this very call, when the caller needs both."""
         src = np.asarray(src, dtype=np.int64)
         dst = np.asarray(dst, dtype=np.int64)
         if src.size == 0:
             return np.zeros((0, 1), dtype=np.int32), np.zeros(0, dtype=np.int16)
-        lid = self.lid_index(src, dst, size)
+        if lid is None:
+            lid = self.lid_index(src, dst, size)
         if not lid.any():
             p, h = self._all_pairs(0)
             return p[src, dst], h[src, dst]

@@ -248,8 +248,9 @@ class PacketNetwork:
                 lid_size: np.ndarray, dep: np.ndarray, delay: np.ndarray,
                 dep_off: np.ndarray | None = None) -> packetk.Messages:
         net = self.net
-        paths, _ = net.paths(src, dst, lid_size)
+        # one LID draw per message, shared by its path and its VL
         lid = net.lid_index(src, dst, lid_size)
+        paths, _ = net.paths(src, dst, lid_size, lid)
         h, links = net.ranks, net.tables.links
         full = np.concatenate([(links + src)[:, None], paths, (links + h + dst)[:, None]],
                               axis=1)

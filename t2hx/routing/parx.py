@@ -74,27 +74,70 @@ SMALL_ARRAY = _table_array(TABLE1_SMALL)
 LARGE_ARRAY = _table_array(TABLE1_LARGE)
 
 
-def pair_coin(src: np.ndarray, dst: np.ndarray) -> np.ndarray:
-    """The flow model's coin for a source/destination HCA pair: the Open MPI patch flips a
-    fresh coin per message, a static flow model needs one fixed choice per pair. A
-    multiplicative hash of both indices (upper half, as the patch takes ``coin >> 16``)
-    spreads the pairs evenly over both LIDs and is the same in every run."""
-    h = (np.asarray(src, dtype=np.uint64) * np.uint64(0x9E3779B1)
-         + np.asarray(dst, dtype=np.uint64) * np.uint64(0x85EBCA77)) & np.uint64(0xFFFFFFFF)
-    return (h >> np.uint64(16)).astype(np.int64)
+#: Seed of the per-message coins (:func:`message_coins`): fixed, so a simulated case draws
+#: the same coins in every run and the run cache's key (the model's code) stays valid.
+COIN_SEED = 0x4501
+_K_SRC, _K_DST, _K_SEQ, _K_SIZE = (np.uint64(0x9E3779B97F4A7C15), np.uint64(0xC2B2AE3D27D4EB4F),
+                                   np.uint64(0x165667B19E3779F9), np.uint64(0xD6E8FEB86659FD93))
 
 
-def select_many(src_q: np.ndarray, dst_q: np.ndarray, size: int,
+def _mix(x: np.ndarray) -> np.ndarray:
+    """splitmix64's finaliser on uint64 arrays (wrapping arithmetic): every input bit moves
+    every output bit, so neighbouring counters give independent-looking coins."""
+    x = x ^ (x >> np.uint64(30))
+    x = x * np.uint64(0xBF58476D1CE4E5B9)
+    x = x ^ (x >> np.uint64(27))
+    x = x * np.uint64(0x94D049BB133111EB)
+    return x ^ (x >> np.uint64(31))
+
+
+def sender_sequence(src: np.ndarray) -> np.ndarray:
+    """Each message's number among its sender's messages in the call (0, 1, ...): the
+    counter the Open MPI patch advances per message (one ``static`` coin per process)."""
+    src = np.asarray(src, dtype=np.int64)
+    if src.size < 2 or np.bincount(src).max() < 2:
+        return np.zeros(src.size, dtype=np.int64)        # one message per sender
+    order = np.argsort(src, kind="stable")
+    s = src[order]
+    seq = np.empty(src.size, dtype=np.int64)
+    seq[order] = np.arange(src.size) - np.searchsorted(s, s, side="left")
+    return seq
+
+
+def message_coins(src: np.ndarray, dst: np.ndarray, size: np.ndarray | int) -> np.ndarray:
+    """A fair coin (0 or 1) per message of one call, where the Open MPI patch draws a fresh
+    one per message: a counter-based hash of the sender and destination HCA, the message's
+    number among its sender's messages in the call (:func:`sender_sequence`), a digest of
+    all the call's messages and :data:`COIN_SEED`. The digest makes a pair's coin differ
+    between calls (eBB's rounds, a program's steps) while identical calls (a phase the packet
+    engine simulates once for all its repetitions) draw identically, so results depend on the
+    simulated messages only, never on call order or caches."""
+    s = np.asarray(src, dtype=np.int64).astype(np.uint64)
+    d = np.asarray(dst, dtype=np.int64).astype(np.uint64)
+    n = np.broadcast_to(np.asarray(size, dtype=np.int64), s.shape).astype(np.uint64)
+    pair = s * _K_SRC ^ d * _K_DST
+    digest = np.full(1, np.uint64(COIN_SEED)) + _mix(pair + n * _K_SIZE).sum(dtype=np.uint64)
+    seq = sender_sequence(src).astype(np.uint64)
+    return (_mix(_mix(pair + seq * _K_SEQ) + digest) >> np.uint64(63)).astype(np.int64)
+
+
+def select_many(src_q: np.ndarray, dst_q: np.ndarray, size: np.ndarray | int,
                 threshold: int = DEFAULT_THRESHOLD, coin: np.ndarray | int = 0) -> np.ndarray:
-    """:func:`select` over arrays of quadrants (one message size for all)."""
-    table = LARGE_ARRAY if size >= threshold else SMALL_ARRAY
-    return table[np.asarray(dst_q), np.asarray(src_q), np.asarray(coin) & 1]
+    """:func:`select` over arrays of quadrants (``size``: one for all or one per message)."""
+    idx = (np.asarray(dst_q), np.asarray(src_q), np.asarray(coin) & 1)
+    if np.ndim(size) == 0:
+        return (LARGE_ARRAY if size >= threshold else SMALL_ARRAY)[idx]
+    return np.where(np.asarray(size) >= threshold, LARGE_ARRAY[idx], SMALL_ARRAY[idx])
 
 
 class Table1Chooser:
     """The flow model's LID chooser for PARX (``t2hx.flowsim.network.LidChooser``): Table 1a
-    below ``threshold`` bytes, 1b from it on, quadrants of the HCAs from the fabric, and
-    :func:`pair_coin` where the table offers two LIDs."""
+    below ``threshold`` bytes, 1b from it on, quadrants of the HCAs from the fabric, and a
+    coin per message (:func:`message_coins`) where the table offers two LIDs. It takes a
+    whole call at once (``per_message``: one size per message), since the coins depend on
+    every message of the call."""
+
+    per_message = True
 
     def __init__(self, fabric: Fabric, threshold: int = DEFAULT_THRESHOLD,
                  source: object = None) -> None:
@@ -106,10 +149,11 @@ class Table1Chooser:
         self.quadrant = np.array([quads[h] for h in fabric.hcas()], dtype=np.int64)
         self.threshold = int(threshold)
 
-    def __call__(self, src: np.ndarray, dst: np.ndarray, size: int) -> np.ndarray:
+    def __call__(self, src: np.ndarray, dst: np.ndarray, size: np.ndarray | int
+                 ) -> np.ndarray:
         src, dst = np.asarray(src, dtype=np.int64), np.asarray(dst, dtype=np.int64)
         return select_many(self.quadrant[src], self.quadrant[dst], size, self.threshold,
-                           pair_coin(src, dst))
+                           message_coins(src, dst, size))
 
 
 def check_lids(fabric: Fabric, hca_lids: np.ndarray, lmc: int, source: object = None) -> None:
