@@ -14,7 +14,8 @@ bytes onto 1..255), so a derivation keeps the pattern's relative volumes and nee
 * IMB collectives, EmDL: the algorithm Open MPI's rules pick (t2hx.flowsim.collectives) at
   every size of the sweep, times IMB's repetition count at that size (EmDL: ``iter``);
 * IMB Multi-PingPong: pairs (2g, 2g+1), both ways, every size times its repetitions;
-* proxy apps and x500: the flow model's skeleton of the code (t2hx.modelled_profiles).
+* proxy apps and x500: the iterations of the code's calibrated model for the job's input
+  (t2hx.flowsim.appmodel), its skeleton without an input.
 """
 
 from __future__ import annotations
@@ -95,11 +96,17 @@ def emdl(n: int, inp: dict[str, Any], rules: str, variant: str | None) -> np.nda
 
 
 def app(key: str) -> Traffic:
-    def skeleton(n: int, inp: dict[str, Any], rules: str, variant: str | None) -> np.ndarray:
-        from t2hx.modelled_profiles import model_traffic
+    """A code's run as the simulator runs it: its calibrated model's iterations for the job's
+    input (t2hx/flowsim/appmodel.py), or its skeleton without one."""
+    def run(n: int, inp: dict[str, Any], rules: str, variant: str | None) -> np.ndarray:
+        from t2hx.benchmarks import app as code_of
+        from t2hx.flowsim.apps import iteration_phases, iterations_of
 
-        return model_traffic(key, n)[0].astype(np.float64)
-    return skeleton
+        code = code_of(key)
+        given = inp or None
+        phases = iteration_phases(code, n, 1.0, 4e9, inp=given, rules=rules)
+        return _matrix(n, phases) * iterations_of(code, given)
+    return run
 
 
 #: Derivations of the network benchmarks by study key; codes the model runs use their skeleton.
@@ -108,9 +115,10 @@ NETWORK: dict[str, Traffic] = {"mpigraph": mpigraph, "ebb": ebb, "ring-allreduce
 
 
 def derived_traffic(benchmark: str, ranks: int, inp: dict[str, Any] | None = None,
-                    rules: str = collectives.DEFAULT_RULES) -> np.ndarray | None:
+                    rules: str | None = None) -> np.ndarray | None:
     """Bytes rank -> rank of one run of ``benchmark`` (a check's name: ``imb-bcast``) on
-    ``ranks`` ranks with its study input; None when the benchmark has no derivation."""
+    ``ranks`` ranks with its study input, collectives as ``rules`` pick them (the conf's
+    ``model.collectives``; None: the default); None when the benchmark has no derivation."""
     from t2hx import benchmarks
 
     bench = benchmarks.BY_KEY.get(benchmark)
@@ -119,10 +127,12 @@ def derived_traffic(benchmark: str, ranks: int, inp: dict[str, Any] | None = Non
         key, _, low = benchmark.partition("-")
         bench = benchmarks.BY_KEY.get(key)
         names = {v.lower(): v for v in (bench.variants if bench else ())}
-        if low not in names:
+        if bench is None or low not in names:
             return None
         variant = names[low]
     if ranks < 2:
         return None
     derive = NETWORK.get(bench.key) or (app(bench.key) if bench.app else None)
-    return None if derive is None else derive(ranks, dict(inp or {}), rules, variant)
+    if derive is None:
+        return None
+    return derive(ranks, dict(inp or {}), rules or collectives.DEFAULT_RULES, variant)

@@ -274,3 +274,49 @@ def test_every_caller_passes_the_conf_rule_set(nets, monkeypatch) -> None:
 def test_docs_cite_both_sources() -> None:
     page = (ROOT / "docs" / "modelling.md").read_text()
     assert "v1.10.7" in page and "v4.1.x" in page and "model.collectives" in page
+
+
+# What v4.1.4's coll_tuned_decision_fixed.c picks where the earlier reduced reading did not
+# (the real IMB runs' pml_monitoring profiles showed the difference: tests/test_derived_demand.py).
+V4_1_4 = [
+    ("Gather", 14, 1 * MIB, "binomial"), ("Gather", 300, 4 * KIB, "linear"),
+    ("Gather", 6, 2 * MIB, "linear_sync"), ("Gather", 3, 40 * KIB, "linear"),
+    ("Scatter", 12, 64 * KIB, "linear_nb"), ("Scatter", 12, 2 * MIB, "linear"),
+    ("Scatter", 40, 10 * KIB, "binomial"), ("Scatter", 100, 4 * KIB, "linear_nb"),
+    ("Reduce", 7, 2 * MIB, "linear"), ("Reduce", 5, 600 * KIB, "binomial"),
+    ("Reduce", 3, 100 * KIB, "linear"), ("Reduce", 3, 2 * MIB, "pipeline"),
+    ("Reduce", 300, 12 * KIB, "binary"),
+]
+
+
+@pytest.mark.parametrize("name,n,m,alg", V4_1_4)
+def test_4_1_follows_the_v4_1_4_tables(name, n, m, alg) -> None:
+    assert choose(name, n, m, rules=NEW) == alg
+
+
+def test_4_1_rabenseifner_keeps_the_even_ranks_off_a_power_of_two() -> None:
+    """``allreduce_intra_redscat_allgather``: on 7 ranks 1, 3 and 5 hand their halves to 0, 2
+    and 4, which with 6 halve and double at distance 1 first (the largest block), then 2."""
+    alg, ph = phases("Allreduce", 7, 4 * MIB, rules=NEW)
+    assert alg == "rabenseifner"
+    pairs = [sorted(zip(p.src.tolist(), p.dst.tolist())) for p in ph]
+    assert pairs[1] == [(1, 0), (3, 2), (5, 4)]                       # the odd ones' halves
+    assert pairs[2] == [(0, 2), (2, 0), (4, 6), (6, 4)] and ph[2].size[0] == 2 * MIB
+    assert pairs[3] == [(0, 4), (2, 6), (4, 0), (6, 2)] and ph[3].size[0] == 1 * MIB
+    assert pairs[-1] == [(0, 1), (2, 3), (4, 5)] and ph[-1].size[0] == 4 * MIB
+
+
+@pytest.mark.parametrize("n", [5, 12, 28, 37, 64, 100])
+def test_4_1_scatter_allgather_bcast_gives_every_rank_the_whole_message(n) -> None:
+    """The allgather of 4.1's scatter-allgather Bcast off a power of two (recursive doubling,
+    then recursive halving to the ranks without a partner) brings every rank, the root too,
+    all of the message but the block the scatter left it."""
+    m = 4 * MIB + 12345
+    alg, ph = phases("Bcast", n, m, algorithm="scatter_allgather", rules=NEW, root=3)
+    got = np.zeros(n)
+    for p in ph:
+        if p.name == "allgather":
+            np.add.at(got, p.dst, p.size)
+    block = -(-m // n)
+    own = np.clip(m - ((np.arange(n) - 3) % n) * block, 0, block)     # by distance to root
+    assert np.array_equal(got + own, np.full(n, m))

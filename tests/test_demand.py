@@ -3,7 +3,9 @@ rank matrix → node demand (0..255) → parx; validation before OpenSM; run/rer
 
 from __future__ import annotations
 
+import hashlib
 import json
+import re
 import subprocess
 from pathlib import Path
 
@@ -31,11 +33,15 @@ def test_monitoring_files_give_the_rank_matrix() -> None:
     assert m[2, 3] == 196608 + 8
 
 
-def test_normalise_maps_min_nonzero_to_1_and_max_to_255() -> None:
-    w = dm.normalise(dm.read_monitoring(PREFIX))
+def test_normalise_maps_the_max_to_255_and_the_rest_in_proportion() -> None:
+    raw_m = dm.read_monitoring(PREFIX)
+    w = dm.normalise(raw_m)
     assert w.max() == 255 and w[3, 0] == 255
-    assert w[w > 0].min() == 1 and (w[dm.read_monitoring(PREFIX) == 0] == 0).all()
-    raw = dm.read_monitoring(PREFIX).ravel()
+    assert w[w > 0].min() == 1 and (w[raw_m == 0] == 0).all()   # 100 B of 262144: still 1
+    assert w[1, 2] == round(255 * 131072 / 262144)
+    # A near-uniform pattern stays uniform (mpiGraph: 1,638 vs 1,639 kB per pair).
+    assert set(dm.normalise(np.array([[0, 1638000], [1639000, 0]])).ravel()) == {0, 255}
+    raw = raw_m.ravel()
     order = np.argsort(raw)
     assert (np.diff(w.ravel()[order]) >= 0).all()  # monotone
     assert (dm.normalise(np.array([[0, 5], [5, 0]])) == [[0, 255], [255, 0]]).all()
@@ -206,7 +212,8 @@ def test_record_runs_real_open_mpi_and_installs_the_profile(traffic_binary, tmp_
                                                             capsys) -> None:
     out = tmp_path / "profiles"
     assert main(["demand", "record", "--benchmark", "traffic", "--np", "3", "--out", str(out),
-                 "--", str(traffic_binary)]) == 0
+                 "--expect", r"^traffic: 3 ranks done$", "--program-version", "traffic.c test",
+                 "--study-input", '{"pattern": "ring"}', "--", str(traffic_binary)]) == 0
     m = dm.read_monitoring(out / "traffic" / "3" / "traffic")
     assert [p.name for p in sorted((out / "traffic" / "3").iterdir())] == \
         [f"traffic.{r}.prof" for r in range(3)]                 # only the rank files
@@ -214,13 +221,49 @@ def test_record_runs_real_open_mpi_and_installs_the_profile(traffic_binary, tmp_
     info = json.loads((out / "traffic" / "3.json").read_text())
     assert info["ranks"] == 3 and info["mpi"].startswith("mpirun (Open MPI)")
     assert "pml_monitoring_enable" in info["command"] and info["bytes_total"] == int(m.sum())
+    assert info["program"] == {"path": str(traffic_binary.resolve()), "version": "traffic.c test",
+                               "sha256": hashlib.sha256(traffic_binary.read_bytes()).hexdigest()}
+    assert info["input"] == {"pattern": "ring"} and info["expect"] == [r"^traffic: 3 ranks done$"]
+    assert (out / "traffic" / "3.out.txt").read_text() == "traffic: 3 ranks done\n"
     capsys.readouterr()
-    # a failing run leaves the installed profile alone and says why in one line
-    assert main(["demand", "record", "--benchmark", "traffic", "--np", "3", "--out", str(out),
-                 "--", "false"]) == 2
-    err = capsys.readouterr().err.strip()
-    assert err.count("\n") == 0 and "mpirun exited with" in err
+    # a failing run, or one whose output lacks a marker, leaves the installed profile alone
+    # and says why in one line
+    for argv, why in ((["--", "false"], "mpirun exited with"),
+                      (["--expect", "^traffic: 4 ranks", "--", str(traffic_binary)],
+                       "does not match '^traffic: 4 ranks'"),
+                      (["--hpl", "1000:64", "--", str(traffic_binary)],  # xhpl's verdict
+                       r"does not match '^End of Tests\\.'")):
+        assert main(["demand", "record", "--benchmark", "traffic", "--np", "3", "--out",
+                     str(out), *argv]) == 2
+        err = capsys.readouterr().err.strip()
+        assert err.count("\n") == 0 and why in err, err
     assert (dm.read_monitoring(out / "traffic" / "3" / "traffic") == m).all()
+    assert json.loads((out / "traffic" / "3.json").read_text()) == info
+
+
+@pytest.mark.parametrize("argv, why", [
+    (["--hpcc", "1000:64", "--", "xhpl"], "--hpcc runs Debian's hpcc with its own"),
+    (["--hpcc", "1000:64", "--expect", "x"], "--hpcc runs Debian's hpcc with its own"),
+    (["--hpl", "1000"], "no program to record"),
+    (["--hpl", "1000", "--", "xhpl"], "--hpl '1000'"),
+    (["--expect", "(", "--", "true"], "is not a regular expression"),
+])
+def test_record_refuses_a_muddled_request_before_running(argv, why, tmp_path, capsys) -> None:
+    code = main(["demand", "record", "--benchmark", "x", "--np", "2", "--out", str(tmp_path),
+                 *argv])
+    assert code == 2 and why in capsys.readouterr().err
+    assert not any(tmp_path.iterdir())
+
+
+def test_record_writes_the_hpl_checks_input_for_xhpl() -> None:
+    """--hpl N:NB writes the HPL.dat the HPL check writes (checks/x500.py), most square grid."""
+    from t2hx.commands.demand import HPL_DAT
+
+    check = (ROOT / "checks" / "x500.py").read_text()
+    assert f'HPL_DAT = """{HPL_DAT}"""' in check
+    text = HPL_DAT.format(case="c", n=1000, nb=64, p=2, q=7)
+    values = {line.split()[1]: line.split()[0] for line in text.splitlines()[5:12]}
+    assert (values["Ns"], values["NBs"], values["Ps"], values["Qs"]) == ("1000", "64", "2", "7")
 
 
 def test_recorded_profiles_go_where_rerouting_reads_them(traffic_binary, tmp_path,
@@ -239,22 +282,48 @@ def test_recorded_profiles_go_where_rerouting_reads_them(traffic_binary, tmp_pat
     assert not (ROOT / "conf" / "profiles" / "traffic").exists()
 
 
-@pytest.mark.parametrize("ranks", [4, 7, 14, 28])
-def test_committed_hpl_profiles_are_complete_real_recordings(ranks) -> None:
-    """conf/profiles/hpl: what `t2hx campaign reroute` finds for HPL jobs of that size."""
-    folder = ROOT / "conf" / "profiles" / "hpl" / str(ranks)
+COMMITTED = sorted((ROOT / "conf" / "profiles").glob("*/*.json"))
+
+
+@pytest.mark.parametrize("record", COMMITTED, ids=lambda p: f"{p.parent.name}-{p.stem}")
+def test_committed_profiles_are_complete_real_recordings(record: Path, tmp_path) -> None:
+    """conf/profiles: what `t2hx campaign reroute` finds for a job of that benchmark and size,
+    each a completed run whose kept output shows the markers it was checked for."""
+    from t2hx.routing.reroute import job_profile
+
+    info, folder = json.loads(record.read_text()), record.with_suffix("")
+    ranks = int(record.stem)
+    assert info["ranks"] == ranks and info["benchmark"] == record.parent.name
     names = sorted(p.name for p in folder.iterdir())
-    assert names == sorted(f"hpcc.{r}.prof" for r in range(ranks))
-    m = dm.read_monitoring(folder / "hpcc", ranks)
-    info = json.loads(folder.with_suffix(".json").read_text())
-    assert info["bytes_total"] == int(m.sum()) and (m.sum(axis=1) > 0).all()
-    assert info["hpl"]["p"] * info["hpl"]["q"] == ranks and info["hpl"]["n"] == 1000
-    assert "HPL" in info["hpcc_sections"] and info["hpl_tflops"] > 0
-    outf = folder.with_suffix(".hpccoutf.txt").read_text()
-    assert "End of HPC Challenge tests." in outf and "PASSED" in outf
+    assert names == sorted(f"{info['prefix']}.{r}.prof" for r in range(ranks))
+    m = dm.read_monitoring(folder / info["prefix"], ranks)
+    assert info["bytes_total"] == int(m.sum()) > 0
+    assert info["program"]["sha256"] and info["mpi"].startswith("mpirun (Open MPI)")
+    output = record.with_suffix(".out.txt").read_text()
+    assert all(re.search(p, output, re.M) for p in info["expect"]) and info["expect"]
     hosts = [f"r01n{i:02d}" for i in range(1, ranks + 1)]
     d = dm.node_demand(m, hosts)
     assert max(w for row in d.values() for w in row.values()) == 255
+    hostfile = tmp_path / "hosts"
+    hostfile.write_text("".join(f"{h}\n" for h in hosts))
+    assert job_profile(record.parent.name, hostfile) == str(folder / info["prefix"])
+
+
+@pytest.mark.parametrize("ranks", [4, 7, 14, 28])
+def test_committed_hpl_profiles_are_hpl_alone(ranks) -> None:
+    """The HPL profiles are xhpl's traffic at the HPL check's local input, not HPCC's whole
+    suite: HPL sends along its process grid's rows and columns (panel broadcasts, row swaps)
+    and nowhere else but for a few set-up bytes, where HPCC's kernels join every rank pair."""
+    record = ROOT / "conf" / "profiles" / "hpl" / f"{ranks}.json"
+    info = json.loads(record.read_text())
+    assert Path(info["program"]["path"]).name == "xhpl" and "hpcc_sections" not in info
+    assert "HPLinpack 2.3" in record.with_suffix(".out.txt").read_text()
+    p, q = info["hpl"]["p"], info["hpl"]["q"]
+    assert p * q == ranks and info["hpl"]["n"] == 1000 and info["hpl_gflops"] > 0
+    m = dm.read_monitoring(record.with_suffix("") / info["prefix"], ranks)
+    row, col = np.divmod(np.arange(ranks), q)           # PMAP 0: rank = row * Q + col
+    on_grid_lines = (row[:, None] == row[None, :]) | (col[:, None] == col[None, :])
+    assert m[on_grid_lines].sum() >= 0.999 * m.sum()
 
 
 def test_modelled_profiles_say_so_and_stay_out_of_conf(tmp_path, capsys) -> None:

@@ -1,6 +1,6 @@
 """PARX routed with each job's demand (seed 000 §3.2.2–3.2.3): a recorded profile where one
 exists at the job's rank count, else a demand derived from the benchmark's own pattern
-(t2hx/flowsim/traffic.py), said per job in the demand note, the run's metadata and the report
+(t2hx/traffic.py), said per job in the demand note, the run's metadata and the report
 (docs/routing.md#derived-demand)."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from t2hx.conf import load_system
-from t2hx.flowsim.traffic import derived_traffic
+from t2hx.traffic import derived_traffic
 from t2hx.routing import demand as dm
 from t2hx.routing.reroute import (DEMAND_KEY, DERIVED, RECORDED, JobSpec, demand_meta,
                                   demand_note, job_input, reroute_for_jobs)
@@ -36,7 +36,8 @@ def test_a_job_without_a_profile_is_routed_with_its_derived_demand(tmp_path, mon
     system, hosts = load_system(MINI), _hosts(tmp_path, 4)
     job = JobSpec("job0", "mpigraph", hosts, {"size": 65536, "iters": 5, "window": 5})
     first = tmp_path / "case0" / "routing"
-    summary = reroute_for_jobs(system, "hyperx", "parx", [job], out=first, quiet=True)
+    summary = reroute_for_jobs(system, "hyperx", "parx", [job], out=first, quiet=True,
+                               derive=derived_traffic)
     assert summary and summary["engine_used"] == "parx"
     demand = dm.read_demand(first / "demand.txt")
     names = [f"m1n{i:02d}" for i in range(1, 5)]
@@ -50,7 +51,8 @@ def test_a_job_without_a_profile_is_routed_with_its_derived_demand(tmp_path, mon
     entry = dumps.resolve().parent
     stamp = (entry / "opensm-run.json").stat().st_mtime_ns
     second = tmp_path / "case1" / "routing"
-    reroute_for_jobs(system, "hyperx", "parx", [job], out=second, quiet=True)
+    reroute_for_jobs(system, "hyperx", "parx", [job], out=second, quiet=True,
+                     derive=derived_traffic)
     assert (second / "opensm-lfts.dump").resolve().parent == entry
     assert (entry / "opensm-run.json").stat().st_mtime_ns == stamp     # not routed again
 
@@ -66,7 +68,8 @@ def test_a_recorded_profile_wins_over_the_derivation(tmp_path, monkeypatch):
     monkeypatch.setenv("T2HX_PROFILES", str(tmp_path / "profiles"))
     hosts = _hosts(tmp_path, 3)
     out = tmp_path / "routing"
-    path = job_input(load_system(MINI), "hyperx", "parx", [JobSpec("j", "mpigraph", hosts)], out)
+    path = job_input(load_system(MINI), "hyperx", "parx", [JobSpec("j", "mpigraph", hosts)], out,
+                     derived_traffic)
     assert path is not None
     pairs = {(s, d) for s, row in dm.read_demand(path).items() for d in row}
     assert pairs == {("m1n01", "m1n02"), ("m1n02", "m1n03"), ("m1n03", "m1n01")}

@@ -133,8 +133,10 @@ def test_parx_without_any_demand_is_noted_counted_and_reported(tmp_path, monkeyp
     from t2hx.conf import load_system
 
     out = tmp_path / "stage" / "routing"
+    from t2hx.traffic import derived_traffic
+
     assert job_input(load_system(MINI), "hyperx", "parx",
-                     [JobSpec("job0", "imb-barrier", hosts)], out) is None
+                     [JobSpec("job0", "imb-barrier", hosts)], out, derived_traffic) is None
     assert "no demand for imb-barrier" in capsys.readouterr().err
     assert demand_meta(out) == {DEMAND_KEY: NO_DEMAND}
     assert not any(out.iterdir())           # nothing in the routing directory itself

@@ -142,17 +142,24 @@ def test_binomial_tree_is_the_in_order_tree() -> None:
     assert old.dst[:2] == [1, 2] and new.dst[:2] == [4, 6]
 
 
-def test_imb_gather_rows_come_from_each_ranks_own_time(net) -> None:
-    """A linear Gather at a rendezvous size: the root's first partner takes one lone
-    message (t_min), the last waits for all 15 (t_max), t_avg lies half-way: each rank's
-    own time, where the phase model gave every rank the phase's end."""
-    rows = patterns.imb(net, "Gather", [4 * KIB, MIB])
+def test_imb_gather_rows_come_from_each_ranks_own_time(mini, mini_hyperx_dir) -> None:
+    """A linear Gather at a rendezvous size (Open MPI 4.1.4 picks it on 4-7 ranks from 32 to
+    256 KiB): the root's first partner takes about one lone message (t_min), the last waits
+    for all 6 (t_max), t_avg lies between: each rank's own time, where the phase model gave
+    every rank the phase's end."""
+    from t2hx.flowsim.network import open_network
+
+    net = open_network(mini, "hyperx", "dfsssp", hosts=mini.hostnames()[:7],
+                       routing=mini_hyperx_dir)
+    rows = patterns.imb(net, "Gather", [4 * KIB, 128 * KIB])
     assert rows[1].algorithm == "linear"
-    assert rows[1].algorithm == collectives.choose("Gather", 16, MIB, net.loggp.collectives)
-    lone = net.run([patterns.Phase.of([1], [0], MIB)]).total * 1e6
-    assert rows[1].t_min == pytest.approx(lone, rel=0.05)
-    assert rows[1].t_max == pytest.approx(15 * lone, rel=0.05)
-    assert 7 * lone < rows[1].t_avg < 9 * lone
+    assert rows[1].algorithm == collectives.choose("Gather", 7, 128 * KIB, net.loggp.collectives)
+    lone = net.run([patterns.Phase.of([1], [0], 128 * KIB)]).total * 1e6
+    # The first partner's rendezvous waits behind the root's handshakes with the others:
+    # a few microseconds, not another message.
+    assert lone < rows[1].t_min < lone + 3.0
+    assert rows[1].t_max == pytest.approx(6 * lone, rel=0.06)
+    assert 3 * lone < rows[1].t_avg < 4.5 * lone
 
 
 def test_imb_repetitions_follow_the_dynamic_policy() -> None:

@@ -126,6 +126,7 @@ def _jobs(args: argparse.Namespace) -> list:
 
 
 def cmd_route_job(args: argparse.Namespace) -> int:
+    from t2hx.traffic import derived_traffic
     from t2hx.conf import load_system, system_path
     from t2hx.routing.reroute import reroute_for_jobs, route_real
 
@@ -134,7 +135,7 @@ def cmd_route_job(args: argparse.Namespace) -> int:
     if args.mode == "real":
         jobs = _jobs(args) if args.hostfile or args.jobs_json else []
         result = route_real(system, args.plane, args.routing, jobs, out=out,
-                            quiet=args.quiet or None)
+                            quiet=args.quiet or None, derive=derived_traffic)
         print(f"{result['host']}: plane {args.plane} routed with {result['engine_used']}, "
               f"LMC {result['lmc']} (verified from OpenSM's log and dumps)")
         return 0
@@ -142,7 +143,7 @@ def cmd_route_job(args: argparse.Namespace) -> int:
         raise T2hxError(f"{args.routing} is not re-routed per job in simulation",
                         field="--routing", fix="use parx or sar (or --mode real)")
     reroute_for_jobs(system, args.plane, args.routing, _jobs(args), out=out,
-                     quiet=args.quiet or None)
+                     quiet=args.quiet or None, derive=derived_traffic)
     return 0
 
 

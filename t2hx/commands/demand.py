@@ -8,9 +8,13 @@ The demand files' module and the fabric builder (numpy) are imported by the verb
 from __future__ import annotations
 
 import argparse
+import hashlib
 import re
 import shutil
+import subprocess
 import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from t2hx import argtypes as A
 
@@ -54,14 +58,27 @@ def register(sub: argparse._SubParsersAction) -> None:
                          "pml_monitoring → conf/profiles/<benchmark>/<np>/",
                          description="Records the communication profile `t2hx campaign reroute` "
                          "looks up for parx: every rank's pml_monitoring file, plus "
-                         "<benchmark>/<np>.json saying how it was recorded.")
-    r.add_argument("--benchmark", required=True, type=A.name, help="study benchmark name, e.g. hpl")
+                         "<benchmark>/<np>.json saying how it was recorded and <np>.out.txt "
+                         "(the program's output). Installed only if the run completed.")
+    r.add_argument("--benchmark", required=True, type=A.name,
+                   help="the name re-routing looks up: the check's benchmark, e.g. hpl, "
+                   "imb-bcast, mupp")
     r.add_argument("--np", type=A.int_range(2, 1 << 20, what="ranks"), required=True,
                    help="MPI ranks (on this machine)")
     r.add_argument("--hpcc", metavar="N:NB", help="run Debian's hpcc with this HPL problem "
                    "(hpccinf.txt from its example, P x Q most square) instead of a command")
+    r.add_argument("--hpl", metavar="N:NB", help="the command after -- is xhpl: write HPL.dat "
+                   "for this problem (the HPL check's, P x Q most square) and require its "
+                   "residual checks passed")
     r.add_argument("--input", action="append", default=[], type=A.input_file, metavar="FILE",
-                   help="copy this file into the run's working directory (e.g. HPL.dat)")
+                   help="copy this file into the run's working directory (repeat)")
+    r.add_argument("--expect", action="append", default=[], type=_regex, metavar="REGEX",
+                   help="the program's stdout must match this (repeat; e.g. its end marker)")
+    r.add_argument("--program-version", type=A.text_line, metavar="TEXT",
+                   help="the program's version and patches, for <np>.json")
+    r.add_argument("--study-input", type=A.json_object, metavar="JSON",
+                   help="the study input the command line runs, for <np>.json, e.g. "
+                   "'{\"size\": 65536, \"iters\": 5, \"window\": 5}'")
     r.add_argument("--prefix", type=A.name, help="file prefix (default: the command's name)")
     r.add_argument("--out", default=None, type=A.output_dir,
                    help="profiles folder (default: where re-routing "
@@ -148,47 +165,176 @@ def hpcc_grid_input(n: int, nb: int, ranks: int) -> tuple[str, int, int]:
     return hpcc_input(n, nb, p, q), p, q
 
 
+# HPL.dat as checks/x500.py writes it for xhpl (one problem, one NB, one P x Q grid), so a
+# recorded HPL profile runs the input the HPL check runs.
+HPL_DAT = """HPL input written by t2hx (checks/x500.py)
+case {case}
+HPL.out      output file name (if any)
+6            device out (6=stdout,7=stderr,file)
+1            # of problems sizes (N)
+{n}          Ns
+1            # of NBs
+{nb}         NBs
+0            PMAP process mapping (0=Row-,1=Column-major)
+1            # of process grids (P x Q)
+{p}          Ps
+{q}          Qs
+16.0         threshold
+1            # of panel fact
+2            PFACTs (0=left, 1=Crout, 2=Right)
+1            # of recursive stopping criterium
+4            NBMINs (>= 1)
+1            # of panels in recursion
+2            NDIVs
+1            # of recursive panel fact.
+1            RFACTs (0=left, 1=Crout, 2=Right)
+1            # of broadcast
+1            BCASTs (0=1rg,1=1rM,2=2rg,3=2rM,4=Lng,5=LnM)
+1            # of lookahead depth
+1            DEPTHs (>=0)
+2            SWAP (0=bin-exch,1=long,2=mix)
+64           swapping threshold
+0            L1 in (0=transposed,1=no-transposed) form
+0            U  in (0=transposed,1=no-transposed) form
+1            Equilibration (0=no,1=yes)
+8            memory alignment in double (> 0)
+"""
+# xhpl's own verdict: it finished, every test passed its residual check, none failed
+HPL_EXPECT = [r"^End of Tests\.", r"\b[1-9]\d* tests completed and passed residual checks",
+              r"\b0 tests completed and failed residual checks"]
+HPL_RESULT = re.compile(r"^W\S+\s+\d+\s+\d+\s+\d+\s+\d+\s+(\S+)\s+(\S+)\s*$", re.M)
+# the program's output kept beside <np>.json: hpcc writes its own file, the others stdout
+OUTPUTS = (".hpccoutf.txt", ".out.txt")
+
+
+@dataclass
+class Plan:
+    """What `demand record` runs: the command, the files it needs, its success test and
+    what <np>.json says of it."""
+    command: list[str]
+    files: dict[str, str] = field(default_factory=dict)
+    expect: list[str] = field(default_factory=list)
+    output: str = ""                    # the program's output file in the run's folder
+    extra: dict = field(default_factory=dict)
+
+
+def _regex(text: str) -> str:
+    if not A.text_ok(text):
+        raise argparse.ArgumentTypeError(f"{text[:60]!r} is empty or not one line (fix: give "
+                                         "a regular expression the program prints)")
+    try:
+        re.compile(text)
+    except re.error as err:
+        raise argparse.ArgumentTypeError(f"{text[:60]!r} is not a regular expression ({err}) "
+                                         "(fix: escape it, e.g. 'End of Tests\\.')") from None
+    return text
+
+
+def _problem(option: str, text: str) -> tuple[int, int]:
+    m = re.fullmatch(r"([1-9]\d{0,6}):([1-9]\d{0,4})", text)
+    if not m:
+        raise T2hxError(f"{option} {text[:40]!r}", field=option, fix="write N:NB, e.g. 1000:64")
+    return int(m.group(1)), int(m.group(2))
+
+
+def _plan(args: argparse.Namespace, command: list[str]) -> Plan:
+    """The run `demand record` makes: Debian's hpcc, xhpl with the HPL check's input, or any
+    command with the caller's success markers."""
+    if args.hpcc is not None:
+        given = (args.hpl, args.program_version, args.study_input)
+        if command or args.expect or any(v is not None for v in given):
+            raise T2hxError("--hpcc runs Debian's hpcc with its own input, version and check",
+                            field="--hpcc", fix="drop the command, --hpl, --expect, "
+                            "--program-version and --study-input, or drop --hpcc")
+        n, nb = _problem("--hpcc", args.hpcc)
+        if not HPCC.is_file():
+            raise T2hxError(f"{HPCC} missing", field="--hpcc", fix="install Debian's hpcc")
+        text, p, q = hpcc_grid_input(n, nb, args.np)
+        return Plan([str(HPCC)], {"hpccinf.txt": text}, output="hpccoutf.txt",
+                    extra={"hpccinf.txt": text, "input": {"n": n, "nb": nb},
+                           "hpl": {"n": n, "nb": nb, "p": p, "q": q},
+                           "program": _program(str(HPCC), _debian_version("hpcc"))})
+    from t2hx.routing.demand import STDOUT
+
+    if not command:
+        raise T2hxError("no program to record", field="command",
+                        fix="give --hpcc N:NB, or the program after --, e.g. -- ./a.out args")
+    n, nb = _problem("--hpl", args.hpl) if args.hpl is not None else (0, 0)
+    plan = Plan(command, expect=list(args.expect), output=STDOUT,
+                extra={"program": _program(command[0], args.program_version),
+                       "input": args.study_input, "expect": list(args.expect)})
+    if args.hpl is not None:
+        p, q = hpl_grid(args.np)
+        text = HPL_DAT.format(case=f"{args.benchmark}-np{args.np}", n=n, nb=nb, p=p, q=q)
+        plan.files["HPL.dat"] = text
+        plan.expect = HPL_EXPECT + plan.expect
+        plan.extra.update({"HPL.dat": text, "input": {"n": n, "nb": nb},
+                           "hpl": {"n": n, "nb": nb, "p": p, "q": q}, "expect": plan.expect})
+    return plan
+
+
+def _program(name: str, version: str | None) -> dict:
+    """The binary that ran: its path, checksum and the caller's word on its version."""
+    path = shutil.which(name)
+    if path is None:
+        raise T2hxError(f"no program {name!r}", field="command",
+                        fix="give the program's path or put it on PATH")
+    digest = hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    return {"path": str(Path(path).resolve()), "sha256": digest, "version": version}
+
+
+def _debian_version(package: str) -> str | None:
+    run = subprocess.run(["dpkg-query", "-W", "-f", "${Version}", package],
+                         capture_output=True, text=True)
+    return f"Debian {package} {run.stdout.strip()}" if run.returncode == 0 else None
+
+
 def cmd_record(args: argparse.Namespace) -> int:
     from t2hx.routing import demand as dm
 
     command = [a for a in args.command if a != "--"]
-    if args.np < 2:
-        raise T2hxError(f"--np {args.np}: a profile needs two ranks or more", field="--np",
-                        fix="pass --np 2 or more")
-    if bool(args.hpcc) == bool(command):
-        raise T2hxError("give either --hpcc N:NB or a command after --", field="command",
-                        fix="e.g. --hpcc 1000:64, or -- ./a.out args")
+    plan = _plan(args, command)
     dest = (Path(args.out) if args.out else profiles_root()) / args.benchmark / str(args.np)
     with tempfile.TemporaryDirectory(prefix="t2hx-record-") as tmp:
         work = Path(tmp)
         for name in args.input:
-            if not Path(name).is_file():
-                raise T2hxError("no such input file", file=name, field="--input",
-                                fix="pass an existing file")
             shutil.copyfile(name, work / Path(name).name)
-        extra: dict = {"inputs": [Path(n).name for n in args.input]} if args.input else {}
-        if args.hpcc:
-            m = re.fullmatch(r"(\d+):(\d+)", args.hpcc)
-            if not m or not HPCC.is_file():
-                raise T2hxError(f"--hpcc {args.hpcc!r}" + ("" if HPCC.is_file() else
-                                f": {HPCC} missing"), field="--hpcc",
-                                fix="write N:NB, e.g. 1000:64 (needs Debian package hpcc)")
-            text, p, q = hpcc_grid_input(int(m.group(1)), int(m.group(2)), args.np)
-            (work / "hpccinf.txt").write_text(text)
-            command = [str(HPCC)]
-            extra = {"hpccinf.txt": text, "hpl": {"n": int(m.group(1)), "nb": int(m.group(2)),
-                                                   "p": p, "q": q}}
-        prefix = args.prefix or re.sub(r"[^A-Za-z0-9_-]", "_", Path(command[0]).name)
-        print(f"recording {' '.join(command)} on {args.np} ranks (pml_monitoring) ...")
-        info = dm.record_profile(command, args.np, dest, prefix, work, args.timeout,
-                                 check=_hpcc_result if args.hpcc else None)
-        if args.hpcc:
-            shutil.copyfile(work / "hpccoutf.txt", dest.with_suffix(".hpccoutf.txt"))
-    info.update(benchmark=args.benchmark, **extra)
+        for name, text in plan.files.items():
+            (work / name).write_text(text)
+        prefix = args.prefix or re.sub(r"[^A-Za-z0-9_-]", "_", Path(plan.command[0]).name)
+        print(f"recording {' '.join(plan.command)} on {args.np} ranks (pml_monitoring) ...")
+        check = _hpcc_result if args.hpcc is not None else _expected(plan, args.hpl is not None)
+        info = dm.record_profile(plan.command, args.np, dest, prefix, work, args.timeout,
+                                 check=check)
+        kept = OUTPUTS[0] if args.hpcc is not None else OUTPUTS[1]
+        shutil.copyfile(work / plan.output, dest.with_suffix(kept))
+        for stale in set(OUTPUTS) - {kept}:         # an earlier recording's, of another kind
+            dest.with_suffix(stale).unlink(missing_ok=True)
+    if args.input:
+        info["inputs"] = [Path(n).name for n in args.input]
+    info.update(benchmark=args.benchmark, **plan.extra)
     dm.write_record(info, dest.with_suffix(".json"))
     print(f"{dest}/{prefix}.<rank>.prof: {args.np} ranks, {info['bytes_total']} bytes; "
           f"how: {dest.with_suffix('.json')}")
     return 0
+
+
+def _expected(plan: Plan, hpl: bool) -> Callable[[Path], dict]:
+    """The program's stdout must match every --expect pattern (xhpl: its verdict too)."""
+    from t2hx.routing.demand import STDOUT
+
+    def check(work: Path) -> dict:
+        text = (work / STDOUT).read_text(errors="replace")
+        for pattern in plan.expect:
+            if not re.search(pattern, text, re.M):
+                last = (text.strip().splitlines() or ["no output"])[-1][:120]
+                raise T2hxError(f"the program's output does not match {pattern!r} (last line: "
+                                f"{last!r})", field="--expect",
+                                fix="run it by hand with mpirun; the profile was not installed")
+        found = HPL_RESULT.findall(text) if hpl else []
+        return {"hpl_seconds": float(found[-1][0]), "hpl_gflops": float(found[-1][1])} \
+            if found else {}
+    return check
 
 
 def _hpcc_result(work: Path) -> dict:

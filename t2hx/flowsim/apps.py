@@ -160,7 +160,7 @@ def term_phases(pattern: str, n: int, per_rank: float, reduce_rate: float,
     if pattern == "hpl_panel":
         return panel_phases(n, per_rank)
     if pattern == "hpl_swap":
-        return [Phase.of(r, (r + hpl_grid(n)[1]) % n, per_rank, name="swap")]
+        return swap_phases(n, per_rank)
     if pattern == "const":
         return [Phase.of(r, (r + 1) % n, per_rank, name="exchange")]
     coll = appmodel.COLLECTIVE[pattern]
@@ -202,19 +202,33 @@ def pencil_phases(n: int, block: float) -> list[Phase]:
 
 
 def panel_phases(n: int, panel: float) -> list[Phase]:
-    """HPL: a 1-ring broadcast of a panel along each process row (q - 1 hops); ``panel`` =
-    bytes a rank forwards on average, so each hop carries panel * q / (q - 1)."""
+    """HPL's panel broadcasts along each process row, as the study's HPL.dat runs them
+    (BCAST 1 = 1rM, ``HPL_bcast_1rinM``): the root sends to the next column first (the next
+    panel's owner, for the look-ahead), then to the one after, which passes it on around the
+    ring. Panels rotate over the columns and, with look-ahead, successive broadcasts overlap,
+    so every root's hop k shares one phase. ``panel`` = bytes a rank forwards on average."""
     p, q = hpl_grid(n)
     if q < 2:
         return []
-    rows = np.arange(p)[:, None] * q
-    size = panel * q / (q - 1)
-    out = []
-    for hop in range(q - 1):
-        src = (rows + hop % q).ravel()
-        out.append(Phase.of(src, (src + 1 - rows.ravel()) % q + rows.ravel(), size,
-                            name="panel"))
-    return out
+    rows = (np.arange(p)[:, None] * q)
+    cols = np.arange(q)[None, :]
+    hops = [(0, 1)] + ([(0, 2)] if q > 2 else []) + [(j, j + 1) for j in range(2, q - 1)]
+    return [Phase.of((rows + (cols + a) % q).ravel(), (rows + (cols + b) % q).ravel(),
+                     panel / (q - 1), name="panel") for a, b in hops]
+
+
+def swap_phases(n: int, per_rank: float) -> list[Phase]:
+    """HPL's row swaps and U broadcast in a process column (SWAP 2, "mix": the long
+    spread-and-roll for the study's panel widths, ``HPL_pdlaswp01T``): with the root row
+    rotating, every rank of a column exchanges with every other one, in equal parts."""
+    p, q = hpl_grid(n)
+    if p < 2:
+        return []
+    r = np.arange(n)
+    src = np.repeat(r, p - 1)
+    step = np.tile(np.arange(1, p), n)
+    dst = (r[src] // q + step) % p * q + r[src] % q
+    return [Phase.of(src, dst, per_rank / (p - 1), name="swap")]
 
 
 def skeleton_phases(sk: Skeleton, n: int, scale: float, reduce_rate: float,

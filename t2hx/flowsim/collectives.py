@@ -24,8 +24,10 @@ neighbours and documented here):
   n < 1024: k-nomial; larger: k-nomial (m < 512 KiB) else scatter+allgather.
   Segment size 0 (the 4.1 default): every algorithm moves the whole message per edge.
   k-nomial uses radix 4 (coll_tuned_bcast_knomial_radix default).
-* Reduce: n < 8: binary (m < 4 KiB), chain (m < 64 KiB), binomial; n < 32: binary
-  (m < 4 KiB, 8 KiB for n < 16) else binomial; larger: binomial.
+* Reduce: the commutative branch of the v4.1.4 table in full (n < 4 and n < 8 switch
+  between binary, pipeline, chain, binomial and linear by size: linear from 1 MiB on 4–7
+  ranks, the root receiving every vector); n < 32: binary (m < 4 KiB, 8 KiB for n < 16)
+  else binomial; larger: binomial, with the in-order binary tree's islands as binary.
 * Allreduce: n < 8: recursive doubling (m < 8 KiB) else Rabenseifner; n < 16: recursive
   doubling (m < 8 KiB) else Rabenseifner; n < 32: recursive doubling (m < 4 KiB) else
   Rabenseifner; n < 64: Rabenseifner; n < 128: recursive doubling (m < 256 KiB) else
@@ -37,8 +39,12 @@ neighbours and documented here):
   n < 64: modified Bruck (m < 512 B) else linear; n < 1024: modified Bruck (m < 1 KiB),
   linear (m < 256 KiB, 32 KiB for n ≥ 256), pairwise above; larger: Bruck (m < 512 B),
   linear (m < 256 KiB), linear_sync.
-* Gather: binomial for m < 4 KiB (n ≥ 8) else linear (all to the root at once).
-* Scatter: binomial for m < 4 KiB (n ≥ 8) else linear (root to all at once).
+* Gather and Scatter: the v4.1.4 tables in full (``ompi_coll_tuned_gather_intra_dec_fixed``,
+  ``..._scatter_...``); Gather is binomial from 8 to 255 ranks at every size (and from 512
+  on), Scatter switches between binomial, linear and ``linear_nb`` (the root posts every send
+  at once) by size below 64 ranks. The earlier reduced reading (linear from 4 KiB) put
+  bytes on rank pairs that the real IMB Gather at 14 and 28 ranks never uses
+  (pml_monitoring profiles, tests/test_derived_demand.py).
 
 Open MPI 1.10.7 (``ompi-1.10``; the same functions of the v1.10.7 file, read in full for
 commutative MPI_SUM; IMB's reductions use MPI_FLOAT, so a reduction's element count is m / 4):
@@ -109,7 +115,7 @@ import numpy as np
 
 from t2hx.errors import WorkloadError
 from t2hx.flowsim.bulk import Phase
-from t2hx.placement.collectives import Doubling, doubling
+from t2hx.placement.collectives import Doubling, doubling, halving
 
 COLLECTIVES = ("Barrier", "Bcast", "Gather", "Scatter", "Reduce", "Allreduce", "Alltoall")
 KNOMIAL_RADIX = 4
@@ -195,12 +201,28 @@ def _choose_bcast(n: int, m: int) -> str:
 
 
 def _choose_reduce(n: int, m: int) -> str:
+    # The commutative branch of v4.1.4's table. Two algorithms it names are folded: its
+    # Rabenseifner reduce (n < 4, m < 8 B) into binary, and the in-order binary tree (one-size
+    # islands from 256 ranks) into binary, the same tree for a commutative op.
+    if n < 4:
+        return _first(m, [(16, "binary"), (32, "pipeline"), (256 * KIB, "linear"),
+                          (512 * KIB, "pipeline"), (MIB, "chain"), (INF, "pipeline")])
     if n < 8:
-        return "binary" if m < 4 * KIB else "chain" if m < 64 * KIB else "binomial"
+        return _first(m, [(4 * KIB, "binary"), (64 * KIB, "chain"), (256 * KIB, "binomial"),
+                          (512 * KIB, "linear"), (MIB, "binomial"), (INF, "linear")])
     if n < 16:
         return "binary" if m < 8 * KIB else "binomial"
     if n < 32:
         return "binary" if m < 4 * KIB else "binomial"
+    if 256 <= n < 512:
+        return _first(m, [(8 * KIB, "binomial"), (16 * KIB, "binary"), (INF, "binomial")])
+    if 2048 <= n < 4096:
+        return _first(m, [(512, "binomial"), (KIB, "binary"), (8 * KIB, "binomial"),
+                          (16 * KIB, "binary"), (INF, "binomial")])
+    if n >= 4096:
+        return _first(m, [(16, "binomial"), (32, "binary"), (KIB, "binomial"),
+                          (2 * KIB, "binary"), (8 * KIB, "binomial"), (16 * KIB, "binary"),
+                          (INF, "binomial")])
     return "binomial"
 
 
@@ -235,11 +257,41 @@ def _choose_alltoall(n: int, m: int) -> str:
     return "bruck" if m < 512 else "linear"
 
 
+def _first(m: int, table: list[tuple[int, str]]) -> str:
+    """The algorithm of the first (limit, algorithm) row whose byte limit m is below."""
+    return next(alg for limit, alg in table if m < limit)
+
+
+INF = 1 << 62
+
+
 def _choose_gather(n: int, m: int) -> str:
-    return "binomial" if n >= 8 and m < 4 * KIB else "linear"
+    if n < 4:
+        return _first(m, [(2, "linear_sync"), (4, "linear"), (32 * KIB, "binomial"),
+                          (64 * KIB, "linear"), (128 * KIB, "binomial"), (INF, "linear_sync")])
+    if n < 8:
+        return _first(m, [(KIB, "binomial"), (8 * KIB, "linear"), (32 * KIB, "binomial"),
+                          (256 * KIB, "linear"), (INF, "linear_sync")])
+    if 256 <= n < 512:
+        return _first(m, [(2 * KIB, "binomial"), (8 * KIB, "linear"), (INF, "binomial")])
+    return "binomial"
 
 
-_choose_scatter = _choose_gather
+def _choose_scatter(n: int, m: int) -> str:
+    if n < 4:
+        return _first(m, [(2, "linear_nb"), (128 * KIB, "linear"), (256 * KIB, "linear_nb"),
+                          (INF, "linear")])
+    if n < 8:
+        return _first(m, [(2 * KIB, "binomial"), (4 * KIB, "linear"), (8 * KIB, "binomial"),
+                          (32 * KIB, "linear"), (MIB, "linear_nb"), (INF, "linear")])
+    if n < 16:
+        return _first(m, [(16 * KIB, "binomial"), (MIB, "linear_nb"), (INF, "linear")])
+    if n < 32:
+        return _first(m, [(16 * KIB, "binomial"), (32 * KIB, "linear"), (INF, "linear_nb")])
+    if n < 64:
+        return _first(m, [(512, "binomial"), (8 * KIB, "linear_nb"), (16 * KIB, "binomial"),
+                          (INF, "linear_nb")])
+    return "binomial" if m < 512 else "linear_nb"
 
 #: Open MPI 4.1 coll/tuned's fixed decision rule per collective.
 CHOOSERS: dict[str, Chooser] = {
@@ -450,8 +502,45 @@ def _bcast(alg: str, n: int, m: int, root: int) -> list[Phase]:
         block = math.ceil(m / n)
         sc = [Phase.of((p + root) % n, (c + root) % n, block * _subtree(c, n), name="scatter")
               for p, c in _tree_edges("binomial", n)]
-        return sc + _recursive_doubling(n, block, 0.0, grow=True)
+        return sc + _shift(_allgather_halving(n, m, block), root, n)
     return [Phase.of((p + root) % n, (c + root) % n, m) for p, c in _tree_edges(alg, n)]
+
+
+def _allgather_halving(n: int, m: int, block: int) -> list[Phase]:
+    """The allgather of 4.1's scatter-allgather Bcast (``coll_base_bcast.c``
+    ``ompi_coll_base_bcast_intra_scatter_allgather``): recursive doubling among the ranks
+    that have a partner at distance ``mask``; off a power of two a rank whose partner is
+    missing gets the data from one that has it, found by recursive halving. Counts follow
+    the code (``curr_count``, ``recv_count``), in bytes, ranks relative to the root."""
+    v = np.arange(n)
+    curr = np.clip(m - v * block, 0, block)
+    out: list[Phase] = []
+    mask = 1
+    while mask < n:
+        remote = v ^ mask
+        pair = remote < n
+        got = np.where(pair, curr[np.minimum(remote, n - 1)], 0)
+        out.append(Phase.of(v[pair], remote[pair], curr[pair], name="allgather"))
+        curr = curr + got
+        received = got
+        tree = (v // mask) * mask
+        alldata = n - tree - mask
+        short = (remote // mask) * mask + mask > n
+        half = mask >> 1
+        while half:
+            other = v ^ half
+            root = (v // (half << 1)) * (half << 1)
+            send = short & (other > v) & (v < root + alldata) & (other >= root + alldata) \
+                & (other < n)
+            if send.any():
+                out.append(Phase.of(v[send], other[send], received[send], name="allgather"))
+                gets = np.zeros(n, dtype=curr.dtype)
+                gets[other[send]] = received[send]
+                curr = curr + gets
+                received = np.where(gets > 0, gets, received)
+            half >>= 1
+        mask <<= 1
+    return out
 
 
 def _subtree(c: np.ndarray, n: int) -> np.ndarray:
@@ -462,7 +551,7 @@ def _subtree(c: np.ndarray, n: int) -> np.ndarray:
 
 def _gather(alg: str, n: int, m: int, root: int) -> list[Phase]:
     r = np.arange(n)
-    if alg == "linear":
+    if alg in ("linear", "linear_nb"):
         return [Phase.of((r[1:] + root) % n, root, m)]
     fan = [Phase.of((p + root) % n, (c + root) % n, m * _subtree(c, n))
            for p, c in _tree_edges("binomial", n)]
@@ -502,12 +591,18 @@ def _allreduce(alg: str, n: int, m: int, gamma: float, rate: float) -> list[Phas
         return [step] * (n - 1) + [plain] * (n - 1)
     if alg == "reduce_bcast":
         return (_reverse(_bcast("binomial", n, m, 0), gamma) + _bcast("binomial", n, m, 0))
-    # Rabenseifner: reduce-scatter by recursive halving, allgather by recursive doubling.
-    d = doubling(n)
-    out = _fold(d, m, gamma)
+    # Rabenseifner: reduce-scatter by recursive halving, allgather by recursive doubling;
+    # off a power of two the pairs first swap halves, and the odd rank sends its reduced half.
+    d = halving(n)
+    out = []
+    if d.extra:
+        odd, even = d.fold
+        half = math.ceil(m / 2)
+        out = [Phase.of(np.r_[odd, even], np.r_[even, odd], half, gamma / 2, "fold"),
+               Phase.of(odd, even, half, 0.0, "fold")]
     halves = []
     block = m / 2
-    for dist in reversed(d.distances()):
+    for dist in d.distances():          # distance 1 first, with the largest block
         halves.append(Phase.of(*d.exchange(dist), math.ceil(block), block / rate))
         block /= 2
     out.extend(halves)

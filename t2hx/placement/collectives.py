@@ -102,6 +102,17 @@ def doubling(n: int) -> Doubling:
     return Doubling(n, pof2, (odd - 1, odd), survivors, (odd, odd - 1))
 
 
+def halving(n: int) -> Doubling:
+    """Open MPI 4.1's Rabenseifner (``allreduce_intra_redscat_allgather``) off a power of two:
+    the first 2·extra ranks pair up, and the *even* one of each pair goes on (newrank
+    ``rank / 2``), the odd one hands it its half and gets the result back at the end."""
+    pof2 = 1 << (n.bit_length() - 1)
+    extra = n - pof2
+    even = np.arange(0, 2 * extra, 2, dtype=np.int64)
+    survivors = np.concatenate([even, np.arange(2 * extra, n, dtype=np.int64)])
+    return Doubling(n, pof2, (even + 1, even), survivors, (even, even + 1))
+
+
 def _allreduce(n: int) -> tuple:
     d = doubling(n)
     pre = 1 if d.extra else 0

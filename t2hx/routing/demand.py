@@ -87,19 +87,17 @@ def _count(text: str, source: Path) -> int:
 
 
 def normalise(matrix: np.ndarray) -> np.ndarray:
-    """0 stays 0; nonzero values map linearly onto 1..255 (smallest nonzero → 1, max → 255)."""
+    """0 stays 0 ("absolutely no bytes", seed 000 §3.2.3); the largest value maps to 255 and
+    the others in proportion, at least 1. Proportional, not stretched between the smallest
+    and the largest: in a near-uniform pattern (mpiGraph, an alltoall) a few bytes' difference
+    must not decide between weight 1 and 255."""
     m = np.asarray(matrix, dtype=np.float64)
     if (m < 0).any():
         raise DemandError("negative byte counts in the demand matrix", fix="check the profile")
     out = np.zeros(m.shape, dtype=np.int64)
     nz = m > 0
-    if not nz.any():
-        return out
-    lo, hi = m[nz].min(), m[nz].max()
-    if hi == lo:
-        out[nz] = 255
-    else:
-        out[nz] = 1 + np.rint((m[nz] - lo) * 254.0 / (hi - lo)).astype(np.int64)
+    if nz.any():
+        out[nz] = np.maximum(1, np.rint(m[nz] * 255.0 / m[nz].max())).astype(np.int64)
     return out
 
 
@@ -225,6 +223,7 @@ def write_demand(demand: Demand, path: str | Path, fabric: Fabric | None = None)
 
 MONITORING = ["--mca", "pml_monitoring_enable", "1", "--mca", "pml_monitoring_enable_output",
               "3", "--mca", "pml_monitoring_filename"]
+STDOUT = "mpirun.stdout"      # record_profile leaves the run's stdout here in its workdir
 
 
 def mpirun_version() -> str:
@@ -258,6 +257,8 @@ def record_profile(command: list[str], ranks: int, dest: Path, prefix: str,
         last = (run.stderr.strip().splitlines() or ["no message"])[-1]
         raise DemandError(f"mpirun exited with {run.returncode}: {last}", field="command",
                           fix="run the command by hand with mpirun to see why")
+    # the program's own output, for check() and for the record beside the profile
+    (workdir / STDOUT).write_text(run.stdout)
     extra = check(workdir) if check else {}
     matrix = read_monitoring(out / prefix, ranks)
     if len(profile_files(out / prefix)) != ranks or not matrix.any():

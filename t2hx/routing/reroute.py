@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -108,27 +109,32 @@ def job_profile(benchmark: str, hostfile: Path, profiles: Path | None = None) ->
     return str(folder / files[0].name.split(".")[0])
 
 
-def job_traffic(system: System, job: JobSpec) -> tuple[str, np.ndarray | None, str]:
+#: Derives a job's traffic from its benchmark's pattern: (benchmark, ranks, study input, the
+#: conf's collective rules) -> rank x rank bytes, or None (t2hx.traffic, which the
+#: command layer passes in: the benchmarks sit above routing).
+Derive = Callable[[str, int, "dict | None", "str | None"], "np.ndarray | None"]
+
+
+def job_traffic(system: System, job: JobSpec, derive: Derive | None = None
+                ) -> tuple[str, np.ndarray | None, str]:
     """(source, rank x rank bytes, origin) of a job's demand: its benchmark's recorded profile
-    at the job's rank count, else the traffic derived from the benchmark's own pattern
-    (t2hx.flowsim.traffic), else none. A derivation that moves no bytes (a Barrier) is none."""
+    at the job's rank count, else the traffic ``derive`` finds in the benchmark's own
+    pattern, else none. A derivation that moves no bytes (a Barrier) is none."""
     prefix = job_profile(job.benchmark, job.hostfile)
     if prefix:
         return RECORDED, dm.read_monitoring(prefix), prefix
-    from t2hx.flowsim.collectives import DEFAULT_RULES
-    from t2hx.flowsim.traffic import derived_traffic
-
     ranks = len(dm.read_hostfile(job.hostfile))
-    rules = str(system.model.get("collectives") or DEFAULT_RULES)
-    traffic = derived_traffic(job.benchmark, ranks, job.input, rules)
+    rules = system.model.get("collectives")
+    traffic = derive(job.benchmark, ranks, job.input, rules) if derive else None
     if traffic is None or not traffic.any():
         why = "moves no bytes" if traffic is not None else "has no derivation"
         return NO_DEMAND, None, f"no profile at {ranks} ranks and its pattern {why}"
-    return DERIVED, traffic, f"derived from {job.benchmark}'s pattern at {ranks} ranks ({rules})"
+    return DERIVED, traffic, (f"derived from {job.benchmark}'s pattern at {ranks} ranks"
+                              f"{f' ({rules})' if rules else ''}")
 
 
 def job_input(system: System, plane: str, routing: str, jobs: list[JobSpec],
-              out: Path) -> Path | None:
+              out: Path, derive: Derive | None = None) -> Path | None:
     """The input file of ``jobs`` for ``routing``, validated and written into ``out``: the job
     file (sar) or the demand file from the jobs' recorded or derived demands (parx; None
     when no job has one). For parx, the demand note beside ``out`` says where each job's
@@ -141,7 +147,7 @@ def job_input(system: System, plane: str, routing: str, jobs: list[JobSpec],
         return atomic_write(out / "jobs.txt", dm.render_jobs(table))
     demands, notes = [], []
     for j in jobs:
-        source, matrix, origin = job_traffic(system, j)
+        source, matrix, origin = job_traffic(system, j, derive)
         notes.append({"job": j.job, "benchmark": j.benchmark, "source": source,
                       "origin": origin})
         if matrix is not None:
@@ -157,12 +163,13 @@ def job_input(system: System, plane: str, routing: str, jobs: list[JobSpec],
 
 
 def reroute_for_jobs(system: System, plane: str, routing: str, jobs: list[JobSpec], *,
-                     out: Path, quiet: bool | None = None) -> dict | None:
+                     out: Path, quiet: bool | None = None,
+                     derive: Derive | None = None) -> dict | None:
     """The simulated checks' pre-run step: the jobs' input file into ``out``, the plane
     routed with it (the routing cache: every repetition of a case, and every case with the
     same demand, shares one OpenSM run), its files linked into ``out``. None when parx has
     no demand for any of the jobs."""
-    path = job_input(system, plane, routing, jobs, out)
+    path = job_input(system, plane, routing, jobs, out, derive)
     if path is None:
         if not any(out.iterdir()):
             out.rmdir()
@@ -181,14 +188,14 @@ def reroute_for_jobs(system: System, plane: str, routing: str, jobs: list[JobSpe
 
 
 def route_real(system: System, plane: str, routing: str, jobs: list[JobSpec], *, out: Path,
-               quiet: bool | None = None) -> dict:
+               quiet: bool | None = None, derive: Derive | None = None) -> dict:
     """A real job's routing step: the plane's OpenSM runs ``routing`` with the LMC it needs
     (and the jobs' input file for parx/sar), as confirmed by the SM host; the result is
     written to ``out/route.json``. Any failure raises, so the job stops before its
     benchmark runs and nothing is recorded under the wrong routing."""
     kind, data = None, b""
     if routing in INPUT_KIND and jobs:
-        path = job_input(system, plane, routing, jobs, out)
+        path = job_input(system, plane, routing, jobs, out, derive)
         if path is not None:
             kind, data = INPUT_KIND[routing], path.read_bytes()
     result = apply_remote(system, request_for(system, plane, routing, kind, data), quiet)
