@@ -7,10 +7,12 @@ Node counts: the study's mix, scaled to the system's usable nodes when it does n
 usable nodes (its hostfile of every usable node), cut into consecutive chunks of the apps'
 sizes in study order. Record format, one line per run, printed by the driver script (real) or
 ``t2hx campaign simulate-capacity`` (sim):
-``T2HX capacity finished: app=<app> run=<k> start=<s> end=<s>``; on a real cluster also
-``T2HX capacity cut: ...`` (the window ended the run) and ``T2HX capacity failed: ...
-status=<n>`` (the run failed: the driver stops every app, the case fails); the window's end
-is ``T2HX capacity window closed``.
+``T2HX capacity finished: app=<app> run=<k> start=<s> end=<s>``, ``T2HX capacity cut: ...``
+(the window ended the run: not counted, in both modes) and, on a real cluster, ``T2HX
+capacity failed: ... status=<n>`` (the run failed: the driver stops every app, the case
+fails); simulated, also one ``T2HX capacity run length: app=... launch= setup= solve= alone=``
+per app (its whole run alone, docs/modelling.md#run-overheads); the window's end is ``T2HX
+capacity window closed``. The metric counts finished runs only.
 
 On a real cluster the whole mix is one job: one allocation of every app's nodes
 (``--nodelist``), inside which the driver starts each app the way the partition starts an

@@ -40,9 +40,16 @@ def fluid_engine(name: str) -> Callable:
 def capacity_jobs(net: Network, spans: dict[str, np.ndarray], study: Study, node: dict,
                   repeat: int, overhead: RunOverhead | None = None) -> list[Job]:
     """The capacity mix's fluid jobs: each app's benchmark on its ranks with the study's
-    input at its node count (calibrated models; docs/modelling.md#capacity-mode) on the
-    conf's node; with ``overhead``, each run starts with its launch and the code's set-up
-    and teardown (docs/modelling.md#run-overheads)."""
+    input at its node count (the input the real driver runs, checks/capacity.py; calibrated
+    models, docs/modelling.md#capacity-mode) on the conf's node; with ``overhead``, each run
+    starts with its launch and the code's set-up and teardown (docs/modelling.md#run-overheads)."""
+    return [job for job, _ in _jobs_and_parts(net, spans, study, node, repeat, overhead)]
+
+
+def _jobs_and_parts(net: Network, spans: dict[str, np.ndarray], study: Study, node: dict,
+                    repeat: int, overhead: RunOverhead | None
+                    ) -> list[tuple[Job, dict[str, float]]]:
+    """Each app's job and the seconds of its launch and set-up + teardown."""
     from t2hx.flowsim.apps import compute_seconds
     from t2hx.flowsim.fluid import Compute
 
@@ -52,10 +59,12 @@ def capacity_jobs(net: Network, spans: dict[str, np.ndarray], study: Study, node
         build = fluid_job_of(benchmarks.get(name, field=f"capacity.apps.{app}"))
         inp = study.input(name, len(ranks)) if name in study.catalog else None
         job = build(net, ranks, repeat, inp, node)
+        parts = {"launch": 0.0, "setup": 0.0}
         if overhead is not None:
-            extra = overhead.seconds(name, len(ranks), compute_seconds(job.steps))
-            job.steps = [Compute(extra), *job.steps]
-        out.append(job)
+            parts = {"launch": overhead.launch(len(ranks)),
+                     "setup": overhead.setup_seconds(name, compute_seconds(job.steps))}
+            job.steps = [Compute(parts["launch"] + parts["setup"]), *job.steps]
+        out.append((job, parts))
     return out
 
 
@@ -70,7 +79,8 @@ def fluid_job_of(bench: Benchmark) -> Callable[..., Job]:
 def capacity_text(system: str, plane: str, routing: str, capacity: Path, window: float,
                   work: str, routing_dir: str | None, lmc: int | None, engine: str) -> str:
     """All capacity apps at once on their node sets (``capacity.json`` of
-    checks/capacity.py) until the simulated window closes: one record per finished run,
+    checks/capacity.py) until the simulated window closes: each app's run length alone (its
+    parts), the records the real driver prints (finished runs, the run the window cut),
     then the window's end. Each app's fluid job comes from its benchmark module, so a new
     capacity app needs no change here."""
     from t2hx.flowsim import interference
@@ -95,24 +105,46 @@ def capacity_text(system: str, plane: str, routing: str, capacity: Path, window:
     jobs = capacity_jobs(net, spans, study, node, REPEATS, overhead)
     simulate = fluid_engine(engine)
     simulate(net, jobs, until=window)
+    # Each app alone on its nodes, one run: the run length it would have without the mix
+    # (reported), and the slowdown the interference term corrects.
+    made = _jobs_and_parts(net, spans, study, node, 1, overhead)
+    alone = np.array([_first_run(simulate(net, [job], until=window)[0]) for job, _ in made])
     term = interference.Term.of(net.system.model)
-    if term is not None:      # each app alone on its nodes: one run, for its slowdown
-        alone = [simulate(net, [job], until=window)[0]
-                 for job in capacity_jobs(net, spans, study, node, 1, overhead)]
-        interference.correct(net, jobs, np.array([_first_run(job) for job in alone]),
-                             window, term)
+    if term is not None:
+        interference.correct(net, jobs, alone, window, term)
     out = [wire.sim_header({"system": system, "plane": plane, "routing": routing,
                             "window": f"{window:g}", "engine": engine,
                             "interference": term.label if term else "off",
                             "run_overhead": overhead.label if overhead else "off"},
                            kind="capacity")]
+    for app, (_, parts), whole in zip(spans, made, alone):
+        out.append(wire.capacity_length_line(
+            app=app, nodes=len(spans[app]), launch=f"{parts['launch']:.3f}",
+            setup=f"{parts['setup']:.3f}",
+            solve=f"{whole - parts['launch'] - parts['setup']:.3f}", alone=f"{whole:.3f}")
+            + "\n")
     for app, job in zip(spans, jobs):
-        start = 0.0
-        for run, end in enumerate(e for e in job.ends if e <= window):
-            out.append(wire.capacity_line("finished", app=app, run=run, start=f"{start:.3f}",
-                                          end=f"{end:.3f}") + "\n")
-            start = end
+        out += run_lines(app, job.ends, window)
     return "".join(out) + wire.CAPACITY_CLOSED + "\n"
+
+
+def run_lines(app: str, ends: list[float], window: float) -> list[str]:
+    """The records the real driver prints for one app (checks/capacity.py): each run that
+    ended by the window's end is finished, the one the window ended is cut; only finished
+    runs count."""
+    out, start = [], 0.0
+    for run, end in enumerate(ends):
+        if end > window:
+            break
+        out.append(wire.capacity_line("finished", app=app, run=run, start=f"{start:.3f}",
+                                      end=f"{end:.3f}") + "\n")
+        start = end
+    else:
+        run = len(ends)
+    if start < window:
+        out.append(wire.capacity_line("cut", app=app, run=run, start=f"{start:.3f}",
+                                      end=f"{window:.3f}") + "\n")
+    return out
 
 
 def _first_run(job: Job) -> float:

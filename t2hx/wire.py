@@ -146,6 +146,28 @@ def capacity_events(text: str) -> list[CapacityEvent]:
     return out
 
 
+#: What one run of an app is made of in a simulated capacity window (``campaign
+#: simulate-capacity``, t2hx.jobmix): its launch at its node count, its code's set-up and
+#: teardown, its solve alone on its nodes (the three alone: ``alone``), seconds.
+CAPACITY_LENGTH = f"{CAPACITY} run length:"
+CAPACITY_LENGTH_FIELDS = ("app", "nodes", "launch", "setup", "solve", "alone")
+_LENGTH_RE = re.compile(rf"^{CAPACITY_LENGTH} (.*)$", re.M)
+
+
+def capacity_length_line(**values: object) -> str:
+    return " ".join([CAPACITY_LENGTH, *(f"{k}={values[k]}" for k in CAPACITY_LENGTH_FIELDS)])
+
+
+def capacity_lengths(text: str) -> dict[str, dict[str, float]]:
+    """app -> its run-length parts (CAPACITY_LENGTH_FIELDS but app, as numbers)."""
+    out = {}
+    for m in _LENGTH_RE.finditer(text):
+        fields = dict(kv.split("=", 1) for kv in m.group(1).split() if "=" in kv)
+        app = fields.pop("app")
+        out[app] = {k: float(v) for k, v in fields.items()}
+    return out
+
+
 #: A cut run longer than this many times its app's longest finished run (plus the slack of
 #: the driver's whole-second clock) is taken for a hung launch, not a run the window ended
 #: halfway (docs/cluster.md, "Known limits").

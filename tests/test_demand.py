@@ -257,10 +257,10 @@ def test_record_refuses_a_muddled_request_before_running(argv, why, tmp_path, ca
 
 def test_record_writes_the_hpl_checks_input_for_xhpl() -> None:
     """--hpl N:NB writes the HPL.dat the HPL check writes (checks/x500.py), most square grid."""
-    from t2hx.commands.demand import HPL_DAT
+    from t2hx.benchmarks.hpl import HPL_DAT
 
     check = (ROOT / "checks" / "x500.py").read_text()
-    assert f'HPL_DAT = """{HPL_DAT}"""' in check
+    assert "from t2hx.benchmarks.hpl import HPL_DAT" in check       # one HPL.dat for both
     text = HPL_DAT.format(case="c", n=1000, nb=64, p=2, q=7)
     values = {line.split()[1]: line.split()[0] for line in text.splitlines()[5:12]}
     assert (values["Ns"], values["NBs"], values["Ps"], values["Qs"]) == ("1000", "64", "2", "7")

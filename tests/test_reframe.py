@@ -306,7 +306,7 @@ def test_capacity_on_sim_records_and_resumes(tmp_path):
     text = (ROOT / "conf" / "studies" / "hyperx-vs-fattree-sc19.yaml").read_text()
     window = f"      window: {load_study(profile='quick').capacity['window']}\n"
     assert window in text                                 # profiles: quick: capacity:
-    study.write_text(text.replace(window, "      window: 3s\n"))     # a MuPP run + its launch
+    study.write_text(text.replace(window, "      window: 10s\n"))    # a whole MuPP job or two
     env = env_for(tmp_path, campaign="cap", T2HX_STUDY=str(study), T2HX_STUDY_PROFILE="quick")
     args = ("-c", "checks/capacity.py", "-r", "--system", "sim", "-P", "combo=ft-ftree-linear")
     out = reframe(env, *args, timeout=600)

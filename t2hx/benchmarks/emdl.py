@@ -37,7 +37,7 @@ def fluid_job(net: Network, ranks: np.ndarray, repeat: int, inp: dict | None,
               node: dict | None) -> Job:
     from t2hx.flowsim import imbjobs
 
-    return imbjobs.emdl_job(net, "emdl", ranks, repeat=repeat)
+    return imbjobs.emdl_job(net, "emdl", ranks, repeat=repeat, inp=inp)
 
 
 BENCHMARK = Benchmark(

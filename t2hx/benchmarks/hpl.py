@@ -22,6 +22,42 @@ HPCC = Path("/usr/bin/hpcc")
 HPCC_EXAMPLE = Path("/usr/share/doc/hpcc/examples/_hpccinf.txt")
 DEFAULT_INPUT = {"gib_per_rank": 1.0, "nb": 192}
 
+# HPL.dat as the HPL check (checks/x500.py) and `t2hx demand record --hpl` write it: one
+# problem, one NB, one P x Q grid; the remaining lines are HPL's usual choices (right-looking,
+# Crout recursive panel factorisation, 1-ring-modified broadcast, lookahead 1).
+HPL_DAT = """HPL input written by t2hx (checks/x500.py)
+case {case}
+HPL.out      output file name (if any)
+6            device out (6=stdout,7=stderr,file)
+1            # of problems sizes (N)
+{n}          Ns
+1            # of NBs
+{nb}         NBs
+0            PMAP process mapping (0=Row-,1=Column-major)
+1            # of process grids (P x Q)
+{p}          Ps
+{q}          Qs
+16.0         threshold
+1            # of panel fact
+2            PFACTs (0=left, 1=Crout, 2=Right)
+1            # of recursive stopping criterium
+4            NBMINs (>= 1)
+1            # of panels in recursion
+2            NDIVs
+1            # of recursive panel fact.
+1            RFACTs (0=left, 1=Crout, 2=Right)
+1            # of broadcast
+1            BCASTs (0=1rg,1=1rM,2=2rg,3=2rM,4=Lng,5=LnM)
+1            # of lookahead depth
+1            DEPTHs (>=0)
+2            SWAP (0=bin-exch,1=long,2=mix)
+64           swapping threshold
+0            L1 in (0=transposed,1=no-transposed) form
+0            U  in (0=transposed,1=no-transposed) form
+1            Equilibration (0=no,1=yes)
+8            memory alignment in double (> 0)
+"""
+
 
 def hpcc_input(n: int, nb: int, p: int, q: int) -> str:
     """Debian's example hpccinf.txt with one HPL problem N, block NB and a P x Q grid."""

@@ -44,7 +44,7 @@ def fluid_job(net: Network, ranks: np.ndarray, repeat: int, inp: dict | None,
               node: dict | None) -> Job:
     from t2hx.flowsim import imbjobs
 
-    return imbjobs.mupp_job(net, "mupp", ranks, repeat=repeat)
+    return imbjobs.mupp_job(net, "mupp", ranks, repeat=repeat, inp=inp)
 
 
 BENCHMARK = Benchmark(

@@ -22,7 +22,7 @@ from t2hx.paths import profiles_root, work_root
 from t2hx.errors import T2hxError
 from t2hx.conf import load_system, system_path
 from t2hx.atomic import atomic_write
-from t2hx.benchmarks.hpl import HPCC, hpcc_input
+from t2hx.benchmarks.hpl import HPCC, HPL_DAT, hpcc_input
 from t2hx.grids import hpl_grid
 
 
@@ -165,40 +165,6 @@ def hpcc_grid_input(n: int, nb: int, ranks: int) -> tuple[str, int, int]:
     return hpcc_input(n, nb, p, q), p, q
 
 
-# HPL.dat as checks/x500.py writes it for xhpl (one problem, one NB, one P x Q grid), so a
-# recorded HPL profile runs the input the HPL check runs.
-HPL_DAT = """HPL input written by t2hx (checks/x500.py)
-case {case}
-HPL.out      output file name (if any)
-6            device out (6=stdout,7=stderr,file)
-1            # of problems sizes (N)
-{n}          Ns
-1            # of NBs
-{nb}         NBs
-0            PMAP process mapping (0=Row-,1=Column-major)
-1            # of process grids (P x Q)
-{p}          Ps
-{q}          Qs
-16.0         threshold
-1            # of panel fact
-2            PFACTs (0=left, 1=Crout, 2=Right)
-1            # of recursive stopping criterium
-4            NBMINs (>= 1)
-1            # of panels in recursion
-2            NDIVs
-1            # of recursive panel fact.
-1            RFACTs (0=left, 1=Crout, 2=Right)
-1            # of broadcast
-1            BCASTs (0=1rg,1=1rM,2=2rg,3=2rM,4=Lng,5=LnM)
-1            # of lookahead depth
-1            DEPTHs (>=0)
-2            SWAP (0=bin-exch,1=long,2=mix)
-64           swapping threshold
-0            L1 in (0=transposed,1=no-transposed) form
-0            U  in (0=transposed,1=no-transposed) form
-1            Equilibration (0=no,1=yes)
-8            memory alignment in double (> 0)
-"""
 # xhpl's own verdict: it finished, every test passed its residual check, none failed
 HPL_EXPECT = [r"^End of Tests\.", r"\b[1-9]\d* tests completed and passed residual checks",
               r"\b0 tests completed and failed residual checks"]

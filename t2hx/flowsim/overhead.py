@@ -1,18 +1,23 @@
-"""What a capacity run costs besides its solver's timed section: the job's launch and the
-code's own set-up and teardown, so a capacity run lasts its whole job
-(docs/modelling.md#run-overheads). bench/overheads.py measures both on this machine; the
-conf's ``model.run_overhead`` holds the numbers (t2hx/conf.py defaults, tests hold them to
-bench/results/overheads.json).
+"""What a capacity run costs besides its solver's timed section: the job's launch at its node
+count and the code's own set-up and teardown, so a capacity run lasts its whole job
+(docs/modelling.md#run-overheads). bench/overheads.py measures both: the launch as real
+``srun``/``mpirun`` start-ups at 1-4 nodes on the test cluster, fitted to a scaling law; the
+set-up and teardown from our real outputs of each code. The conf's ``model.run_overhead``
+holds the numbers (t2hx/conf.py defaults; tests hold them to bench/results/overheads.json and
+log/startup/runs.json).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+from dataclasses import dataclass, field
 
-#: Open MPI 4.1's ORTE launches its daemons along a radix tree of this fan-out (the
+#: Open MPI's ORTE launches its daemons along a radix tree of this fan-out (the
 #: ``routed_radix`` component's default radix, orte/mca/routed/radix): up to 64 nodes are
 #: one level below mpirun, 4,096 two.
 RADIX = 64
+#: Start-up laws, start-up = a + b * x(N) (bench/overheads.py LAWS fits each).
+LAWS = ("levels", "log2", "linear")
 
 
 def tree_levels(nodes: int, radix: int = RADIX) -> int:
@@ -24,10 +29,24 @@ def tree_levels(nodes: int, radix: int = RADIX) -> int:
     return levels
 
 
+def law_x(law: str, nodes: int) -> float:
+    """The regressor of a start-up law at ``nodes`` nodes."""
+    if law == "levels":
+        return float(tree_levels(nodes))
+    if law == "log2":
+        return math.log2(nodes)
+    if law == "linear":
+        return float(nodes - 1)
+    raise ValueError(f"unknown start-up law {law!r} (one of {', '.join(LAWS)})")
+
+
 @dataclass(frozen=True)
 class RunOverhead:
-    launch_s: float                 # mpirun start-up of the smallest job on one node
-    setup: dict[str, float]         # code -> (set-up + teardown) / timed section
+    launch_a_s: float               # start-up of a one-node job, s
+    launch_b_s: float = 0.0         # start-up per unit of the law's x(N), s
+    law: str = "log2"
+    setup: dict[str, float] = field(default_factory=dict)   # code -> (set-up+teardown)/timed
+    launcher: str = "mpirun"
 
     @classmethod
     def of(cls, model: dict) -> RunOverhead | None:
@@ -35,17 +54,22 @@ class RunOverhead:
         spec = model["run_overhead"]
         if spec["mode"] == "off":
             return None
-        return cls(float(spec["launch_s"]), {k: float(v) for k, v in spec["setup"].items()})
+        return cls(float(spec["launch_a_s"]), float(spec["launch_b_s"]), spec["law"],
+                   {k: float(v) for k, v in spec["setup"].items()}, spec["launcher"])
 
     @property
     def label(self) -> str:
-        return f"measured:launch={self.launch_s:g}"
+        return (f"measured:{self.launcher}={self.launch_a_s:g}+{self.launch_b_s:g}*"
+                f"{self.law}(N)")
 
     def launch(self, nodes: int) -> float:
-        """One measured start-up per level of the launch tree, plus mpirun's own."""
-        return self.launch_s * (1 + tree_levels(nodes))
+        """The fitted start-up of a job on ``nodes`` nodes (never below the one-node one:
+        a law fitted at 1-4 nodes must not shrink a larger job's launch)."""
+        return max(self.launch_a_s, self.launch_a_s + self.launch_b_s * law_x(self.law, nodes))
+
+    def setup_seconds(self, code: str, timed_s: float) -> float:
+        return self.setup.get(code, 0.0) * timed_s
 
     def seconds(self, code: str, nodes: int, timed_s: float) -> float:
         """Seconds of a run of ``code`` on ``nodes`` nodes outside its timed section."""
-        return self.launch(nodes) + self.setup.get(code, 0.0) * timed_s
-
+        return self.launch(nodes) + self.setup_seconds(code, timed_s)

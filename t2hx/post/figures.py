@@ -181,7 +181,38 @@ def whisker(g: pd.DataFrame, bench: str, metric: str, combos: list[str], baselin
 
 # --- Fig 7: capacity --------------------------------------------------------------------------
 
-def capacity(results: pd.DataFrame, combos: list[str], outdir: Path) -> Figure | None:
+def capacity_lengths(logdir: Path) -> pd.DataFrame:
+    """Per (combo, app) of the campaign's capacity records (log/<campaign>/capacity/, real or
+    simulated): the mean length of its finished runs in the window and, when simulated, one
+    run alone and its parts (launch, set-up + teardown, solve; wire.capacity_lengths)."""
+    from t2hx import wire
+
+    rows = []
+    for out in sorted(Path(logdir).glob("capacity/**/rfm_job.out")):
+        m = re.match(r"capacity_(.+)_r(\d+)$", out.parent.name)
+        if not m:
+            continue
+        text = out.read_text(errors="replace")
+        parts = wire.capacity_lengths(text)
+        took: dict[str, list[float]] = {}
+        for e in wire.capacity_events(text):
+            if e.event == "finished":
+                took.setdefault(e.app, []).append(float(e.fields["end"]) -
+                                                  float(e.fields["start"]))
+        for app in sorted(set(took) | set(parts)):
+            runs = took.get(app, [])
+            rows.append({"combo": m.group(1), "app": app, "runs": len(runs),
+                         "run_s": float(np.mean(runs)) if runs else np.nan,
+                         **{f"{k}_s": v for k, v in parts.get(app, {}).items() if k != "nodes"},
+                         "nodes": parts.get(app, {}).get("nodes", np.nan)})
+    return pd.DataFrame(rows)
+
+
+def capacity(results: pd.DataFrame, combos: list[str], outdir: Path,
+             lengths: pd.DataFrame | None = None) -> Figure | None:
+    """Finished runs per app and combo (seed 000 Fig 7); with ``lengths``
+    (:func:`capacity_lengths`), each app's label names the run length used (its mean
+    finished run over the combos) and the table gives it per combo with its parts."""
     sub = results[results["unit"] == "runs"]
     if sub.empty:
         return None
@@ -191,8 +222,13 @@ def capacity(results: pd.DataFrame, combos: list[str], outdir: Path) -> Figure |
     stem = outdir / "capacity"
     title = "Capacity: finished runs per app and combo"
     data = stem.with_suffix(".dat")
-    rows = [[app] + [wide.loc[app, c] for c in wide.columns] for app in wide.index]
-    write_text(data, plots.table_text(["app"] + list(wide.columns), rows, title))
+    run_s = (lengths.groupby("app")["run_s"].mean() if lengths is not None and len(lengths)
+             else pd.Series(dtype=float))
+    label = {app: (f"{app} ({run_s[app]:.3g} s)" if app in run_s and np.isfinite(run_s[app])
+                   else app) for app in wide.index}
+    rows = [[label[app]] + [wide.loc[app, c] for c in wide.columns] for app in wide.index]
+    write_text(data, plots.table_text(["app"] + list(wide.columns), rows, title + (
+        "\nlabel: app (mean length of its finished runs, s)" if len(run_s) else "")))
     # Short apps finish thousands of runs, long ones a handful: a linear axis hides the
     # latter, so a wide spread gets a log axis (the table keeps the numbers).
     positive = wide.to_numpy(dtype=float)
@@ -204,7 +240,22 @@ def capacity(results: pd.DataFrame, combos: list[str], outdir: Path) -> Figure |
         "title": title, "ncombos": len(wide.columns), "extra": extra,
         "figw": min(max(4.5, 1.0 + 0.12 * len(rows) * max(len(wide.columns), 1)), 7.0)})
     table = wide.reset_index().rename(columns={"metric": "app"})
+    if len(run_s):
+        table = table.merge(_length_columns(lengths, list(wide.columns)), on="app", how="left")
     return Figure(stem.name, "capacity", title, files, data, table)
+
+
+def _length_columns(lengths: pd.DataFrame, combos: list[str]) -> pd.DataFrame:
+    """Per app: the mean finished run per combo (``run_s <combo>``) and, when simulated, the
+    parts of one run alone (the combos' mean)."""
+    per = lengths.groupby(["app", "combo"])["run_s"].mean().unstack("combo")
+    per = per.reindex(columns=[c for c in combos if c in per.columns])
+    per.columns = [f"run_s {c}" for c in per.columns]
+    parts = [c for c in ("nodes", "launch_s", "setup_s", "solve_s", "alone_s")
+             if c in lengths.columns]
+    alone = lengths.groupby("app")[parts].mean() if parts else None
+    out = per if alone is None else alone.join(per)
+    return out.reset_index()
 
 
 # --- Fig 1: mpiGraph heatmaps -----------------------------------------------------------------

@@ -320,7 +320,8 @@ def _figures(results: pd.DataFrame, matrices: pd.DataFrame, g: pd.DataFrame, com
     if comparative:
         attempt("ebb-lines", lambda: F.lines(g, "ebb", "bandwidth", "nodes", combos, fig_dir,
                                              "ebb-bandwidth", "Effective bisection bandwidth"))
-        attempt("capacity", lambda: F.capacity(results, combos, fig_dir))
+        attempt("capacity", lambda: F.capacity(results, combos, fig_dir,
+                                               F.capacity_lengths(logdir)))
     attempt("mpigraph", lambda: F.mpigraph_heatmaps(results, matrices, combos, fig_dir))
     attempt("routing-efi", lambda: routing.efi_histogram(routing.read_efi(logdir, summary),
                                                          fig_dir))
