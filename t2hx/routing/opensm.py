@@ -219,7 +219,9 @@ def _run_opensm(conf: Path, out: Path, env: dict[str, str], timeout: float) -> N
     with open(out / "opensm.out", "w") as log:
         proc = spawn(cmd, env, log, out)
         try:
-            proc.wait(timeout=max(timeout, 1.0))
+            # What is left of the run's timeout, no floor: a floor let a fast OpenSM finish
+            # a run whose timeout had already passed while ibsim started.
+            proc.wait(timeout=max(timeout, 0.0))
         except subprocess.TimeoutExpired:
             raise RoutingError(f"OpenSM did not finish within {timeout:.0f} s", file=conf,
                                field="opensm.timeout", fix="raise the timeout or check "
