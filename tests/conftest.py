@@ -47,6 +47,18 @@ def mini_hx16_engine(request, mini_hx16):
     return mini_hx16 if request.param == "flow" else open_packet(mini_hx16)
 
 
+@pytest.fixture
+def net(mini_hx16):
+    """A test's network unless its file names another: the 16-host mini HyperX."""
+    return mini_hx16
+
+
+@pytest.fixture
+def engine(mini_hx16_engine):
+    """A test's engine unless its file names another: that network in each engine."""
+    return mini_hx16_engine
+
+
 @pytest.fixture(scope="session")
 def mini_hyperx(mini, mini_hyperx_dir):
     """The flow model's network of every mini host on that routing."""

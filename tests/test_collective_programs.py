@@ -20,16 +20,6 @@ KIB = 1 << 10
 RATE = 4e9          # bytes/s a rank combines (the confs' reduce_gbps 32)
 
 
-@pytest.fixture
-def net(mini_hx16):
-    return mini_hx16
-
-
-@pytest.fixture
-def engine(mini_hx16_engine):
-    return mini_hx16_engine
-
-
 def build(name: str, alg: str, n: int, m: int, rules: str = "ompi-1.10") -> timeline.Program:
     prog = (rooted.program(name, alg, n, m, rules, RATE)
             or symmetric.program(name, alg, n, m, rules, RATE))

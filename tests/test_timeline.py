@@ -13,16 +13,6 @@ MIB = 1 << 20
 KIB = 1 << 10
 
 
-@pytest.fixture
-def net(mini_hx16):
-    return mini_hx16
-
-
-@pytest.fixture
-def engine(mini_hx16_engine):
-    return mini_hx16_engine
-
-
 def test_eager_is_one_wire_message_and_rendezvous_three() -> None:
     prog = timeline.Program(3)
     small = prog.add(1, 0, 1024)

@@ -240,13 +240,16 @@ def _plan(args: argparse.Namespace, command: list[str]) -> Plan:
 
 
 def _program(name: str, version: str | None) -> dict:
-    """The binary that ran: its path, checksum and the caller's word on its version."""
+    """The binary that ran: its path (as a kept record holds it), checksum and the caller's
+    word on its version."""
+    from t2hx.routing import demand as dm
+
     path = shutil.which(name)
     if path is None:
         raise T2hxError(f"no program {name!r}", field="command",
                         fix="give the program's path or put it on PATH")
     digest = hashlib.sha256(Path(path).read_bytes()).hexdigest()
-    return {"path": str(Path(path).resolve()), "sha256": digest, "version": version}
+    return {"path": dm.portable(str(Path(path).resolve())), "sha256": digest, "version": version}
 
 
 def _debian_version(package: str) -> str | None:

@@ -231,6 +231,17 @@ def mpirun_version() -> str:
     return (out.stdout.splitlines() or ["unknown"])[0].strip()
 
 
+def portable(arg: str) -> str:
+    """A command-line word as a kept record may hold it: a path in the checkout relative to
+    it, any other absolute path (a build directory, a temporary one) as ``.../<name>``; the
+    record names the program by its checksum, not by where this machine kept it."""
+    if not arg.startswith("/"):
+        return arg
+    path = Path(arg)
+    root = Path(__file__).resolve().parents[2]
+    return str(path.relative_to(root)) if path.is_relative_to(root) else f".../{path.name}"
+
+
 def record_profile(command: list[str], ranks: int, dest: Path, prefix: str,
                    workdir: Path, timeout: float = 1800,
                    check: Callable[[Path], dict] | None = None) -> dict:
@@ -267,7 +278,8 @@ def record_profile(command: list[str], ranks: int, dest: Path, prefix: str,
     with staged_dir(dest) as staged:
         for f in profile_files(out / prefix):
             shutil.copyfile(f, staged / f.name)
-    return {"command": cmd, "ranks": ranks, "prefix": prefix, "mpi": mpirun_version(),
+    return {"command": [portable(a) for a in cmd], "ranks": ranks, "prefix": prefix,
+            "mpi": mpirun_version(),
             "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
             "bytes_total": int(matrix.sum()), **extra}
 
