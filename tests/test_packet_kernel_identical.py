@@ -80,10 +80,14 @@ def test_a_batch_on_kept_state_gives_each_phase_its_own_results(threads: int) ->
 
 
 def test_the_engine_batches_a_workloads_phases_as_it_ran_them_alone(mini_hyperx) -> None:
-    """eBB's rounds in one kernel batch (PacketNetwork.run) time as each round alone."""
+    """eBB's rounds in one kernel batch (PacketNetwork.run) time as each round alone
+    (whole phases, so the counters compare too; tests/test_packet_groups.py compares the
+    phases' groups with whole phases)."""
     together = open_packet(mini_hyperx)
+    together.decompose = False
     e = patterns.ebb(together, 65536, 6, 20, 3)
     alone = open_packet(mini_hyperx)
+    alone.decompose = False
     partner = patterns.bisections(mini_hyperx.ranks, 6, 3)
     for i in range(6):
         src = np.flatnonzero(partner[i] >= 0)

@@ -30,7 +30,7 @@ from collections.abc import Callable
 import numpy as np
 
 from t2hx.errors import ConfError, WorkloadError
-from t2hx.flowsim import hostif, packetk, timeline
+from t2hx.flowsim import components, hostif, packetk, timeline
 from t2hx.flowsim.bulk import Phase, Result, _rank_end, _sorted_by_size
 from t2hx.flowsim.network import LogGP, Network
 from t2hx.routing import pathsl, slvl
@@ -38,6 +38,9 @@ from t2hx.routing import pathsl, slvl
 CREDIT = 64
 #: Phases simulated in one kernel call (their messages and results held at once).
 BATCH = 256
+#: Largest group (messages) whose result is kept for groups of equal signature: small
+#: groups recur across rounds and combos, large ones practically never.
+GROUP_KEEP = 64
 #: Seed of the draws that stand in for OpenSM's rand() in DFSSSP's path SLs.
 SL_SEED = 26
 #: sl_of(src ranks, dst ranks, LID indices) -> SL per message.
@@ -51,6 +54,10 @@ class PacketNetwork:
     params: dict = field(default_factory=dict)       # conf model.packet (validated)
     stats: dict[str, float] = field(default_factory=dict)   # kernel counters and seconds, summed
     _phases: dict = field(default_factory=dict, repr=False)
+    #: simulate each phase as its link-disjoint groups (t2hx/flowsim/components.py); the
+    #: same results either way, tests compare them
+    decompose: bool = True
+    _groups: dict = field(default_factory=dict, repr=False)
     _sl_table: dict = field(default_factory=dict, repr=False)
     _kernel_state: packetk.Kernel | None = field(default=None, repr=False, compare=False)
 
@@ -230,7 +237,8 @@ class PacketNetwork:
         """(time from the phase start to each message's end, its data rate) per phase."""
         busy = [ph for ph in phases if len(ph.src)]
         built = [self.messages(ph) for ph in busy]
-        times = iter(self._kernel_batch([msgs for msgs, _, _ in built]))
+        batch = [msgs for msgs, _, _ in built]
+        times = iter(self._grouped(batch) if self.decompose else self._kernel_batch(batch))
         shapes = iter(built)
         results = []
         for ph in phases:
@@ -243,6 +251,40 @@ class PacketNetwork:
                 rate = np.where(ph.size > 0, ph.size / (end[data] - first[data]), np.inf)
             results.append((t, rate))
         return results
+
+    def _grouped(self, batch: list[packetk.Messages]) -> list[tuple[np.ndarray, np.ndarray]]:
+        """(first injection, delivery) of every message of independent phases, each phase
+        simulated as its groups (t2hx/flowsim/components.py), a group equal to one already
+        simulated not again."""
+        if "classes" not in self._sl_table:
+            self._sl_table["classes"] = components.link_classes(self.links)
+        classes, pair = self._sl_table["classes"], self.links.pair
+        plans, todo, fresh = [], {}, 0
+        for msgs in batch:
+            plan = []
+            for idx in components.split(msgs, pair):
+                group = msgs if len(idx) == len(msgs.bytes) else components.subset(msgs, idx)
+                if len(idx) <= GROUP_KEEP:
+                    key: object = components.signature(group, classes, pair)
+                else:
+                    key, fresh = ("once", fresh), fresh + 1
+                if key not in self._groups and key not in todo:
+                    todo[key] = group
+                plan.append((idx, key))
+            plans.append(plan)
+        done = dict(zip(todo, self._kernel_batch(list(todo.values()))))
+        self.stats["groups"] = self.stats.get("groups", 0) + sum(map(len, plans))
+        self.stats["groups_simulated"] = self.stats.get("groups_simulated", 0) + len(todo)
+        out = []
+        for msgs, plan in zip(batch, plans):
+            first, end = np.empty(len(msgs.bytes)), np.empty(len(msgs.bytes))
+            for idx, key in plan:
+                first[idx], end[idx] = done[key] if key in done else self._groups[key]
+            out.append((first, end))
+        for key, result in done.items():
+            if not isinstance(key, tuple):
+                self._groups[key] = result
+        return out
 
     def _routed(self, src: np.ndarray, dst: np.ndarray, nbytes: np.ndarray,
                 lid_size: np.ndarray, dep: np.ndarray, delay: np.ndarray,
