@@ -36,7 +36,7 @@ def render(out: MpiGraphOutput) -> str:
     """mpiGraph v1.5's report: progress, then per direction max, avg and the matrix."""
     import numpy as np
 
-    from t2hx.flowsim.patterns import average
+    from t2hx.flowsim.mpigraph_mean import average
 
     send = np.array(out.send)
     n = len(send)

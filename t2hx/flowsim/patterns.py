@@ -27,6 +27,7 @@ import numpy as np
 from t2hx.errors import WorkloadError
 from t2hx.flowsim import collectives, imbjobs, rooted, steady, symmetric
 from t2hx.flowsim.bulk import Phase
+from t2hx.flowsim.mpigraph_mean import average as average  # mpiGraph's "avg", here as well
 from t2hx.flowsim.engines import SimNetwork
 from t2hx.flowsim.timeline import Program
 
@@ -52,32 +53,25 @@ class MpiGraph:
 
 
 def mpigraph_phases(n: int, size: int, window: int) -> list[Phase]:
-    r = np.arange(n)
-    return [Phase.of(r, (r + k) % n, size * window) for k in range(1, n)]
+    """mpiGraph's shift steps (``mpiGraph.c`` ``code()``): in step k every rank posts
+    ``window`` Isends of ``size`` bytes to rank + k (and as many Irecvs from rank - k), each
+    its own message: a PARX run draws each one's LID (t2hx.routing.parx.message_coins)."""
+    r = np.repeat(np.arange(n), window)
+    return [Phase.of(r, (r + k) % n, size) for k in range(1, n)]
 
 
 def mpigraph(net: SimNetwork, size: int = MIB, times: int = 10, window: int = 10) -> MpiGraph:
+    """Each pair's bandwidth: the window's bytes over the time until the last of its
+    ``window`` messages has arrived (mpiGraph times the step from the first Isend to its
+    Waitall)."""
     n = _need_ranks(net, 2, "mpiGraph")
     ph = mpigraph_phases(n, size, window)
     res = net.run(ph, keep_rates=True)
     send = np.zeros((n, n))
     for k, p in enumerate(ph):
-        send[p.src, p.dst] = window * size / res.flow_time[k] / MIB
+        last = res.flow_time[k].reshape(n, window).max(axis=1)   # messages are sender-major
+        send[p.src[::window], p.dst[::window]] = window * size / last / MIB
     return MpiGraph(size, times, window, send, send.T.copy())
-
-
-def average(m: np.ndarray) -> float:
-    """mpiGraph's "avg": the message size over the mean time per message of every
-    off-diagonal pair (``mpiGraph.c`` ``code()``: ``MBsec / sendsum`` after dividing the summed
-    times by ``nnodes·(nnodes−1)·times``), i.e. the harmonic mean of the matrix's bandwidths,
-    not their arithmetic mean. A pair with no bandwidth (never measured) counts as zero."""
-    n = len(m)
-    if n < 2:
-        return 0.0
-    off = m[~np.eye(n, dtype=bool)]
-    if (off <= 0).any():
-        return 0.0
-    return float(len(off) / np.sum(1.0 / off))
 
 
 # -- Netgauge eBB ---------------------------------------------------------------------------
