@@ -14,6 +14,13 @@ overhead measured through Slurm (bench/campaign.py, 2 concurrent jobs on 2 cores
 simulation time this machine spent (the same on a Slurm node of the same speed), a lower
 bound for a partition of that size.
 
+Packing (#46): per session with a report, how full the machine's job slots were: the time
+integral of min(running jobs, cores) over cores x the session's elapsed time, from each
+case's job submission to its completion (ReFrame's ``job_submit_time`` and
+``job_completion_time_unix``); and the seconds with fewer jobs running than cores. A
+campaign's first session runs only the cases that simulate (the others hit the run cache
+in a later session, t2hx/campaign/schedule.py), so there a running job is a simulating one.
+
 ``--smoke DIR``: the same on a copy of log/paper-scale in DIR that keeps one of its ReFrame
 reports (the others become sessions without a report), the record in DIR/paper_scale.json
 (tests/test_bench_smoke.py).
@@ -37,19 +44,49 @@ from t2hx.atomic import atomic_write  # noqa: E402
 RESULT = ROOT / "bench" / "results" / "campaign.json"
 
 
+CORES = 2
+
+
+def packing(report: dict, cores: int = CORES) -> dict:
+    """How full ``cores`` job slots were over a session (see the module's docstring)."""
+    info = report["session_info"]
+    t0, t1 = float(info["time_start_unix"]), float(info["time_end_unix"])
+    events = []
+    for run in report["runs"]:
+        for case in run["testcases"]:
+            start, end = case.get("job_submit_time"), case.get("job_completion_time_unix")
+            if start is None or end is None or case.get("result") != "pass":
+                continue
+            events += [(max(t0, float(start)), 1), (min(t1, float(end)), -1)]
+    events.sort()
+    full = under = 0.0
+    running, last = 0, t0
+    for when, step in events:
+        span = max(0.0, when - last)
+        full += span * min(running, cores)
+        under += span if running < cores else 0.0
+        running, last = running + step, max(last, when)
+    under += max(0.0, t1 - last)
+    elapsed = max(t1 - t0, 1e-9)
+    return {"cores": cores, "efficiency": round(full / (cores * elapsed), 3),
+            "under_cores_s": round(under, 1), "jobs": len(events) // 2}
+
+
 def sessions(logdir: Path) -> list[dict]:
     out = []
     # ReFrame's report of a paper-scale session is tens of MB of JSON: committed xz'd.
     for path in sorted((logdir / "reframe").glob("report-*.json*")):
         text = lzma.open(path, "rt").read() if path.suffix == ".xz" else path.read_text()
-        info = json.loads(text)["session_info"]
+        report = json.loads(text)
+        info = report["session_info"]
         out.append({"report": path.name, "start": info["time_start"], "end": info["time_end"],
                     "elapsed_s": round(float(info["time_elapsed"]), 1),
                     # A resumed session lists every case: those it skipped (recorded before)
                     # or aborted (interrupted) did not run in it.
                     "cases": int(info["num_cases"]) - int(info.get("num_skipped", 0))
                     - int(info.get("num_aborted", 0)),
-                    "failures": int(info["num_failures"])})
+                    "failures": int(info["num_failures"]),
+                    "packing": packing(report)})
     if not out:
         raise SystemExit(f"{logdir}: no ReFrame reports in reframe/ (run the campaign first)")
     return out
@@ -62,7 +99,7 @@ def _when(text: str) -> datetime:
 
 def unreported(logdir: Path, reported: list[dict]) -> list[dict]:
     """Sessions that left no ReFrame report (interrupted before ReFrame wrote one): each
-    provenance run with no report starting within a minute of it, from its start to the last
+    provenance run with no report starting before the next run, from its start to the last
     case its perflogs record before the next run; cases are the passing records in between
     (one per case: a history case logs several metrics)."""
     from t2hx.post.perflog import read_perflog
@@ -78,9 +115,11 @@ def unreported(logdir: Path, reported: list[dict]) -> list[dict]:
                      for t, i in zip(ok["job_completion_time"], ok["info"])]
     out = []
     for k, start in enumerate(starts):
-        if any(abs((start - h).total_seconds()) < 60 for h in have):
-            continue
         stop = starts[k + 1] if k + 1 < len(starts) else datetime.max.replace(tzinfo=UTC)
+        # a run's ReFrame sessions start after its routing analysis (a run may hold several:
+        # misses, then cache hits): any report inside the run means it reported
+        if any(start <= h < stop for h in have):
+            continue
         cases = {(t, c) for t, c in done if start <= t < stop}
         if not cases:
             continue
@@ -111,6 +150,14 @@ def main() -> int:
     result = json.loads(RESULT.read_text()) if RESULT.is_file() else {}
     wall = sum(r["elapsed_s"] for r in runs)
     cases = sum(r["cases"] for r in runs)
+    packed = [r for r in runs if r.get("packing")]
+    # the sessions' full slot-seconds over their slot-seconds
+    slots = (sum(r["packing"]["efficiency"] * r["elapsed_s"] for r in packed)
+             / max(1e-9, sum(r["elapsed_s"] for r in packed))) if packed else None
+    # what the cores did: busy CPU-seconds over cores x wall of the runs that recorded them
+    cpu = [r["cpu"] for r in prov.get("runs", []) if r.get("cpu")]
+    busy = (sum(c["busy_s"] for c in cpu) / max(1e-9, sum(c["cores"] * c["wall_s"] for c in cpu))
+            if cpu else None)
     slurm_s_per_case = 60.0 / float(result["cases_per_min_slurm"])
     local_s_per_case = 60.0 / float(result["cases_per_min_local"])
     # The simulation work itself is what the local wall time holds beyond the per-case
@@ -120,6 +167,14 @@ def main() -> int:
         "profile": prov.get("profile"), "system": prov.get("system"), "cores": 2,
         "sessions": runs, "cases": cases, "wall_s": round(wall, 1),
         "wall_h": round(wall / 3600, 2),
+        "packing": {"slot_occupancy": None if slots is None else round(slots, 3),
+                    "cpu_busy": None if busy is None else round(busy, 3),
+                    "cpu_busy_runs": len(cpu), "goal": 0.9,
+                    "note": "slot_occupancy: jobs running / cores over the sessions (a job "
+                    "waiting on the run cache holds a slot); cpu_busy: the machine's busy "
+                    "CPU-seconds over cores x wall while the campaign ran (provenance.json "
+                    "runs[].cpu; t2hx's start-ups and ReFrame count as busy, other load on "
+                    "the machine too)"},
         "slurm_estimate_h": round((cases * slurm_s_per_case + simulate_s) / 3600, 2),
         "slurm_estimate_basis": "estimate, not a run: cases x the Slurm per-case time "
         "measured by bench/campaign.py (2 concurrent jobs, 2 cores) + the simulation time "

@@ -15,7 +15,7 @@ import sys
 from collections.abc import Callable
 from typing import Any, NoReturn
 
-from t2hx import __version__, commands
+from t2hx import __version__, commands, simclient
 from t2hx.errors import T2hxError
 
 
@@ -110,6 +110,9 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    served = simclient.forward(argv)        # a campaign's warm simulator runs the case
+    if served is not None:
+        return served
     try:
         # Building the parser imports the command's module, and with it the registry of
         # benchmark modules (a site's package may not import): its errors are one line too.

@@ -174,21 +174,37 @@ def start(logdir: Path) -> Path | None:
 
 # -- 1. routing analysis -----------------------------------------------------------------------
 def routing_analysis(opts: Options, progress: Progress) -> list[dict]:
-    rows = []
+    """Every plane and engine of the study's systems, in that order: side by side on the
+    machine's cores (a large fabric's analysis takes minutes on one core; the routing cache
+    lets side-by-side runs of one routing wait for each other)."""
     several = len(opts.systems) > 1
-    for system in opts.systems:
-        for plane in system.planes:
-            fabric = build_plane(system, plane)
-            # Several systems may name their planes alike (seed 001's "shortcut"): then the
-            # system names the row and the analysis files.
-            label = f"{system.name}-{plane}" if several else plane
-            for engine in system.plane(plane).opensm["routing"]:
-                progress.say(f"  {label}: {engine}")
-                try:
-                    rows.append(analyse(opts, system, fabric, plane, engine, label))
-                except T2hxError as err:
-                    rows.append({"plane": label, "engine": engine, "error": err.line()})
-    return rows
+    # Several systems may name their planes alike (seed 001's "shortcut"): then the system
+    # names the row and the analysis files.
+    tasks = [(opts, system, plane, engine, f"{system.name}-{plane}" if several else plane)
+             for system in opts.systems for plane in system.planes
+             for engine in system.plane(plane).opensm["routing"]]
+    workers = min(len(tasks), os.cpu_count() or 1)
+    if workers < 2:
+        return [_analysed(task, progress) for task in tasks]
+    from concurrent.futures import ProcessPoolExecutor
+
+    with ProcessPoolExecutor(workers) as pool:
+        futures = [pool.submit(_analysed, task) for task in tasks]
+        rows = []
+        for task, future in zip(tasks, futures):
+            rows.append(future.result())
+            progress.say(f"  {task[4]}: {task[3]}")
+        return rows
+
+
+def _analysed(task: tuple, progress: Progress | None = None) -> dict:
+    opts, system, plane, engine, label = task
+    if progress is not None:
+        progress.say(f"  {label}: {engine}")
+    try:
+        return analyse(opts, system, build_plane(system, plane), plane, engine, label)
+    except T2hxError as err:
+        return {"plane": label, "engine": engine, "error": err.line()}
 
 
 def analyse(opts: Options, system: System, fabric, plane: str, engine: str,

@@ -14,13 +14,16 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
+from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from t2hx import ROOT
 from t2hx.campaign import guard, schedule
 from t2hx.post import archive
-from t2hx.campaign.provenance import provenance, write_provenance
+from t2hx.campaign.provenance import cpu_times, provenance, record_cpu, write_provenance
+from t2hx.campaign.warm import warm_simulator
 from t2hx.campaign.selection import (SIM, check_selection, say_left_out, select_study,
                                      selection)
 from t2hx.campaign.status import status
@@ -99,9 +102,15 @@ def run(req: CampaignRequest) -> int:
             _tidy(req.campaign, req.quiet)
             write_provenance(req.campaign, req.system, req.profile, ready.rf_system,
                              list(ready.conf_systems), reframe_command(ready, action))
-        # ReFrame and its cases die with this process (t2hx.campaign.guard).
-        returncode = guard.run_in_turn(cmds, env=ready.env, cwd=ROOT,
-                                       stdout=subprocess.DEVNULL if req.quiet else None)
+        cpu, clock = cpu_times(), time.monotonic()
+        warm = (warm_simulator(ready.env)
+                if req.verb == "run" and ready.rf_system == SIM else nullcontext(ready.env))
+        with warm as env:
+            # ReFrame and its cases die with this process (t2hx.campaign.guard).
+            returncode = guard.run_in_turn(cmds, env=env, cwd=ROOT,
+                                           stdout=subprocess.DEVNULL if req.quiet else None)
+        if req.verb == "run":
+            record_cpu(req.campaign, cpu, time.monotonic() - clock)
     if req.verb == "run" and returncode == 0 and req.report:
         from t2hx.post.replay import replay
 

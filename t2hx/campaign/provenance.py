@@ -1,11 +1,14 @@
 """A campaign's provenance (``log/<campaign>/provenance.json``): every run's command, git
-hash, system, conf systems and profile, the study, and the combos each system cannot run."""
+hash, system, conf systems and profile (and how busy the machine's cores were while it ran),
+the study, and the combos each system cannot run."""
 
 from __future__ import annotations
 
 import datetime as dt
 import json
+import os
 import subprocess
+from pathlib import Path
 
 from t2hx import ROOT
 from t2hx.atomic import atomic_write
@@ -69,4 +72,35 @@ def write_provenance(campaign: str, system: str, profile: str, rf_system: str,
                 simulated=rf_system == SIM, systems=known,
                 left_out={k: v for k, v in left_out.items() if v}, runs=runs)
     logdir.mkdir(parents=True, exist_ok=True)
+    atomic_write(path, json.dumps(prov, indent=2) + "\n")
+
+
+def cpu_times() -> tuple[float, float] | None:
+    """(busy, total) CPU seconds of the whole machine since boot (/proc/stat's first line;
+    idle and iowait are not busy), or None where there is no /proc/stat."""
+    try:
+        fields = Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]
+    except OSError:
+        return None
+    ticks = [int(x) for x in fields]
+    hz = os.sysconf("SC_CLK_TCK")
+    idle = ticks[3] + (ticks[4] if len(ticks) > 4 else 0)
+    return (sum(ticks) - idle) / hz, sum(ticks) / hz
+
+
+def record_cpu(campaign: str, before: tuple[float, float] | None, wall_s: float) -> None:
+    """Adds to the campaign's last provenance run how busy the machine's cores were while
+    it ran (bench/paper_scale.py's packing: a measured run needs an otherwise idle
+    machine, which the record cannot tell)."""
+    after = cpu_times()
+    path = log_root() / campaign / "provenance.json"
+    if before is None or after is None or not path.is_file():
+        return
+    prov = json.loads(path.read_text())
+    if not prov.get("runs"):
+        return
+    busy, total = after[0] - before[0], after[1] - before[1]
+    prov["runs"][-1]["cpu"] = {"cores": os.cpu_count(), "wall_s": round(wall_s, 1),
+                               "busy_s": round(busy, 1),
+                               "busy_fraction": round(busy / total, 3) if total > 0 else None}
     atomic_write(path, json.dumps(prov, indent=2) + "\n")

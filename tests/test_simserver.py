@@ -1,0 +1,117 @@
+"""The warm simulator (t2hx/simserver.py, t2hx/simclient.py): a case it serves writes what
+the same case run cold writes, to the streams the job gave it, with the same exit status;
+without a server the command runs cold; a case whose client is gone ends; and the code
+version its cases are keyed on is the one of the code it loaded."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from t2hx import ROOT
+from t2hx.flowsim import runcache
+from t2hx.simclient import ENV
+
+T2HX = [sys.executable, "-m", "t2hx.cli"]
+
+
+@pytest.fixture
+def server(tmp_path):
+    path = tmp_path / "s.sock"
+    proc = subprocess.Popen([sys.executable, "-m", "t2hx.simserver", str(path)], cwd=ROOT)
+    end = time.monotonic() + 120
+    while not path.exists():
+        assert proc.poll() is None and time.monotonic() < end, "the server did not start"
+        time.sleep(0.05)
+    yield path, proc
+    proc.terminate()
+    proc.wait(10)
+    assert not path.exists(), "the server left its socket behind"
+
+
+def _run(argv: list[str], cwd: Path, sock: Path | None) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k != ENV}
+    if sock is not None:
+        env[ENV] = str(sock)
+    return subprocess.run([*T2HX, *argv], cwd=cwd, env=env, capture_output=True, text=True,
+                          timeout=300)
+
+
+def test_a_served_case_writes_what_a_cold_one_writes(server, mini_simulate, tmp_path):
+    argv = [*mini_simulate, "--benchmark", "imb", "--collectives", "Allreduce", "--msglog", "0:4"]
+    cold = _run(argv, tmp_path, None)
+    warm = _run(argv, tmp_path, server[0])
+    assert cold.returncode == warm.returncode == 0, warm.stderr
+    assert warm.stdout == cold.stdout and "Allreduce" in warm.stdout
+
+
+def test_errors_keep_their_status_and_line(server, mini_simulate, tmp_path):
+    argv = [*mini_simulate, "--benchmark", "imb", "--collectives", "Allreduce", "--msglog", "9:2"]
+    cold = _run(argv, tmp_path, None)
+    warm = _run(argv, tmp_path, server[0])
+    assert cold.returncode == warm.returncode != 0
+    assert warm.stderr == cold.stderr and warm.stderr.startswith("t2hx: error:")
+
+
+def test_the_case_runs_in_the_clients_folder(server, mini_simulate, tmp_path):
+    """Relative paths are the job's: the output file lands in its stage folder."""
+    stage = tmp_path / "stage"
+    stage.mkdir()
+    argv = [*mini_simulate, "--benchmark", "mpigraph", "--size", "1024", "--engine", "packet",
+            "--companion-output", "companion.out"]
+    done = _run(argv, stage, server[0])
+    assert done.returncode == 0, done.stderr
+    assert "mpiGraph" in (stage / "companion.out").read_text()
+
+
+def test_without_a_server_the_case_runs_cold(mini_simulate, tmp_path):
+    argv = [*mini_simulate, "--benchmark", "mpigraph", "--size", "1024"]
+    done = _run(argv, tmp_path, tmp_path / "nobody-listens.sock")
+    assert done.returncode == 0 and "mpiGraph" in done.stdout
+
+
+def _children(pid: int) -> list[int]:
+    out = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and (entry / "stat").read_text().rsplit(")", 1)[1].split()[1] \
+                    == str(pid):
+                out.append(int(entry.name))
+        except OSError:
+            continue
+    return out
+
+
+def test_a_case_whose_client_is_gone_ends(server, mini_simulate, tmp_path):
+    path, proc = server
+    argv = [*mini_simulate, "--benchmark", "ebb", "--engine", "packet", "--size", "1048576",
+            "--rounds", "100000"]
+    env = dict(os.environ, **{ENV: str(path)})
+    client = subprocess.Popen([*T2HX, *argv], cwd=tmp_path, env=env,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    end = time.monotonic() + 60
+    while not _children(proc.pid):
+        assert time.monotonic() < end and client.poll() is None
+        time.sleep(0.05)
+    client.send_signal(signal.SIGTERM)
+    client.wait(10)
+    end = time.monotonic() + 30
+    while _children(proc.pid):
+        assert time.monotonic() < end, "the served case outlived its client"
+        time.sleep(0.1)
+
+
+def test_the_server_keys_cases_on_the_code_it_loaded(monkeypatch):
+    from t2hx import simserver
+
+    monkeypatch.setattr(runcache, "PINNED", None)
+    simserver.warm()
+    assert runcache.PINNED == runcache.code_version()
+    monkeypatch.setattr(runcache, "model_sources", lambda: [])    # "the files changed"
+    assert runcache.code_version() == runcache.PINNED           # still the loaded code's
