@@ -26,6 +26,10 @@ def forward(argv: list[str]) -> int | None:
     path = os.environ.get(ENV)
     if not path or not argv or argv[0] not in SERVED:
         return None
+    try:
+        streams = [sys.stdin.fileno(), sys.stdout.fileno(), sys.stderr.fileno()]
+    except (AttributeError, ValueError, OSError):
+        return None                                   # a closed stream: nothing to hand over
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         sock.connect(path)
@@ -37,8 +41,7 @@ def forward(argv: list[str]) -> int | None:
                               "env": dict(os.environ)}).encode()
         sys.stdout.flush()
         sys.stderr.flush()
-        socket.send_fds(sock, [HEADER.pack(len(request)) + request],
-                        [sys.stdin.fileno(), sys.stdout.fileno(), sys.stderr.fileno()])
+        socket.send_fds(sock, [HEADER.pack(len(request)) + request], streams)
         answer = b""
         while not answer.endswith(b"\n"):
             chunk = sock.recv(64)
