@@ -290,8 +290,9 @@ def test_cli_table_and_contract(tmp_path, capsys):
     out = tmp_path / "sc" / "scorecard.json"
     assert main(["scorecard", str(log), "--json", str(out)]) == 0
     text = capsys.readouterr().out
-    head = text.splitlines()[0].split()
-    assert head == ["claim", "published", "ours", "verdict"]
+    model, header = text.splitlines()[:2]
+    assert model.startswith(f"{log.name}: ")           # which model the runs came from
+    assert header.split() == ["claim", "published", "ours", "verdict"]
     line = next(x for x in text.splitlines() if x.startswith("fig1-parx-vs-dfsssp "))
     assert "+66.0 %" in line and "+63.6 %" in line and line.endswith("agrees")
     data = json.loads(out.read_text())

@@ -54,11 +54,16 @@ def write_provenance(campaign: str, system: str, profile: str, rf_system: str,
     prov = json.loads(path.read_text()) if path.is_file() else {}
     runs = prov.get("runs", [])
     names = [s.name for s in systems]
-    run = {"date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-           "command": [portable(a) for a in cmd], "git_hash": git_hash(),
-           "system": system, "conf_systems": names, "profile": profile}
+    run: dict[str, object] = {
+        "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        "command": [portable(a) for a in cmd], "git_hash": git_hash(),
+        "system": system, "conf_systems": names, "profile": profile}
     if rf_system.split(":")[0] == "local":
         run["binaries"] = LOCAL_BINARIES
+    if rf_system == SIM:        # what the log goes stale against (t2hx/post/freshness.py)
+        from t2hx.post.freshness import fingerprint
+
+        run["fingerprint"] = fingerprint([s.path for s in systems], study.path)
     runs.append(run)
     # The conf systems of every run: the report names them, status counts their cases.
     known = list(dict.fromkeys([*prov.get("systems", []), *names]))

@@ -36,9 +36,12 @@ def run(args: argparse.Namespace) -> int:
     from t2hx.post import scorecard as S
     from t2hx.post.ingest import Summary, load_provenance
 
+    from t2hx.post.freshness import freshness
+
     scores = S.scorecards(args.logdir, args.claims)
     if not any(score.verdicts for score in scores):
         raise nothing_to_score(args.logdir, [score.system for score in scores])
+    print(freshness(args.logdir).line)      # today's scorer over which model's runs
     profile = load_provenance(args.logdir, Summary()).get("profile")
     for k, score in enumerate(scores):
         verdicts = score.verdicts

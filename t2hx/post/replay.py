@@ -24,6 +24,7 @@ from collections.abc import Callable
 import pandas as pd
 
 from t2hx.errors import T2hxError
+from t2hx.post.freshness import freshness
 from t2hx.post import figures as F
 from t2hx.post import scorecard
 from t2hx.post import engines, reference, report, routing
@@ -131,6 +132,7 @@ def replay(logdir: Path, out: Path | None = None, quiet: bool | None = None) -> 
                                      ing.provenance.get("study"),
                                      ing.provenance.get("left_out"))
         summ = summary.as_dict()
+        summ["model"] = freshness(Path(logdir)).line    # which model the runs came from
         if any((sources := demand_sources(logdir)).values()):   # what PARX was routed with
             summ["parx_demand"] = sources
         write_json(data_dir / "summary.json", summ)

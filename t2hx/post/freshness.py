@@ -1,0 +1,100 @@
+"""Whether a campaign log was simulated by today's model (#47, "never stale").
+
+A simulated campaign run records a *fingerprint* in provenance.json: the run cache's code
+version of the model (t2hx/flowsim/runcache.py), and digests of the conf systems and the
+study file it ran with (their simulated parts, as the run cache's keys take them). Today's
+fingerprint differing in any part makes the log stale, and the line says which part. A log
+written before runs recorded one falls back to git: the model's sources, the systems and
+the study as the run's commit had them against the working tree. Measured logs have no
+model to go stale."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from t2hx import ROOT
+
+
+@dataclass(frozen=True)
+class Freshness:
+    state: str          # fresh | stale | unknown | measured
+    line: str
+
+
+def fingerprint(system_files: list[Path], study_file: Path) -> dict:
+    """Today's model, conf systems (by name) and study, as digests."""
+    import yaml
+
+    from t2hx.flowsim import runcache
+
+    study = yaml.safe_load(Path(study_file).read_text())
+    return {"model": runcache.code_version(),
+            "systems": {Path(p).stem: runcache.system_digest(Path(p)) for p in system_files},
+            "study": runcache.digest(study)}
+
+
+def freshness(logdir: Path) -> Freshness:
+    """The log's state against today's model, with one line to print."""
+    path = Path(logdir) / "provenance.json"
+    if not path.is_file():
+        return Freshness("unknown", f"{logdir.name}: no provenance.json, model unknown")
+    prov = json.loads(path.read_text())
+    if not prov.get("simulated", False):
+        return Freshness("measured", f"{logdir.name}: measured runs, no model")
+    runs = prov.get("runs") or [{}]
+    if all(r.get("fingerprint") for r in runs):
+        return _by_fingerprint(logdir.name, prov, runs)
+    return _by_git(logdir.name, prov, runs)
+
+
+def _current(prov: dict, names: list[str]) -> dict:
+    from t2hx.conf import system_path
+
+    study = ROOT / str(prov.get("study_file") or
+                       f"conf/studies/{prov.get('study', 'hyperx-vs-fattree-sc19')}.yaml")
+    return fingerprint([system_path(n) for n in names], study)
+
+
+def _by_fingerprint(name: str, prov: dict, runs: list[dict]) -> Freshness:
+    last = runs[-1]["fingerprint"]
+    now = _current(prov, sorted(last.get("systems", {})))
+    changed = [part for part in ("model", "study") if last.get(part) != now[part]]
+    changed += [f"system {s}" for s, d in sorted(last.get("systems", {}).items())
+                if now["systems"].get(s) != d]
+    mixed = len({r["fingerprint"].get("model") for r in runs}) > 1
+    note = "; its runs used more than one model" if mixed else ""
+    if not changed:
+        return Freshness("stale" if mixed else "fresh",
+                         f"{name}: produced by model {last['model'][:12]}, today's{note}")
+    return Freshness("stale", f"{name}: STALE, produced by model {last['model'][:12]}; "
+                     f"today's is {now['model'][:12]} ({', '.join(changed)} changed since)"
+                     f"{note}: rerun the campaign")
+
+
+def _by_git(name: str, prov: dict, runs: list[dict]) -> Freshness:
+    from t2hx.flowsim import runcache
+
+    hashes = list(dict.fromkeys(str(r.get("git_hash", "")) for r in runs if r.get("git_hash")))
+    if not hashes:
+        return Freshness("unknown", f"{name}: no fingerprint and no commit recorded")
+    files = [str(p.relative_to(ROOT)) for p in runcache.model_sources()]
+    files += [f"conf/systems/{s}.yaml" for s in prov.get("systems", [])]
+    if prov.get("study_file"):
+        files.append(str(prov["study_file"]))
+    changed: list[str] = []
+    for commit in hashes:
+        done = subprocess.run(["git", "diff", "--name-only", commit, "--", *files], cwd=ROOT,
+                              capture_output=True, text=True)
+        if done.returncode:
+            return Freshness("unknown", f"{name}: no fingerprint, and commit {commit[:8]} is "
+                             "not in this clone's history (model unknown)")
+        changed += [f for f in done.stdout.split() if f not in changed]
+    if not changed:
+        return Freshness("fresh", f"{name}: produced at {hashes[-1][:8]}, whose model, "
+                         "systems and study are today's (git)")
+    shown = ", ".join(changed[:3]) + (f" and {len(changed) - 3} more" if len(changed) > 3 else "")
+    return Freshness("stale", f"{name}: STALE, produced at {hashes[-1][:8]}; {shown} changed "
+                     "since (git): rerun the campaign")

@@ -1,0 +1,69 @@
+"""A campaign log knows whether today's model produced it (t2hx/post/freshness.py, #47):
+by the fingerprint its runs recorded (model code version, conf systems, study), else by git
+from the commit each run recorded; the line names what changed."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from t2hx import ROOT
+from t2hx.flowsim import runcache
+from t2hx.post.freshness import fingerprint, freshness
+
+SYSTEM = ROOT / "conf" / "systems" / "mini.yaml"
+STUDY = "conf/studies/hyperx-vs-fattree-sc19.yaml"
+
+
+def _log(tmp_path: Path, runs: list[dict], simulated: bool = True) -> Path:
+    log = tmp_path / "camp"
+    log.mkdir()
+    (log / "provenance.json").write_text(json.dumps({
+        "simulated": simulated, "systems": ["mini"], "study_file": STUDY, "runs": runs}))
+    return log
+
+
+def _now() -> dict:
+    return fingerprint([SYSTEM], ROOT / STUDY)
+
+
+def test_a_log_of_todays_model_is_fresh(tmp_path) -> None:
+    got = freshness(_log(tmp_path, [{"fingerprint": _now()}]))
+    assert got.state == "fresh" and "today's" in got.line
+
+
+def test_a_changed_model_makes_it_stale_and_says_so(tmp_path, monkeypatch) -> None:
+    log = _log(tmp_path, [{"fingerprint": _now()}])
+    monkeypatch.setattr(runcache, "code_version", lambda: "f" * 64)
+    got = freshness(log)
+    assert got.state == "stale" and "model changed" in got.line and "ffffffffffff" in got.line
+
+
+def test_a_changed_system_or_study_makes_it_stale(tmp_path) -> None:
+    old = _now()
+    old["systems"]["mini"] = "0" * 64
+    old["study"] = "1" * 64
+    got = freshness(_log(tmp_path, [{"fingerprint": old}]))
+    assert got.state == "stale" and "system mini" in got.line and "study" in got.line
+
+
+def test_runs_of_two_models_are_stale(tmp_path) -> None:
+    old = {**_now(), "model": "e" * 64}
+    got = freshness(_log(tmp_path, [{"fingerprint": old}, {"fingerprint": _now()}]))
+    assert got.state == "stale" and "more than one model" in got.line
+
+
+def test_without_a_fingerprint_git_decides(tmp_path) -> None:
+    # a66a0d67 predates the change of mpiGraph's window (t2hx/flowsim/patterns.py)
+    got = freshness(_log(tmp_path, [{"git_hash": "a66a0d673239b943d52741f05d1064a62302d539"}]))
+    assert got.state == "stale" and "a66a0d67" in got.line and "(git)" in got.line
+
+
+def test_an_unknown_commit_or_none_is_unknown(tmp_path) -> None:
+    assert freshness(_log(tmp_path, [{"git_hash": "0" * 40}])).state == "unknown"
+    (tmp_path / "b").mkdir()
+    assert freshness(_log(tmp_path / "b", [{}])).state == "unknown"
+
+
+def test_measured_logs_have_no_model(tmp_path) -> None:
+    assert freshness(_log(tmp_path, [{}], simulated=False)).state == "measured"
