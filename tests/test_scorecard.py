@@ -614,3 +614,42 @@ def test_the_seed_001_claims_name_the_study_combos_and_the_committed_scorecard_h
     assert {v.id for v in verdicts if v.verdict == "not run"} == unmeasured
     committed = json.loads((log / "scorecard.json").read_text())
     assert committed == json.loads(json.dumps(contract(verdicts), ensure_ascii=False))
+
+
+def test_no_claim_judges_with_an_absolute_tolerance_above_a_tenth_of_its_quantity():
+    """#47: an absolute tolerance may not swamp the quantity (seed 004's dark fiber was
+    judged at 5 points on 3.6-point effects), unless the claim's sentence states one."""
+    from t2hx.post.scorecard.judge import tolerance
+
+    checked = 0
+    for path in sorted((ROOT / "conf" / "claims").glob("*.yaml")):
+        defaults, claims = load_claims(path)
+        for c in claims:
+            pub = c["published"]
+            tol = {**defaults.get("tolerance", {}), **(c.get("tolerance") or {})}
+            if "gain" in pub:
+                p = float(pub["gain"])
+            elif "ratio" in pub:
+                p = float(pub["ratio"]) - 1.0
+            elif "range" in pub:
+                p = sum(float(x) for x in pub["range"]) / 2
+            else:
+                continue
+            if tol.get("stated"):
+                continue
+            assert tolerance(tol, p) <= max(abs(p) / 10, float(tol.get("rel", 0)) * abs(p)) \
+                + 1e-12, (path.name, c["id"])
+            checked += 1
+    assert checked > 50
+
+
+def test_a_small_effect_is_not_agreed_by_a_wide_absolute_tolerance():
+    from t2hx.post.scorecard.judge import judge
+    from t2hx.post.scorecard.selection import Ours
+
+    settings = {"tolerance": {"abs": 0.05, "rel": 0.25}, "dead_band": 0.001}
+    ours = Ours(0.007)                       # 0.7 points against a published 3.6
+    assert judge({"gain": 0.036}, ours, settings) == "weaker"
+    stated = {**settings, "tolerance": {"abs": 0.05, "rel": 0.25, "stated": "within 5 points"}}
+    assert judge({"gain": 0.036}, ours, stated) == "agrees"
+    assert judge({"gain": 0.036}, Ours(0.033), settings) == "agrees"   # within 25 %

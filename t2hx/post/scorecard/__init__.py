@@ -32,7 +32,9 @@ Computing ours (``compute`` of a claim)
 Verdicts (docs/modelling.md#scorecard)
 --------
 ``dir(x)`` is +1 above the dead band, −1 below minus it, 0 inside ("no effect"; the band is the
-paper's own "within ±1 %", §5.2). ``tol(p) = max(abs, rel·|p|)`` from the claims file.
+paper's own "within ±1 %", §5.2). ``tol(p) = max(min(abs, |p|/10), rel·|p|)`` from the
+claims file: an absolute part never above a tenth of the quantity judged, unless the
+claim's sentence states one (``stated``).
 
 * **Rungs.** A gain claim over several node counts is also judged at each (``rungs`` of the
   verdict: "28: agrees · 112: weaker"). A node count of at most ``one_switch`` (claims file

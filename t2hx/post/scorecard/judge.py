@@ -37,12 +37,27 @@ def _bounded(holds: bool, ours: Ours, dead: float) -> str:
     return "agrees" if ours.control is not None and ours.control > dead else "vacuous"
 
 
+#: The absolute part of a tolerance is at most this share of the quantity judged, unless the
+#: claim's own sentence gives one (``tolerance: {abs: ..., stated: "<its words>"}``): an
+#: absolute 5 points judged a 3.6-point effect "agrees" at a fifth of its size.
+ABS_SHARE = 0.1
+
+
+def tolerance(tol: dict[str, Any], p: float) -> float:
+    """How far ours may sit from the published ``p`` and still agree:
+    max(min(abs, |p|/10), rel·|p|), or max(abs, rel·|p|) with a ``stated`` tolerance."""
+    absolute = float(tol.get("abs", 0.0))
+    if not tol.get("stated"):
+        absolute = min(absolute, ABS_SHARE * abs(p))
+    return max(absolute, float(tol.get("rel", 0.0)) * abs(p))
+
+
 def judge(pub: dict[str, Any], ours: Ours, settings: dict[str, Any]) -> str:
     dead = float(settings.get("dead_band", 0.01))
     tol = settings.get("tolerance", {"abs": 0.05, "rel": 0.25})
 
     def tol_of(p: float) -> float:
-        return max(float(tol.get("abs", 0.0)), float(tol.get("rel", 0.0)) * abs(p))
+        return tolerance(tol, p)
 
     o = ours.value
     if "rank" in pub:
