@@ -67,3 +67,23 @@ def test_an_unknown_commit_or_none_is_unknown(tmp_path) -> None:
 
 def test_measured_logs_have_no_model(tmp_path) -> None:
     assert freshness(_log(tmp_path, [{}], simulated=False)).state == "measured"
+
+
+def test_every_log_the_readme_quotes_is_fresh_or_declared_stale() -> None:
+    """A README-quoted campaign whose model changed must be named in the README's "Stale
+    against today's model" paragraph (the end of #47: every such log fresh, the paragraph
+    gone); a log declared stale that is fresh again must leave it."""
+    import re
+
+    text = (ROOT / "README.md").read_text()
+    stale_par = text.split("**Stale against today's model.**", 1)[1].split("\n\n", 1)[0] \
+        if "**Stale against today's model.**" in text else ""
+    declared = set(re.findall(r"`([a-z0-9-]+)`", stale_par))
+    quoted = {m for m in re.findall(r"log/([a-z0-9-]+)", text) if (ROOT / "log" / m).is_dir()}
+    assert {"reference", "paper-scale"} <= quoted
+    for name in sorted(quoted):
+        state = freshness(ROOT / "log" / name).state
+        if state == "stale":
+            assert name in declared, f"log/{name} is stale: rerun it or say so in README.md"
+        elif state == "fresh":
+            assert name not in declared, f"log/{name} is fresh: drop it from README's Stale"
