@@ -138,6 +138,9 @@ def speed(pk, wall: float) -> dict:
             "hops_per_wall_s": round(s["packet_hops"] / wall),
             "events_per_kernel_s": round(s["events"] / s["kernel_s"]),
             "threads": pk._kernel_state.threads if pk._kernel_state else 1,
+            # a phase runs as its link-disjoint groups, equal groups once (components.py):
+            # packet_hops counts the simulated ones
+            "groups": int(s.get("groups", 0)), "groups_simulated": int(s.get("groups_simulated", 0)),
             "credit_errors": int(s["credit_errors"]),
             "packets_conserved": s["packets_created"] == s["packets_delivered"]}
 
