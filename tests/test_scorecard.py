@@ -296,7 +296,7 @@ def test_cli_table_and_contract(tmp_path, capsys):
     line = next(x for x in text.splitlines() if x.startswith("fig1-parx-vs-dfsssp "))
     assert "+66.0 %" in line and "+63.6 %" in line and line.endswith("agrees")
     data = json.loads(out.read_text())
-    assert set(data) == {"claims", "counts", "mechanisms"}
+    assert set(data) == {"claims", "counts", "findings", "generator_checks", "mechanisms"}
     assert sum(sum(c.values()) for c in data["mechanisms"].values()) == len(data["claims"])
     assert list(data["counts"]) == list(VERDICTS)
     _, claims = load_claims()
@@ -653,3 +653,38 @@ def test_a_small_effect_is_not_agreed_by_a_wide_absolute_tolerance():
     stated = {**settings, "tolerance": {"abs": 0.05, "rel": 0.25, "stated": "within 5 points"}}
     assert judge({"gain": 0.036}, ours, stated) == "agrees"
     assert judge({"gain": 0.036}, Ours(0.033), settings) == "agrees"   # within 25 %
+
+
+def test_generator_checks_are_counted_apart_from_findings(tmp_path, capsys):
+    """#47: the properties any correct generator reproduces (kind network, or a claim's
+    ``check:`` reason) are not findings; scorecard.json and the CLI give both counts."""
+    from t2hx.post.scorecard.claims import CHECK_KINDS, is_check
+
+    kinds = {}
+    for path in sorted((ROOT / "conf" / "claims").glob("*.yaml")):
+        _, claims = load_claims(path)
+        for c in claims:
+            kinds.setdefault(path.stem, []).append(is_check(c))
+            assert is_check(c) == (c["compute"]["kind"] in CHECK_KINDS or "check" in c)
+    assert sum(kinds["shortcut-topologies-thesis"]) >= 45     # seed 001's graph properties
+    assert sum(kinds["fattree-configs-sc17"]) == 3
+    log = fig1_log(tmp_path)
+    out = tmp_path / "sc.json"
+    assert main(["scorecard", str(log), "--json", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "findings " in text and "generator checks " in text
+    data = json.loads(out.read_text())
+    for verdict, n in data["counts"].items():
+        assert data["findings"][verdict] + data["generator_checks"][verdict] == n
+
+
+def test_a_check_without_a_reason_is_one_line(tmp_path):
+    _, claims = load_claims(CLAIMS)
+    bad = tmp_path / "claims.yaml"
+    import yaml
+
+    claim = {**claims[0], "check": ""}
+    bad.write_text(yaml.safe_dump({"claims": [claim]}))
+    with pytest.raises(T2hxError) as err:
+        load_claims(bad)
+    assert "check" in err.value.line() and "\n" not in err.value.line()

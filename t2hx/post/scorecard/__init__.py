@@ -77,7 +77,7 @@ import pandas as pd
 from t2hx import ROOT
 from t2hx.errors import T2hxError
 from t2hx.post.scorecard.claims import (CLAIMS, CLAIMS_DIR, DEFAULT_CLAIMS_STUDY, claims_of,
-                                        load_claims, portable_claims)
+                                        is_check, load_claims, portable_claims)
 from t2hx.post.scorecard.judge import judge, rung_verdicts
 from t2hx.post.scorecard.kinds import KINDS, Ours, capacity_windows, check_requires, compute
 from t2hx.post.scorecard.selection import (BASE_SPEC, CELL, NotRun, best, cell_gains, label,
@@ -125,13 +125,13 @@ def score(results: pd.DataFrame, claims: list[dict[str, Any]] | None = None,
                                          float(settings.get("dead_band", 0.01))),
                                judge(pub, ours, settings), note,
                                " · ".join(f"{n}: {v}" for n, v in rungs.items()),
-                               c.get("mechanism", "")))
+                               c.get("mechanism", ""), not is_check(c)))
         except NotRun as why:
             out.append(Verdict(c["id"], c["source"], c["statement"],
                                published_text(pub, c["compute"]), "–",
                                "not run", f"{why}; needs {needs(c['compute'])}"
                                if c["compute"]["kind"] != "unmeasured" else str(why),
-                               mechanism=c.get("mechanism", "")))
+                               mechanism=c.get("mechanism", ""), finding=not is_check(c)))
     return out
 
 

@@ -35,6 +35,17 @@ MECHANISMS = {
 }
 
 
+#: Computations whose verdict cannot depend on the network's behaviour or the routing: the
+#: properties of a generated graph (diameter, ASPL, hops, cables). Any correct generator
+#: reproduces them, so they are *generator checks*, counted apart from the findings (#47).
+CHECK_KINDS = frozenset({"network"})
+
+
+def is_check(claim: dict[str, Any]) -> bool:
+    """A generator check: a kind of CHECK_KINDS, or ``check: <why it cannot fail>``."""
+    return claim["compute"]["kind"] in CHECK_KINDS or bool(claim.get("check"))
+
+
 def load_claims(path: Path = CLAIMS) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """The defaults and the claims of a claims file, every claim checked
     (t2hx.post.scorecard.schema); the first mistake raises one line naming it."""
@@ -58,6 +69,9 @@ def load_claims(path: Path = CLAIMS) -> tuple[dict[str, Any], list[dict[str, Any
             raise T2hxError(f"mechanism is {c.get('mechanism')!r}", file=path,
                             field=f"claims[{c['id']}].mechanism",
                             fix="one of " + ", ".join(MECHANISMS))
+        if "check" in c and (not isinstance(c["check"], str) or not c["check"].strip()):
+            raise T2hxError("check is not text", file=path, field=f"claims[{c['id']}].check",
+                            fix="say why the claim cannot fail (a generator check), or drop it")
         _check_portable(c, path)
     return defaults, claims
 

@@ -26,6 +26,7 @@ class Verdict:
     note: str = ""
     rungs: str = ""          # per node count: "28: agrees · 112: weaker" (several counts)
     mechanism: str = ""      # what the paper says the effect comes from (claims.MECHANISMS)
+    finding: bool = True     # False: a generator check (claims.is_check)
 
 
 def where(comp: dict[str, Any], cells: pd.DataFrame | None = None) -> str:
@@ -164,6 +165,8 @@ def contract(verdicts: list[Verdict]) -> dict[str, Any]:
     mechs = dict.fromkeys(v.mechanism for v in verdicts if v.mechanism)
     return {"claims": [{k: v for k, v in asdict(x).items()} for x in verdicts],
             "counts": counts(verdicts),
+            "findings": counts([v for v in verdicts if v.finding]),
+            "generator_checks": counts([v for v in verdicts if not v.finding]),
             "mechanisms": {m: counts([v for v in verdicts if v.mechanism == m]) for m in mechs}}
 
 
@@ -185,10 +188,17 @@ def profile_label(profile: str | None) -> str:
 
 
 def counts_line(verdicts: list[Verdict], profile: str | None = None) -> str:
+    """The verdicts' counts, then the findings' and the generator checks' apart."""
     c = counts(verdicts)
     label = f" ({profile_label(profile)})" if profile else ""
+    parts = []
+    for name, mine in (("findings", [v for v in verdicts if v.finding]),
+                       ("generator checks", [v for v in verdicts if not v.finding])):
+        k = counts(mine)
+        parts.append(f"{name} {len(mine)}: " + (", ".join(f"{k[v]} {v}" for v in VERDICTS if k[v])
+                                                 or "none"))
     return f"scorecard{label}: {len(verdicts)} claims: " + ", ".join(
-        f"{c[v]} {v}" for v in VERDICTS)
+        f"{c[v]} {v}" for v in VERDICTS) + "\n  " + "; ".join(parts)
 
 
 def mechanism_lines(verdicts: list[Verdict]) -> list[str]:
