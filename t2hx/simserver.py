@@ -13,7 +13,8 @@ The run-cache key's promise, that a changed model simulates anew, holds as befor
 server imports every module of the model and digests their sources before it serves, so the
 code that runs and the code version in every key it writes are the same, even if the
 sources change while the campaign runs (the next campaign session starts a new server). A
-child whose client is gone (ReFrame cancelled the job) ends with its process group."""
+child whose client is gone (ReFrame cancelled the job) ends with everything it started, and
+a server that stops takes its running cases with it."""
 
 from __future__ import annotations
 
@@ -26,6 +27,7 @@ import sys
 import threading
 from pathlib import Path
 
+from t2hx.campaign.guard import kill_descendants
 from t2hx.simclient import ENV, HEADER
 
 #: Modules the model loads lazily that every simulating case needs.
@@ -74,6 +76,7 @@ def serve(path: Path) -> None:
     finally:
         listener.close()
         path.unlink(missing_ok=True)
+        kill_descendants(os.getpid())                  # cases still running end with it
 
 
 def _reap(*_: object) -> None:
@@ -131,12 +134,13 @@ def _case(conn: socket.socket) -> None:
 
 
 def _watch(conn: socket.socket) -> None:
-    """Ends the case and what it started when its client goes away."""
+    """Ends the case and everything it started (OpenSM, ibsim) when its client goes away."""
     try:
         conn.recv(1)
     except OSError:
         pass
-    os.killpg(0, signal.SIGTERM)
+    kill_descendants(os.getpid())
+    os._exit(143)
 
 
 def main(argv: list[str]) -> int:

@@ -174,6 +174,13 @@ def _kill(pids: list[int]) -> None:
             pass
 
 
+def kill_descendants(pid: int) -> None:
+    """SIGKILL to every live descendant of ``pid`` (the warm simulator's cases and what
+    they started, t2hx/simserver.py: they are not ReFrame's, so kill_cases cannot see
+    them)."""
+    _kill(list(descendants(pid)))
+
+
 class _Stop(Exception):
     """The campaign died (PDEATHSIG) or was told to stop."""
 
