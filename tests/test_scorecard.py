@@ -688,3 +688,21 @@ def test_a_check_without_a_reason_is_one_line(tmp_path):
     with pytest.raises(T2hxError) as err:
         load_claims(bad)
     assert "check" in err.value.line() and "\n" not in err.value.line()
+
+
+def test_interference_per_application_is_judged_on_each_apps_own_number():
+    """#47: seed 003's Fig 9b is per application; ``per: app`` takes each app's median
+    slowdown difference and judges their median, not one median over every job."""
+    from t2hx.post.scorecard.kinds import _interference_per_app
+
+    def jobs(slow: dict[str, list[float]]) -> pd.DataFrame:
+        rows = [(app, 1.0 + s, 1.0) for app, ss in slow.items() for s in ss]
+        return pd.DataFrame(rows, columns=["app", "mix", "alone"])
+
+    # two apps: a 10-job app that suffers a little less on the subject, a 1-job app much less
+    base = jobs({"a": [0.02] * 10, "b": [0.50]})
+    subject = jobs({"a": [0.01] * 10, "b": [0.10]})
+    ours = _interference_per_app({"base": base, "subject": subject})
+    assert ours.cells == pytest.approx([0.01, 0.40])
+    assert ours.value == pytest.approx(0.205)                 # median of the two apps
+    assert "per app (2)" in ours.where

@@ -84,6 +84,8 @@ OPTIONAL: dict[str, tuple[Callable[[Any], bool], str]] = {
     "along": (lambda v: v in ("nodes", "msg_size"), "nodes or msg_size"),
     "scale": (_number, "a number"),
     "sum_metrics": (lambda v: isinstance(v, bool), "true or false"),
+    "per": (lambda v: v == "app", "app (the statement is per application: each app's own "
+            "number, their median judged)"),
 }
 
 
