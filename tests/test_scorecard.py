@@ -706,3 +706,18 @@ def test_interference_per_application_is_judged_on_each_apps_own_number():
     assert ours.cells == pytest.approx([0.01, 0.40])
     assert ours.value == pytest.approx(0.205)                 # median of the two apps
     assert "per app (2)" in ours.where
+
+
+def test_a_claims_span_picks_its_days_and_the_other_spans_beside_it():
+    """#47: seed 004's "over the month" is the month (days 30-59 of the replay), not every
+    day the log holds; the log's other whole 30-day spans are reported beside it."""
+    from t2hx.post.scorecard.kinds import NotRun, _in_span, _other_spans
+
+    rows = pd.DataFrame({"day": list(range(0, 193))})
+    month = {"first_day": 30, "days": 30}
+    assert _in_span(rows, month)["day"].tolist() == list(range(30, 60))
+    assert _in_span(rows, None) is rows
+    starts = [int(part["day"].min()) for part in _other_spans(rows, month)]
+    assert starts == [0, 60, 90, 120, 150]          # whole spans only, the month left out
+    with pytest.raises(NotRun):
+        _in_span(pd.DataFrame({"day": [0, 1, 2]}), month)

@@ -187,20 +187,60 @@ def history_kind(comp: dict[str, Any], context: dict[str, Any]) -> Ours:
         context["history_rows"] = load_rows(Path(logdir))
     rows = context["history_rows"]
     scale = 0.01 if comp["stat"].endswith("_pct") or comp["metric"] == "dark_fiber" else 1.0
-    cells, days, samples = [], 0, 0
+    span = comp.get("span")
+    cells, days, samples, others = [], 0, 0, []
     # Several combos or engines (a statement over both systems or every routing): one cell
     # each, ours the median, every cell judged by a range.
     for combo in listed(comp["combo"]):
-        sub = rows[rows["combo"] == combo] if len(rows) else rows
-        if sub.empty:
+        every = rows[rows["combo"] == combo] if len(rows) else rows
+        if every.empty:
             raise NotRun(f"no job-history rows of {combo} in the log")
+        sub = _in_span(every, span)
         days, samples = days + sub["day"].nunique(), samples + int((sub["engine"] == "sar").sum())
-        records = sub.to_dict("records")
-        cells += [improvements(records, comp["metric"], vs)[comp["stat"]] * scale
-                  for vs in listed(comp["vs"])]
+
+        def cell(part: pd.DataFrame, vs: str) -> float:
+            return improvements(part.to_dict("records"), comp["metric"], vs)[comp["stat"]] * scale
+
+        cells += [cell(sub, vs) for vs in listed(comp["vs"])]
+        if span:        # the same statistic over the log's other whole spans of that length
+            others += [cell(part, vs) for part in _other_spans(every, span)
+                       for vs in listed(comp["vs"])]
     where_ = f"{', '.join(listed(comp['combo']))}: {days} day(s), {samples} samples"
+    if span:
+        first, length = int(span["first_day"]), int(span["days"])
+        where_ += f" of days {first}-{first + length - 1}"
+        if others:
+            where_ += (f"; other {length}-day spans {min(others):+.3f} to {max(others):+.3f} "
+                       f"({len(others)})")
     return Ours(float(pd.Series(cells).median()), cells if len(cells) > 1 else None,
                 where=where_)
+
+
+def _in_span(rows: pd.DataFrame, span: dict[str, Any] | None) -> pd.DataFrame:
+    """The rows of the days a claim's sentence names (``span: {first_day, days}``: seed
+    004's "over the month"), or all of them."""
+    if not span:
+        return rows
+    first, length = int(span["first_day"]), int(span["days"])
+    sub = rows[(rows["day"] >= first) & (rows["day"] < first + length)]
+    if sub.empty:
+        raise NotRun(f"no job-history rows in days {first}-{first + length - 1} (the claim's "
+                     f"span); the log holds days {int(rows['day'].min())}-"
+                     f"{int(rows['day'].max())}")
+    return sub
+
+
+def _other_spans(rows: pd.DataFrame, span: dict[str, Any]) -> list[pd.DataFrame]:
+    """The log's other whole spans of the claim's length, back to back from its first day."""
+    first, length = int(span["first_day"]), int(span["days"])
+    lo, hi = int(rows["day"].min()), int(rows["day"].max())
+    out = []
+    for start in range(lo + (first - lo) % length, hi - length + 2, length):
+        if start != first:
+            part = rows[(rows["day"] >= start) & (rows["day"] < start + length)]
+            if part["day"].nunique() == length:
+                out.append(part)
+    return out
 
 
 def network_kind(comp: dict[str, Any], context: dict[str, Any]) -> Ours:
