@@ -107,7 +107,9 @@ def published_text(pub: dict[str, Any], comp: dict[str, Any] | None = None) -> s
     if "gain" in pub:
         return _pct(pub["gain"])
     if "range" in pub:
-        return f"{_pct(pub['range'][0])} … {_pct(pub['range'][1])}"
+        lo, hi = pub["range"]
+        return f"{_pct(lo)} … {_pct(hi)}" if "unit" not in pub else \
+            f"{lo:g} … {hi:g} {pub['unit']}"
     if "sign" in pub:
         return "better than base" if pub["sign"] > 0 else "worse than base"
     if "par" in pub:
