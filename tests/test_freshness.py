@@ -65,6 +65,16 @@ def test_an_unknown_commit_or_none_is_unknown(tmp_path) -> None:
     assert freshness(_log(tmp_path / "b", [{}])).state == "unknown"
 
 
+def test_a_broken_provenance_leaves_the_model_unknown(tmp_path) -> None:
+    """replay reports a broken provenance.json itself (one line); freshness never raises."""
+    for text in ("{not json", "[1, 2]", '{"simulated": true, "runs": [1]}',
+                 '{"simulated": true, "runs": [{"fingerprint": {"model": 3}}]}'):
+        log = tmp_path / str(abs(hash(text)))
+        log.mkdir()
+        (log / "provenance.json").write_text(text)
+        assert freshness(log).state in ("unknown", "stale"), text
+
+
 def test_measured_logs_have_no_model(tmp_path) -> None:
     assert freshness(_log(tmp_path, [{}], simulated=False)).state == "measured"
 

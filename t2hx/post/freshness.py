@@ -41,13 +41,24 @@ def freshness(logdir: Path) -> Freshness:
     path = Path(logdir) / "provenance.json"
     if not path.is_file():
         return Freshness("unknown", f"{logdir.name}: no provenance.json, model unknown")
-    prov = json.loads(path.read_text())
+    try:
+        prov = json.loads(path.read_text())
+    except (OSError, UnicodeDecodeError, ValueError):
+        prov = None
+    runs = prov.get("runs") if isinstance(prov, dict) else None
+    if not isinstance(prov, dict) or not isinstance(runs or [], list) or \
+            not all(isinstance(r, dict) for r in runs or []):
+        # replay names a broken provenance.json itself; here it only leaves the model unknown
+        return Freshness("unknown", f"{logdir.name}: provenance.json unreadable, model unknown")
     if not prov.get("simulated", False):
         return Freshness("measured", f"{logdir.name}: measured runs, no model")
-    runs = prov.get("runs") or [{}]
-    if all(r.get("fingerprint") for r in runs):
-        return _by_fingerprint(logdir.name, prov, runs)
-    return _by_git(logdir.name, prov, runs)
+    runs = runs or [{}]
+    try:
+        if all(r.get("fingerprint") for r in runs):
+            return _by_fingerprint(logdir.name, prov, runs)
+        return _by_git(logdir.name, prov, runs)
+    except (AttributeError, KeyError, TypeError, ValueError, OSError):
+        return Freshness("unknown", f"{logdir.name}: provenance.json malformed, model unknown")
 
 
 def _current(prov: dict, names: list[str]) -> dict:
