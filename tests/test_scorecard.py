@@ -721,3 +721,46 @@ def test_a_claims_span_picks_its_days_and_the_other_spans_beside_it():
     assert starts == [0, 60, 90, 120, 150]          # whole spans only, the month left out
     with pytest.raises(NotRun):
         _in_span(pd.DataFrame({"day": [0, 1, 2]}), month)
+
+
+def draws(subject: list[float], base: list[float], nodes: int = 28) -> pd.DataFrame:
+    return table((PARX_RACK, "mpigraph", "send_avg", nodes, 1048576, subject),
+                 (DFL, "mpigraph", "send_avg", nodes, 1048576, base))
+
+
+def test_orderings_that_the_draws_disagree_on_are_unresolved():
+    sel = dict(nodes=[28], msg_size=[1048576], subject=PARX_RACK, base=DFL)
+    # best of two is +10 % (agrees with +10 %), but draw 1 has the subject 5 % behind:
+    # which combo is better is a matter of the draw
+    mixed = draws([1100, 950], [1000, 1000])
+    v = score(mixed, [claim({"gain": 0.10}, **sel)], DEFAULTS)[0]
+    assert v.verdict == "unresolved"
+    assert "draws -3.5 % … +8.5 %" in v.note and "of 2" in v.note
+    assert verdict(mixed, {"sign": 1}, **sel) == "unresolved"
+    assert verdict(mixed, {"ratio": 1.1}, **sel) == "unresolved"
+    # the same spread on one side of the dead band resolves the ordering
+    assert verdict(draws([1100, 1050], [1000, 1000]), {"gain": 0.10}, **sel) == "agrees"
+    # a draw inside the dead band is no ordering either
+    assert verdict(draws([1100, 990], [1000, 1000]), {"sign": 1}, **sel) == "unresolved"
+    # common random numbers: both combos slowed alike in each draw, the ordering is exact
+    crn = draws([1100, 1100 * 0.7], [1000, 1000 * 0.7])
+    v = score(crn, [claim({"gain": 0.10}, **sel)], DEFAULTS)[0]
+    assert v.verdict == "agrees" and "draws" not in v.note
+    # one draw each (a deterministic campaign): nothing to disagree
+    assert verdict(draws([1100], [1000]), {"gain": 0.10}, **sel) == "agrees"
+
+
+def test_unresolved_is_for_orderings_and_judged_per_rung():
+    mixed = pd.concat([draws([1100, 950], [1000, 1000], 28),
+                       draws([1200, 1150], [1000, 1000], 56)], ignore_index=True)
+    sel = dict(nodes=[28, 56], msg_size=[1048576], subject=PARX_RACK, base=DFL)
+    v = score(mixed, [claim({"gain": 0.2}, aggregate="max", **sel)], DEFAULTS)[0]
+    assert v.rungs == "28: unresolved · 56: agrees"
+    # a bound is not an ordering: the draws do not change it
+    assert verdict(draws([1100, 950], [1000, 1000]), {"at_least": 0.05},
+                   nodes=[28], msg_size=[1048576], subject=PARX_RACK, base=DFL) == "agrees"
+    # paired draws use only the repetitions every cell has
+    uneven = pd.concat([draws([1100, 950], [1000, 1000], 28),
+                        draws([1200], [1000], 56)], ignore_index=True)
+    v = score(uneven, [claim({"gain": 0.2}, aggregate="max", **sel)], DEFAULTS)[0]
+    assert v.verdict == "agrees" and "draws" not in v.note

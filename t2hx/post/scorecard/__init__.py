@@ -53,6 +53,12 @@ claim's sentence states one (``stated``).
 * ``range: [lo, hi]``: **agrees** if every cell's gain lies in [lo − tol, hi + tol] with tol =
   tol(midpoint); else the median cell against the midpoint as for a gain.
 * ``sign: ±1``: **agrees** if dir(ours) equals it, else **contradicts** (no magnitude to miss).
+* **unresolved** (before any of the three above): the claim's number recomputed draw by draw
+  — repetition r of the subject against repetition r of the base, the way the study draws
+  its noise, eBB's bisections and seed 001's mappings: the same draw under every combo — and
+  the middle 80 % of those draws (10th to 90th percentile) do not share one direction
+  (dir). Which combo is better then depends on the draw, and best of N alone would pick
+  one. The band is printed in the note whenever the draws differ.
 * ``par: true`` / ``at_least: b`` / ``at_most: b``: **contradicts** if it fails; if it holds,
   **agrees** only when the claim's cells show an effect beyond the dead band somewhere (any
   combo's gain over the base in a cell, the subject's gain changing between cells, or for
@@ -82,7 +88,8 @@ from t2hx.post.scorecard.judge import judge, rung_verdicts
 from t2hx.post.scorecard.kinds import KINDS, Ours, capacity_windows, check_requires, compute
 from t2hx.post.scorecard.selection import (BASE_SPEC, CELL, NotRun, best, cell_gains, label,
                                            matches, select, workload_jobs)
-from t2hx.post.scorecard.text import (VERDICTS, Verdict, contract, counts, counts_line, frame,
+from t2hx.post.scorecard.text import (VERDICTS, Verdict, contract, counts, counts_line,
+                                      draws_text, frame,
                                       mechanism_lines, needs, ours_text, published_text,
                                       table_text, where)
 
@@ -114,7 +121,8 @@ def score(results: pd.DataFrame, claims: list[dict[str, Any]] | None = None,
             ours = compute(results, c, {**ctx, "one_switch": int(settings.get("one_switch", 0))})
             if not math.isfinite(ours.value):
                 raise NotRun("no finite value")
-            note = check_requires(c["compute"], ctx)
+            note = "; ".join(filter(None, [check_requires(c["compute"], ctx),
+                                           draws_text(ours)]))
             if ours.identical:
                 note = "; ".join(filter(None, [note, "left out: n=" + ",".join(
                     map(str, ours.identical)) + " (the same fabric for both by construction)"]))

@@ -52,8 +52,39 @@ def tolerance(tol: dict[str, Any], p: float) -> float:
     return max(absolute, float(tol.get("rel", 0.0)) * abs(p))
 
 
+#: The share of draws left out at each end before asking whether the draws agree on a
+#: direction: one draw in ten may disagree (a noisy run, an unlucky mapping).
+DRAW_TAIL = 0.1
+
+
+def draw_band(ours: Ours) -> tuple[float, float] | None:
+    """The middle of the paired draws (DRAW_TAIL to 1 - DRAW_TAIL quantiles), or None
+    below two draws."""
+    if len(ours.draws) < 2:
+        return None
+    q = np.quantile(np.asarray(ours.draws, dtype=float), [DRAW_TAIL, 1.0 - DRAW_TAIL])
+    return float(q[0]), float(q[1])
+
+
+def unresolved(ours: Ours, dead: float) -> bool:
+    """The draws disagree on the ordering: the middle of them reaches from one side of the
+    dead band to the other (or into it), so which combo is better is a matter of the draw."""
+    band = draw_band(ours)
+    return band is not None and _dir(band[0], dead) != _dir(band[1], dead)
+
+
+#: Published forms that state an ordering, which repeated draws can leave unresolved.
+ORDERINGS = ("gain", "ratio", "sign")
+
+
+def is_ordering(pub: dict[str, Any]) -> bool:
+    return any(k in pub for k in ORDERINGS)
+
+
 def judge(pub: dict[str, Any], ours: Ours, settings: dict[str, Any]) -> str:
     dead = float(settings.get("dead_band", 0.01))
+    if is_ordering(pub) and unresolved(ours, dead):
+        return "unresolved"
     tol = settings.get("tolerance", {"abs": 0.05, "rel": 0.25})
 
     def tol_of(p: float) -> float:

@@ -13,8 +13,8 @@ import pandas as pd
 
 from t2hx.errors import T2hxError
 from t2hx.post.scorecard.selection import (BASE_SPEC, CELL, NotRun, Ours, agg, best,
-                                           cell_gains, label, listed, matches, select,
-                                           workload_jobs)
+                                           cell_gains, draw_gains, draws_of, label, listed,
+                                           matches, select, workload_jobs)
 from t2hx.post.scorecard.text import where
 from t2hx.wire import parse_sim_header
 
@@ -85,10 +85,13 @@ def gain_kind(df: pd.DataFrame, comp: dict[str, Any], base: dict[str, str], sm: 
     same = sorted(n for n, r in rungs.items()
                   if n <= comp["one_switch"] and (r["gain"].abs() < IDENTICAL).all())
     used = g[~g["nodes"].isin(same)] if len(same) < len(rungs) else g
-    per = {n: Ours(agg(r["gain"], how), list(r["gain"]), where=where(comp, r))
+    d = draw_gains(df, comp["subject"], base, sm)
+    per = {n: Ours(agg(r["gain"], how), list(r["gain"]), where=where(comp, r),
+                   draws=draws_of(d[d["nodes"] == n], how))
            for n, r in rungs.items()} if len(rungs) > 1 else {}
     return Ours(agg(used["gain"], how), list(used["gain"]), where=where(comp, used),
-                rungs=per, identical=same if len(same) < len(rungs) else [])
+                rungs=per, identical=same if len(same) < len(rungs) else [],
+                draws=draws_of(d[d["nodes"].isin(used["nodes"].unique())] if rungs else d, how))
 
 
 def control_effect(df: pd.DataFrame, comp: dict[str, Any], base: dict[str, str],

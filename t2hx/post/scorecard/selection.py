@@ -31,6 +31,7 @@ class Ours:
     where: str = ""
     control: float | None = None        # the largest effect any contrast of the cells shows
     rungs: dict[int, Ours] = field(default_factory=dict)   # per node count, when several
+    draws: list[float] = field(default_factory=list)       # the value draw by draw (paired)
     identical: list[int] = field(default_factory=list)     # rungs equal by construction
 
 
@@ -128,6 +129,52 @@ def cell_gains(df: pd.DataFrame, subject: Any, base: dict[str, str],
     if allg.empty:
         raise NotRun("no gain computable (unknown metric direction)")
     return allg.groupby(CELL, dropna=False, as_index=False)["gain"].max()
+
+
+def _per_draw(df: pd.DataFrame, spec: dict[str, str], sum_metrics: bool) -> pd.Series:
+    """Each repetition's value per cell of the rows matching ``spec`` (index CELL +
+    repetition; duplicate rows of one run averaged)."""
+    sub = df[matches(df, spec) & df["repetition"].notna()]
+    keys = CELL + ["repetition", "better"]
+    v = sub.groupby(keys, dropna=False)["value"].mean()
+    if sum_metrics:
+        v = v.groupby([k for k in keys if k != "metric"], dropna=False).sum()
+        v = pd.concat({"*": v}, names=["metric"]).reorder_levels(keys)
+    return v
+
+
+def draw_gains(df: pd.DataFrame, subject: Any, base: dict[str, str], sum_metrics: bool
+               ) -> pd.DataFrame:
+    """Per cell and repetition r: the subject's run r against the base's run r (paired by
+    repetition, as the study's noise and eBB's bisections are drawn: the same draw under
+    every combo), the best gain among several subject combos. Columns CELL + repetition,
+    gain; only repetitions every cell has."""
+    if "repetition" not in df.columns:
+        return pd.DataFrame(columns=CELL + ["repetition", "gain"])
+    b = _per_draw(df, base, sum_metrics).rename("base")
+    per = []
+    for spec in listed(subject):
+        m = pd.concat([_per_draw(df, spec, sum_metrics).rename("value"), b], axis=1,
+                      join="inner").reset_index()
+        if len(m):
+            m["gain"] = gain(m["value"].to_numpy(), m["base"].to_numpy(), m["better"].to_numpy())
+            per.append(m)
+    if not per:
+        return pd.DataFrame(columns=CELL + ["repetition", "gain"])
+    g = pd.concat(per).dropna(subset=["gain"]).groupby(CELL + ["repetition"], dropna=False,
+                                                        as_index=False)["gain"].max()
+    if g.empty:
+        return g
+    ncells = len(g.groupby(CELL, dropna=False))
+    shared = g.groupby("repetition")["gain"].transform("size") == ncells
+    return g[shared]
+
+
+def draws_of(g: pd.DataFrame, how: str) -> list[float]:
+    """The claim's aggregate draw by draw (empty below two draws)."""
+    if g.empty or g["repetition"].nunique() < 2:
+        return []
+    return [agg(r["gain"], how) for _, r in g.groupby("repetition")]
 
 
 def agg(values: pd.Series, how: str) -> float:

@@ -8,11 +8,11 @@ from typing import Any
 
 import pandas as pd
 
-from t2hx.post.scorecard.judge import rank_span
+from t2hx.post.scorecard.judge import DRAW_TAIL, draw_band, rank_span
 from t2hx.post.scorecard.selection import BASE_SPEC, Ours, label, listed
 
-VERDICTS = ("agrees", "same direction", "weaker", "stronger", "vacuous", "contradicts",
-            "not run")
+VERDICTS = ("agrees", "same direction", "weaker", "stronger", "vacuous", "unresolved",
+            "contradicts", "not run")
 
 
 @dataclass
@@ -154,6 +154,15 @@ def ours_text(pub: dict[str, Any], comp: dict[str, Any], ours: Ours, dead: float
     else:
         text = _pct(o)
     return f"{text} [{ours.where}]" if ours.where else text
+
+
+def draws_text(ours: Ours) -> str:
+    """The spread of the paired draws beside the verdict ('' when every draw is the same)."""
+    band = draw_band(ours)
+    if band is None or _pct(band[0]) == _pct(band[1]):
+        return ""
+    return (f"draws {_pct(band[0])} … {_pct(band[1])} (middle {1 - 2 * DRAW_TAIL:.0%} of "
+            f"{len(ours.draws)}, paired by repetition)")
 
 
 def counts(verdicts: list[Verdict]) -> dict[str, int]:
