@@ -172,6 +172,16 @@ def start(logdir: Path) -> Path | None:
     return table if table.is_file() else None
 
 
+def analysis_only(opts: Options) -> int:
+    """Step 1 alone, into an existing or new campaign directory (nothing moved aside)."""
+    with Progress(f"routing analysis {', '.join(s.name for s in opts.systems)}", total=1,
+                  quiet=opts.quiet) as progress:
+        progress.step("every plane and engine (real OpenSM under ibsim)")
+        rows = routing_analysis(opts, progress)
+    print_routing(rows)
+    return 1 if any("error" in r for r in rows) else 0
+
+
 # -- 1. routing analysis -----------------------------------------------------------------------
 def routing_analysis(opts: Options, progress: Progress) -> list[dict]:
     """Every plane and engine of the study's systems, in that order: side by side on the
@@ -218,6 +228,7 @@ def analyse(opts: Options, system: System, fabric, plane: str, engine: str,
     mask = analysis.inter_switch_mask(tables)
     efi = analysis.edge_forwarding_index(tables)[mask]
     report["dark_fiber"] = float((efi == 0).mean()) if efi.size else 0.0
+    report.update(fig1_streams(system, tables))
     stem = opts.logdir / "analysis" / f"{label}-{engine}"
     stem.parent.mkdir(parents=True, exist_ok=True)
     links = np.flatnonzero(mask)
@@ -225,6 +236,20 @@ def analyse(opts: Options, system: System, fabric, plane: str, engine: str,
         f"{k},{int(e)}\n" for k, e in zip(links, efi)))
     atomic_write(stem.with_suffix(".json"), json.dumps(report, indent=2) + "\n")
     return report
+
+
+def fig1_streams(system: System, tables) -> dict:
+    """Fig 1's "traffic streams sharing one cable": mpiGraph's shift pattern on the Fig 1
+    hostfile of the system (linear, 28 nodes: rack r01 on t2hx), when it has one."""
+    from t2hx.flowsim.network import read_hostfile
+    from t2hx.paths import hostfiles_root
+
+    path = hostfiles_root() / system.name / FIG1["placement"] / f"{FIG1['nodes']}.txt"
+    if not path.is_file():
+        return {}
+    hosts = [tables.fabric.index(h) for h in read_hostfile(path, system)]
+    return {"fig1_shift_streams": analysis.shift_streams(tables, hosts),
+            "fig1_hosts": f"{FIG1['placement']} {FIG1['nodes']}"}
 
 
 def print_routing(rows: list[dict]) -> None:

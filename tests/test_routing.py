@@ -95,6 +95,22 @@ def test_ftree_full_bisection_shift_inside_a_pod_has_max_efi_1(tmp_path) -> None
         assert loads.max() == 1, (shift, loads.max())
 
 
+def test_shift_streams_count_the_flows_mpigraph_puts_on_one_cable(t2hx_system, routed,
+                                                                   tmp_path) -> None:
+    """Seed 000 Fig 1: a full-bisection pod carries mpiGraph's shift one flow per cable;
+    on the HyperX rack (7 nodes per switch, linear) shift 7 sends one switch's 7 nodes to
+    the next over their one cable under minimal routing."""
+    system = load_system(kary_system(tmp_path))
+    fabric = build_plane(system, "ft")
+    t = load_tables(fabric, route(fabric, tmp_path / "r", "ftree").out_dir)
+    assert analysis.shift_streams(t, fabric.hcas()[:16]) == 1
+    assert analysis.shift_streams(t, fabric.hcas()) == 1   # ftree: shifts are congestion-free
+    from t2hx.reproduce import fig1_streams
+    r = routed(t2hx_system, "hyperx", "dfsssp", 0)
+    assert fig1_streams(t2hx_system, r.tables) == {"fig1_shift_streams": 7,
+                                                   "fig1_hosts": "linear 28"}
+
+
 def test_three_jobs_on_a_two_level_fattree_show_hotspots_and_dark_fiber(mini, routed) -> None:
     """Seed 004 Fig 2: with oblivious routing, jobs that straddle leaves load some links
     with several of their paths while other links carry none of any job's traffic."""

@@ -33,6 +33,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--study", default=None, type=A.text_line,
                    help="a study of conf/studies/ (default: $T2HX_STUDY or "
                    "hyperx-vs-fattree-sc19)")
+    p.add_argument("--analysis-only", action="store_true",
+                   help="only step 1: the routing analysis of every plane and engine into "
+                   "log/<campaign>/analysis/ (e.g. after a new analysis field; the "
+                   "campaign's runs are left alone)")
     p.add_argument("-q", "--quiet", action="store_true", default=argparse.SUPPRESS,
                    help="no progress output")
     p.add_argument("reframe_args", nargs=argparse.REMAINDER,
@@ -64,4 +68,8 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
                    out=args.out, logs=log_root(), work=work_root(), quiet=args.quiet,
                    reframe_args=[a for a in args.reframe_args if a != "--"],
                    study=args.study)
+    if args.analysis_only:
+        from t2hx.reproduce import analysis_only
+
+        return analysis_only(opts)
     return reproduce(opts)

@@ -59,6 +59,20 @@ def link_loads(t: Tables, src: np.ndarray, lids: np.ndarray) -> np.ndarray:
     return np.bincount(p[p >= 0], minlength=t.links)
 
 
+def shift_streams(t: Tables, hosts: list[int], lid_index: int = 0) -> int:
+    """The most flows one inter-switch cable carries in one direction at any step of
+    mpiGraph's shift pattern over ``hosts`` in rank order (step k: rank i sends to
+    i + k mod n, all ranks at once; mpiGraph.c ``main``), routed by the tables' LID
+    ``lid_index`` of each destination: seed 000 Fig 1's "traffic streams sharing a cable"."""
+    n, mask = len(hosts), inter_switch_mask(t)
+    h = np.asarray(hosts)
+    most = 0
+    for k in range(1, n):
+        loads = link_loads(t, h, t.base_lid[np.roll(h, -k), 1] + lid_index)
+        most = max(most, int(loads[mask].max(initial=0)))
+    return most
+
+
 def edge_forwarding_index(t: Tables, lid_index: int = 0) -> np.ndarray:
     return link_loads(t, *all_pairs(t, lid_index=lid_index))
 
