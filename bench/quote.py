@@ -49,7 +49,7 @@ def value(file: str, path: str) -> object:
     data = load(file)
     for key in path.split("."):
         if isinstance(data, list):
-            data = data[int(key)]
+            data = len(data) if key == "len" else data[int(key)]     # claims.len: how many
         else:
             data = data[key] if key in data else data[key.replace("_", " ")]
     return data

@@ -564,7 +564,7 @@ def test_the_seed_004_claims_file_loads_and_names_the_study_combos():
 
     _, claims = load_claims(ROOT / "conf" / "claims" / "scheduling-aware-routing-sc16.yaml")
     combos = {c.name for c in load_study("scheduling-aware-routing-sc16").combos}
-    assert len(claims) == 53
+    assert len(claims) == 55      # Table 1, the text, Fig 8, §4.3.2
     for c in claims:
         comp = c["compute"]
         if c["id"].startswith("fig8-"):       # Fig 8: the study's three spread combos
@@ -764,3 +764,14 @@ def test_unresolved_is_for_orderings_and_judged_per_rung():
                         draws([1200], [1000], 56)], ignore_index=True)
     v = score(uneven, [claim({"gain": 0.2}, aggregate="max", **sel)], DEFAULTS)[0]
     assert v.verdict == "agrees" and "draws" not in v.note
+
+
+def test_reroutes_per_day_leave_out_each_days_first_sample():
+    from t2hx.post.scorecard.kinds import reroutes_per_day
+
+    rows = pd.DataFrame({"day": [0, 0, 0, 0, 1, 1, 1],
+                         "t": [0, 600, 1200, 1800, 86400, 87000, 87600],
+                         "engine": ["sar"] * 7,
+                         "rerouted": [True, False, True, True, True, True, False]})
+    rows = pd.concat([rows, rows.assign(engine="dfsssp", rerouted=False)], ignore_index=True)
+    assert reroutes_per_day(rows.sample(frac=1, random_state=1)).to_dict() == {0: 2, 1: 1}

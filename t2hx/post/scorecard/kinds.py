@@ -190,6 +190,9 @@ def history_kind(comp: dict[str, Any], context: dict[str, Any]) -> Ours:
         context["history_rows"] = load_rows(Path(logdir))
     rows = context["history_rows"]
     scale = 0.01 if comp["stat"].endswith("_pct") or comp["metric"] == "dark_fiber" else 1.0
+    if comp["metric"] == "reroutes" and comp["stat"] not in ("median", "mean", "max", "min"):
+        raise T2hxError(f"history metric reroutes with stat {comp['stat']!r}",
+                        field="compute.stat", fix="one of median, mean, max, min (per day)")
     span = comp.get("span")
     cells, days, samples, others = [], 0, 0, []
     # Several combos or engines (a statement over both systems or every routing): one cell
@@ -202,6 +205,8 @@ def history_kind(comp: dict[str, Any], context: dict[str, Any]) -> Ours:
         days, samples = days + sub["day"].nunique(), samples + int((sub["engine"] == "sar").sum())
 
         def cell(part: pd.DataFrame, vs: str) -> float:
+            if comp["metric"] == "reroutes":
+                return float(agg(reroutes_per_day(part), comp["stat"]))
             return improvements(part.to_dict("records"), comp["metric"], vs)[comp["stat"]] * scale
 
         cells += [cell(sub, vs) for vs in listed(comp["vs"])]
@@ -217,6 +222,15 @@ def history_kind(comp: dict[str, Any], context: dict[str, Any]) -> Ours:
                        f"({len(others)})")
     return Ours(float(pd.Series(cells).median()), cells if len(cells) > 1 else None,
                 where=where_)
+
+
+def reroutes_per_day(rows: pd.DataFrame) -> pd.Series:
+    """SAR's re-routings per replayed day (§4.3.2's "reconfigurations per day"): samples whose
+    multi-switch job set differs from the sample before. A day is replayed on its own, so its
+    first sample has no sample before and is not counted (at most one too few a day)."""
+    sar = rows[rows["engine"] == "sar"].sort_values(["day", "t"])
+    first = sar.groupby("day")["t"].transform("min") == sar["t"]
+    return (sar["rerouted"].astype(bool) & ~first).groupby(sar["day"]).sum()
 
 
 def _in_span(rows: pd.DataFrame, span: dict[str, Any] | None) -> pd.DataFrame:

@@ -178,7 +178,8 @@ def draws_of(g: pd.DataFrame, how: str) -> list[float]:
 
 
 def agg(values: pd.Series, how: str) -> float:
-    return float({"median": values.median, "max": values.max, "min": values.min}[how]())
+    return float({"median": values.median, "mean": values.mean, "max": values.max,
+                  "min": values.min}[how]())
 
 
 WORKLOAD_METRIC = re.compile(r"^j(\d+)-(.+?)(-alone)?$")

@@ -141,7 +141,7 @@ def ours_text(pub: dict[str, Any], comp: dict[str, Any], ours: Ours, dead: float
         lo, hi = rank_span(ours, dead)
         place = f"#{lo}" if lo == hi else f"#{lo}–{hi} (tied)"
         text = f"{place} of {ours.of} (span of gains {_pct(o)})"
-    elif comp["kind"] in ("value", "routing") or (comp["kind"] == "network" and "value" in pub):
+    elif comp["kind"] in ("value", "routing") or "value" in pub:
         text = f"{o:.3g} {pub.get('unit', '')}".strip()
     elif comp["kind"] == "spread":
         text = f"spread difference {_pct(o)}"
