@@ -251,6 +251,11 @@ def test_collective_time_figures_split_sizes_and_keep_two_opt_to_its_own_collect
     assert "rsn-random-2opt-a2a" not in large.columns
     assert "rsn-random-2opt-bcast" in large.columns
     assert all((tmp_path / f"{name}.png").stat().st_size > 0 for name in figs)
+    # With IMB's three statistics the figures draw t_max, the thesis' execution time (§3.4.2)
+    both = pd.concat([g, g.assign(metric="t_max", best=g["best"] * 3)], ignore_index=True)
+    timed = {f.name: f for f in collective_times.figures(both, study, combos, tmp_path / "t")}
+    assert timed["collective-networks-bcast-512-large"].table["df-ring"].tolist() == \
+        (large["df-ring"] * 3).tolist()
     # A study without figure groups draws one figure of all its combos per size range.
     imb = {**study.catalog["imb"], "figures": None}
     plain = dataclasses.replace(study, catalog={**study.catalog, "imb": imb})

@@ -24,6 +24,7 @@ from t2hx.study import Study, split_placement
 SMALL = (256, 1024, 4096, 16384)
 LARGE = (65536, 262144, 1048576)
 IMB_PREFIX = "imb-"
+EXECUTION_TIME = "t_max"
 
 
 def tuned_for(study: Study, combo: str) -> str | None:
@@ -48,7 +49,10 @@ def figures(g: pd.DataFrame, study: Study, combos: list[str], fig_dir: Path) -> 
     for bench in sorted(b for b in g["benchmark"].dropna().unique()
                         if str(b).startswith(IMB_PREFIX)):
         rows = g[g["benchmark"] == bench]
-        metric = F.primary_metric(bench, sorted(rows["metric"].dropna().unique()))
+        metrics = sorted(rows["metric"].dropna().unique())
+        # The thesis' execution time is the time to run the collective ten times (§3.4.2):
+        # the end of its last rank, IMB's t_max, not the fastest rank's t_min.
+        metric = EXECUTION_TIME if EXECUTION_TIME in metrics else F.primary_metric(bench, metrics)
         if metric is None:
             continue
         collective = bench.removeprefix(IMB_PREFIX)
