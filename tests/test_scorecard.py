@@ -708,6 +708,26 @@ def test_interference_per_application_is_judged_on_each_apps_own_number():
     assert "per app (2)" in ours.where
 
 
+def test_the_apps_most_hurt_by_interference_are_compared_with_every_other_app():
+    """Seed 003 Fig 9b: "pF3D and Qbox are impacted more than other applications" holds
+    only when the least-hurt of the two suffers more than the most-hurt other app."""
+    from t2hx.post.scorecard.kinds import NotRun, _most_hurt
+
+    def jobs(slow: dict[str, list[float]]) -> pd.DataFrame:
+        rows = [(app, 1.0 + s, 1.0) for app, ss in slow.items() for s in ss]
+        return pd.DataFrame(rows, columns=["app", "mix", "alone"])
+
+    ours = _most_hurt(jobs({"swfft": [0.20, 0.30], "qball": [0.10], "comd": [0.04, 0.02]}),
+                      ["swfft", "qball"])
+    assert ours.value == pytest.approx(0.10 - 0.03)
+    assert ours.where.startswith("workload slowdown per app: swfft +25.0%")
+    # one named app less hurt than another app: the statement fails
+    assert _most_hurt(jobs({"swfft": [0.2], "qball": [0.01], "comd": [0.05]}),
+                      ["swfft", "qball"]).value == pytest.approx(-0.04)
+    with pytest.raises(NotRun):
+        _most_hurt(jobs({"swfft": [0.2], "comd": [0.05]}), ["swfft", "qball"])
+
+
 def test_a_claims_span_picks_its_days_and_the_other_spans_beside_it():
     """#47: seed 004's "over the month" is the month (days 30-59 of the replay), not every
     day the log holds; the log's other whole 30-day spans are reported beside it."""

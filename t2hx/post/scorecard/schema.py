@@ -86,6 +86,7 @@ OPTIONAL: dict[str, tuple[Callable[[Any], bool], str]] = {
     "sum_metrics": (lambda v: isinstance(v, bool), "true or false"),
     "per": (lambda v: v == "app", "app (the statement is per application: each app's own "
             "number, their median judged)"),
+    "most": (_names, "the app(s) a statement says suffer most (interference)"),
 }
 
 
