@@ -45,7 +45,9 @@ def write(tmp_path: Path, name: str, text: str) -> Path:
 def test_hostlist_expands_what_slurm_prints() -> None:
     assert hostlist.expand("m1n[01-03,07],gpu1") == ["m1n01", "m1n02", "m1n03", "m1n07", "gpu1"]
     assert hostlist.expand("a[8-10]b") == ["a8b", "a9b", "a10b"]
-    for bad in ("a[1-", "a]", "a[3-1]", "a[x]", "a,,b", "a[1][2]"):
+    # several bracket groups, as srun accepts them: the leftmost outermost
+    assert hostlist.expand("r[01-02]n[01-02],x") == ["r01n01", "r01n02", "r02n01", "r02n02", "x"]
+    for bad in ("a[1-", "a]", "a[3-1]", "a[x]", "a,,b", "a[1][2]", "r[1-2]n[x]", "r[1-2]n[2-1]"):
         with pytest.raises(ValueError):
             hostlist.expand(bad)
 

@@ -1,5 +1,7 @@
-"""Slurm host lists (``node[001-003,7],gpu1``) to names and back, as ``scontrol show
-hostnames`` and ``scontrol show hostlist`` do for one-level brackets."""
+"""Slurm host lists (``node[001-003,7],gpu1``, ``r[01-02]n[01-02]``) to names and back, as
+``scontrol show hostnames`` and ``scontrol show hostlist`` do. A name with several bracket
+groups expands through ClusterShell's ``NodeSet`` (a ReFrame dependency), in Slurm's order
+(the leftmost group outermost); one-group lists keep the order they are written in."""
 
 from __future__ import annotations
 
@@ -41,6 +43,18 @@ def _numbers(ranges: str, whole: str) -> list[str]:
     return out
 
 
+def _nested(part: str, whole: str) -> list[str]:
+    """``r[01-02]n[01-02]`` → r01n01, r01n02, r02n01, r02n02 (ValueError if malformed)."""
+    from ClusterShell.NodeSet import NodeSet, NodeSetParseError
+
+    if not re.fullmatch(r"(?:[^\[\],]+\[[0-9,-]+\])+[^\[\],]*", part):
+        raise ValueError(f"{part!r} in {whole!r} is not a host pattern")
+    try:
+        return list(NodeSet(part))
+    except NodeSetParseError as err:
+        raise ValueError(f"{part!r} in {whole!r}: {err}") from None
+
+
 def expand(hostlist: str) -> list[str]:
     """``a[1-3],b`` → ``['a1', 'a2', 'a3', 'b']`` (ValueError on a malformed list)."""
     names: list[str] = []
@@ -51,7 +65,7 @@ def expand(hostlist: str) -> list[str]:
         if m:
             names += [m.group(1) + n + m.group(3) for n in _numbers(m.group(2), hostlist)]
         elif "[" in part or "]" in part:
-            raise ValueError(f"{part!r} in {hostlist!r} has more than one bracket")
+            names += _nested(part, hostlist)
         else:
             names.append(part)
     return names
