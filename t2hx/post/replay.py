@@ -122,6 +122,8 @@ def replay(logdir: Path, out: Path | None = None, quiet: bool | None = None) -> 
             efi = next((f.table for f in figs if f.name == "routing-efi-histogram"), None)
             dark = next((f.table for f in figs if f.name == "routing-dark-fiber"), None)
             ref = reference.comparison(results[mine], efi, dark)
+        if not single:
+            prog.say("scorecard and report")
         scores = [] if single else _scorecard(results, systems, own, logdir, summary,
                                               ing.provenance.get("study"))
         engine_cmp = _engines(results, logdir, own, ing.provenance, summary)
@@ -335,14 +337,17 @@ def _figures(results: pd.DataFrame, matrices: pd.DataFrame, g: pd.DataFrame, com
 def _collect(jobs: list[tuple[str, Future]], pool: ThreadPoolExecutor, summary,
              prog: Progress) -> list[F.Figure]:
     figs: list[F.Figure] = []
+    prog.count, prog.total = 0, len(jobs)      # one step per figure job, "[k/N]"
     with pool:
         for name, job in jobs:  # submission order: deterministic figure list
             try:
                 made = job.result()
             except T2hxError as err:
                 summary.skip("figure", name, err.message)
+                prog.step(f"{name}: skipped")
                 continue
-            for fig in (made if isinstance(made, list) else [made] if made else []):
-                figs.append(fig)
-                prog.step(fig.name)
+            made = made if isinstance(made, list) else [made] if made else []
+            figs += made
+            prog.step(", ".join(f.name for f in made) if made else f"{name}: nothing to draw")
+    prog.total = None
     return figs
