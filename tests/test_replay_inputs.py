@@ -100,3 +100,44 @@ def test_the_real_command_exits_2_with_one_line(log: Path, tmp_path: Path) -> No
                          capture_output=True, text=True, timeout=120)
     one_line(run.returncode, run.stderr, "no provenance.json")
     assert run.stdout == "" and not (tmp_path / "paper").exists()
+
+
+def _fake_dpkg(tmp_path: Path, installed: set[str]) -> dict[str, str]:
+    """A PATH whose dpkg-query knows only ``installed`` (every other package is missing)."""
+    import os
+
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    script = bin_dir / "dpkg-query"
+    script.write_text("#!/bin/sh\nfor p; do :; done\ncase \" " + " ".join(sorted(installed))
+                      + " \" in *\" $p \"*) printf 'install ok installed';; *) exit 1;; esac\n")
+    script.chmod(0o755)
+    apt = bin_dir / "apt-get"       # a setup that tried to install would leave this mark
+    apt.write_text(f"#!/bin/sh\ntouch {tmp_path / 'apt-called'}\nexit 1\n")
+    apt.chmod(0o755)
+    return {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}", "T2HX_QUIET": "1"}
+
+
+def test_replay_setup_needs_only_python_and_gnuplot(tmp_path: Path) -> None:
+    """#50: an evaluator without OpenSM, Slurm, MariaDB or compilers can still replay:
+    `run/setup --replay` asks only for the packages marked "replay" (and never installs the
+    rest), while the full setup wants them all."""
+    marked = {line.split()[0] for line in (ROOT / "debian-packages.txt").read_text().splitlines()
+              if line.strip() and not line.startswith("#") and "replay" in line.split()[1:]}
+    assert marked == {"gnuplot-nox", "python3-venv"}
+    env = _fake_dpkg(tmp_path, marked)
+    ok = subprocess.run([str(ROOT / "run" / "setup"), "--replay"], env=env,
+                        capture_output=True, text=True, timeout=300)
+    assert ok.returncode == 0, ok.stderr
+    assert not (tmp_path / "apt-called").exists()
+    # the full setup wants the rest: as root it would install them (here: the fake apt-get)
+    full = subprocess.run([str(ROOT / "run" / "setup")], env=env, capture_output=True,
+                          text=True, timeout=300)
+    import os
+    assert full.returncode != 0
+    assert (tmp_path / "apt-called").exists() if os.geteuid() == 0 else \
+        "missing Debian packages" in full.stderr
+    bad = subprocess.run([str(ROOT / "run" / "setup"), "--bogus"], env=env,
+                         capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 2 and "run/setup [--replay]" in bad.stderr
+    assert "--replay" in (ROOT / "run" / "replay").read_text()
