@@ -86,7 +86,10 @@ class HPCG(T2hxCheck):
     @staticmethod
     def command(launch):
         inp = launch.input
-        return "xhpcg", [str(inp["nx"]), str(inp["ny"]), str(inp["nz"]), str(inp["seconds"])]
+        # Flags, not positional words: HPCG 3.1's HPCG_Init (src/init.cpp) drops a positional
+        # argument below 10, so "xhpcg 16 16 16 1" runs the QuickPath (one CG set), not 1 s.
+        return "xhpcg", [f"--nx={inp['nx']}", f"--ny={inp['ny']}", f"--nz={inp['nz']}",
+                         f"--rt={inp['seconds']}"]
 
 
 @rfm.simple_test
