@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import pkgutil
 import sys
 from collections.abc import Callable
@@ -108,7 +109,18 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+def complete() -> None:
+    """Shell completion (argcomplete; ``eval "$(register-python-argcomplete t2hx)"``, see
+    docs/architecture.md#cli-and-run-scripts): only when the shell asks, so every other
+    start pays nothing for the whole tree."""
+    import argcomplete
+
+    argcomplete.autocomplete(build_parser())
+
+
 def main(argv: list[str] | None = None) -> int:
+    if argv is None and "_ARGCOMPLETE" in os.environ:
+        complete()                        # exits when it has answered the shell
     argv = sys.argv[1:] if argv is None else argv
     served = simclient.forward(argv)        # a campaign's warm simulator runs the case
     if served is not None:
