@@ -67,3 +67,64 @@ def npb_lu_grid(ranks: int) -> tuple[int, int]:
     while ranks % ydim:
         ydim -= 1
     return ranks // ydim, ydim
+
+
+def _prime_factors(n: int) -> dict[int, int]:
+    """Prime -> multiplicity, ascending (HPCG's ComputePrimeFactors; 1 -> {1: 1})."""
+    out: dict[int, int] = {}
+    while n > 1 and n % 2 == 0:
+        out[2] = out.get(2, 0) + 1
+        n //= 2
+    d = 3
+    while d * d <= n:
+        while n % d == 0:
+            out[d] = out.get(d, 0) + 1
+            n //= d
+        d += 2
+    if n > 1 or not out:
+        out[n] = out.get(n, 0) + 1
+    return dict(sorted(out.items()))
+
+
+def _counter_states(limits: list[int]) -> list[list[int]]:
+    """HPCG's MixedBaseCounter: every count vector below ``limits`` after zero, digit 0
+    fastest, in the order ``next()`` visits them."""
+    cur, out = [0] * len(limits), []
+    while True:
+        for i, top in enumerate(limits):
+            cur[i] += 1
+            if cur[i] > top:
+                cur[i] = 0
+                continue
+            break
+        if not any(cur):
+            return out
+        out.append(cur[:])
+
+
+def hpcg_grid(ranks: int) -> tuple[int, int, int]:
+    """HPCG 3.1's process grid (npx, npy, npz) for ``ranks`` (src/ComputeOptimalShapeXYZ.cpp,
+    the default build without HPCG_CUBIC_RADICAL_SEARCH); rank = ipx + npx*(ipy + npy*ipz)
+    (src/GenerateGeometry.cpp)."""
+    f = _prime_factors(ranks)
+    primes, counts = list(f), list(f.values())
+    x, y = primes[0], primes[1] if len(primes) > 1 else 1
+    if len(primes) == 1:
+        c = counts[0]
+        return (x ** (c // 3 + (c % 3 >= 1)), x ** (c // 3 + (c % 3 >= 2)), x ** (c // 3))
+    if len(primes) == 2 and counts == [1, 1]:
+        return x, y, 1
+    if len(primes) == 2 and sum(counts) == 3:
+        return x, y, (x if counts[0] == 2 else y)
+    if len(primes) == 3 and counts == [1, 1, 1]:
+        return x, y, primes[2]
+    best, shape = 2.0 * ranks + 1.0, (ranks, 1, 1)
+    for c1 in _counter_states(counts):
+        for c2 in _counter_states([m - u for m, u in zip(counts, c1)]):
+            t1 = math.prod(p ** k for p, k in zip(primes, c1))
+            t2 = math.prod(p ** k for p, k in zip(primes, c2))
+            t3 = ranks // t1 // t2
+            area = t1 * t2 + t2 * t3 + t1 * t3
+            if area < best:
+                best, shape = area, (t1, t2, t3)
+    return shape

@@ -101,21 +101,7 @@ def _recorded() -> list[tuple[str, int]]:
                   if p.is_dir() and p.name.isdigit())
 
 
-#: Recordings the derivation does not match yet, each with why (strict: fixing it fails the
-#: mark, so the mark goes with the fix).
-KNOWN_MISMATCH = {
-    ("hpcg", 28): "HPCG 3.1 lays 28 ranks out 2x7x2 (ComputeOptimalShapeXYZ, rank = ipx + "
-                  "npx*(ipy + npy*ipz)) and exchanges with edge and corner neighbours too "
-                  "(27-point stencil); the hpcg skeleton lays them out 2x2x7, faces only",
-}
-
-
-def _recorded_cases() -> list:
-    return [pytest.param(b, n, marks=pytest.mark.xfail(strict=True, reason=KNOWN_MISMATCH[b, n]))
-            if (b, n) in KNOWN_MISMATCH else (b, n) for b, n in _recorded()]
-
-
-@pytest.mark.parametrize("benchmark, ranks", _recorded_cases())
+@pytest.mark.parametrize("benchmark, ranks", _recorded())
 def test_the_derivation_agrees_with_every_recorded_profile_it_overlaps(benchmark, ranks):
     """Where a profile was recorded, the derivation must put its bytes where the program
     did: at least 90 % of the recorded bytes travel between pairs the derivation uses, and
@@ -131,3 +117,24 @@ def test_the_derivation_agrees_with_every_recorded_profile_it_overlaps(benchmark
     on_derived = recorded[derived > 0].sum() / recorded.sum()
     on_recorded = derived[recorded > 0].sum() / derived.sum()
     assert on_derived >= 0.9 and on_recorded >= 0.9, (round(on_derived, 3), round(on_recorded, 3))
+
+
+def test_hpcg_lays_its_ranks_out_as_the_program_does():
+    """t2hx.grids.hpcg_grid against HPCG 3.1's own ComputeOptimalShapeXYZ (its output for 30
+    rank counts, tests/data/hpcg_shapes.txt), and the halo partners against the recorded
+    profile: at 28 ranks (2x7x2) rank 0 talks to x+1, y+1, z+1 and the edges and the corner
+    between them."""
+    from t2hx.flowsim.appmodel import hpcg_neighbours
+    from t2hx.grids import hpcg_grid
+
+    rows = [line.split() for line in (ROOT / "tests" / "data" / "hpcg_shapes.txt")
+            .read_text().splitlines() if line and not line.startswith("#")]
+    assert len(rows) == 30
+    for n, *shape in (map(int, r) for r in rows):
+        assert hpcg_grid(n) == tuple(shape), n
+    src, dst, span = hpcg_neighbours(28)
+    assert sorted(dst[src == 0]) == [1, 2, 3, 14, 15, 16, 17]
+    assert sorted(span[src == 0]) == [1, 1, 1, 2, 2, 2, 3]
+    prefix = next(iter(sorted((PROFILES / "hpcg" / "28").glob("*.prof"))))
+    recorded = dm.read_monitoring(str(prefix).split(".")[0])
+    assert set(np.flatnonzero(recorded[0])) == {1, 2, 3, 14, 15, 16, 17}

@@ -39,7 +39,7 @@ import numpy as np
 import yaml
 
 from t2hx.errors import WorkloadError
-from t2hx.grids import grid3, grid4, hpl_grid, npb_lu_grid, npb_mg_grid
+from t2hx.grids import grid3, grid4, hpcg_grid, hpl_grid, npb_lu_grid, npb_mg_grid
 
 ROOT = Path(__file__).resolve().parents[2]
 MODELS_FILE = ROOT / "conf" / "appmodels.yaml"
@@ -57,6 +57,37 @@ def halo_faces(n: int) -> float:
     """Mean number of face neighbours per rank of the non-periodic grid3(n)."""
     dims = grid3(n)
     return sum(2 * (d - 1) / d for d in dims)
+
+
+def hpcg_neighbours(n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """HPCG 3.1's halo partners (src/SetupHalo.cpp, a 27-point stencil): every rank with each
+    existing face, edge and corner neighbour of its hpcg_grid(n) box, non-periodic.
+    (source, destination, how many axes the offset spans: 1 face, 2 edge, 3 corner)."""
+    npx, npy, npz = hpcg_grid(n)
+    r = np.arange(n)
+    ip = np.stack([r % npx, r // npx % npy, r // (npx * npy)], axis=1)
+    src, dst, span = [], [], []
+    for off in np.array(np.meshgrid([-1, 0, 1], [-1, 0, 1], [-1, 0, 1])).T.reshape(-1, 3):
+        if not off.any():
+            continue
+        c = ip + off
+        ok = ((c >= 0) & (c < (npx, npy, npz))).all(axis=1)
+        src.append(r[ok])
+        dst.append(c[ok, 0] + npx * (c[ok, 1] + npy * c[ok, 2]))
+        span.append(np.full(int(ok.sum()), int(np.abs(off).sum())))
+    return np.concatenate(src), np.concatenate(dst), np.concatenate(span)
+
+
+def hpcg_points(span: np.ndarray, face: float) -> np.ndarray:
+    """Grid points a halo message carries: a face's ``face`` (side²), an edge's side, a
+    corner's one point (a cubic local grid, as every HPCG input here)."""
+    return np.choose(span - 1, [face, math.sqrt(face), 1.0])
+
+
+def hpcg_halo(n: int, face: float) -> float:
+    """Mean points a rank sends per halo exchange (HPCG's ExchangeHalo)."""
+    _, _, span = hpcg_neighbours(n)
+    return float(hpcg_points(span, face).sum()) / n
 
 
 def staged_halo(n: int, cells: float) -> float:
@@ -148,6 +179,7 @@ def npb_lu_halo(n: int, edge: float) -> float:
 # doubling below 8 KiB, Rabenseifner = reduce-scatter + allgather above; binomial bcast).
 PATTERNS = {
     "halo3d": lambda n, m: halo_faces(n) * m,
+    "hpcg_halo": hpcg_halo,
     "staged_halo3d": lambda n, m: staged_halo(n, m),
     "halo4d": lambda n, m: halo4d_faces(n) * m,
     "rimp2": lambda n, m: rimp2_blocks(n) * m,

@@ -139,14 +139,21 @@ def model_phases(model: appmodel.AppModel, n: int, scale: float, reduce_rate: fl
         return out
     for term, total in zip(model.terms, model.term_bytes(n, inp)):
         if total > 0:
-            out.extend(term_phases(term.pattern, n, total / its, reduce_rate, rules))
+            out.extend(term_phases(term.pattern, n, total / its, reduce_rate, rules,
+                                   model.rules.measure(term.measure, inp, n)))
     return out
 
 
 def term_phases(pattern: str, n: int, per_rank: float, reduce_rate: float,
-                rules: str = DEFAULT_RULES) -> list[Phase]:
-    """One call of a traffic pattern in which a rank sends ``per_rank`` bytes on average."""
+                rules: str = DEFAULT_RULES, measure: float = 1.0) -> list[Phase]:
+    """One call of a traffic pattern in which a rank sends ``per_rank`` bytes on average
+    (``measure``: the input's measure the pattern's unit was taken at)."""
     r = np.arange(n)
+    if pattern == "hpcg_halo":
+        src, dst, span = appmodel.hpcg_neighbours(n)
+        per_point = per_rank / appmodel.hpcg_halo(n, measure)
+        return [Phase.of(src, dst, appmodel.hpcg_points(span, measure) * per_point,
+                         name="halo")]
     if pattern in ("halo3d", "staged_halo3d"):     # CoMD's edge cells ride in its faces
         return [halo(n, per_rank / appmodel.halo_faces(n))]
     if pattern == "halo4d":
