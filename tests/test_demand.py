@@ -241,7 +241,27 @@ def test_record_runs_real_open_mpi_and_installs_the_profile(traffic_binary, tmp_
     assert json.loads((out / "traffic" / "3.json").read_text()) == info
 
 
+def test_record_keeps_and_checks_the_programs_result_file(traffic_binary, tmp_path,
+                                                          capsys) -> None:
+    """A program that prints nothing and writes its verdict to a file (HPCG): --result-file
+    keeps that file after its stdout in <np>.out.txt and --expect is matched against it."""
+    out = tmp_path / "profiles"
+    script = f"{traffic_binary} && echo 'RESULT is VALID' > result-$OMPI_COMM_WORLD_RANK.txt"
+    base = ["demand", "record", "--benchmark", "traffic", "--np", "2", "--out", str(out),
+            "--prefix", "traffic"]
+    assert main([*base, "--result-file", "result-0.txt", "--expect", "^RESULT is VALID$",
+                 "--", "sh", "-c", script]) == 0
+    kept = (out / "traffic" / "2.out.txt").read_text()
+    assert kept.startswith("traffic: 2 ranks done\n") and "result file result-0.txt" in kept
+    assert json.loads((out / "traffic" / "2.json").read_text())["result_file"] == "result-0.txt"
+    capsys.readouterr()
+    assert main([*base, "--result-file", "nosuch-*.txt", "--", "sh", "-c", script]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "wrote no 'nosuch-*.txt'" in err
+
+
 @pytest.mark.parametrize("argv, why", [
+    (["--hpcc", "1000:64", "--result-file", "x"], "--hpcc runs Debian's hpcc with its own"),
     (["--hpcc", "1000:64", "--", "xhpl"], "--hpcc runs Debian's hpcc with its own"),
     (["--hpcc", "1000:64", "--expect", "x"], "--hpcc runs Debian's hpcc with its own"),
     (["--hpl", "1000"], "no program to record"),

@@ -74,6 +74,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="copy this file into the run's working directory (repeat)")
     r.add_argument("--expect", action="append", default=[], type=_regex, metavar="REGEX",
                    help="the program's stdout must match this (repeat; e.g. its end marker)")
+    r.add_argument("--result-file", type=A.text_line, metavar="GLOB", default=None,
+                   help="a file the program writes its result to (e.g. HPCG's "
+                   "'HPCG-Benchmark_*.txt'): kept after its stdout in <np>.out.txt, and "
+                   "--expect is matched against both")
     r.add_argument("--program-version", type=A.text_line, metavar="TEXT",
                    help="the program's version and patches, for <np>.json")
     r.add_argument("--study-input", type=A.json_object, metavar="JSON",
@@ -182,6 +186,7 @@ class Plan:
     expect: list[str] = field(default_factory=list)
     output: str = ""                    # the program's output file in the run's folder
     extra: dict = field(default_factory=dict)
+    result_file: str | None = None      # a glob of files it writes its result to
 
 
 def _regex(text: str) -> str:
@@ -207,11 +212,12 @@ def _plan(args: argparse.Namespace, command: list[str]) -> Plan:
     """The run `demand record` makes: Debian's hpcc, xhpl with the HPL check's input, or any
     command with the caller's success markers."""
     if args.hpcc is not None:
-        given = (args.hpl, args.program_version, args.study_input)
+        given = (args.hpl, args.program_version, args.study_input, args.result_file)
         if command or args.expect or any(v is not None for v in given):
             raise T2hxError("--hpcc runs Debian's hpcc with its own input, version and check",
                             field="--hpcc", fix="drop the command, --hpl, --expect, "
-                            "--program-version and --study-input, or drop --hpcc")
+                            "--program-version, --study-input and --result-file, or drop "
+                            "--hpcc")
         n, nb = _problem("--hpcc", args.hpcc)
         if not HPCC.is_file():
             raise T2hxError(f"{HPCC} missing", field="--hpcc", fix="install Debian's hpcc")
@@ -228,7 +234,10 @@ def _plan(args: argparse.Namespace, command: list[str]) -> Plan:
     n, nb = _problem("--hpl", args.hpl) if args.hpl is not None else (0, 0)
     plan = Plan(command, expect=list(args.expect), output=STDOUT,
                 extra={"program": _program(command[0], args.program_version),
-                       "input": args.study_input, "expect": list(args.expect)})
+                       "input": args.study_input, "expect": list(args.expect)},
+                result_file=args.result_file)
+    if args.result_file:
+        plan.extra["result_file"] = args.result_file
     if args.hpl is not None:
         p, q = hpl_grid(args.np)
         text = HPL_DAT.format(case=f"{args.benchmark}-np{args.np}", n=n, nb=nb, p=p, q=q)
@@ -289,11 +298,10 @@ def cmd_record(args: argparse.Namespace) -> int:
 
 
 def _expected(plan: Plan, hpl: bool) -> Callable[[Path], dict]:
-    """The program's stdout must match every --expect pattern (xhpl: its verdict too)."""
-    from t2hx.routing.demand import STDOUT
-
+    """The program's stdout (and result files) must match every --expect pattern (xhpl: its
+    verdict too)."""
     def check(work: Path) -> dict:
-        text = (work / STDOUT).read_text(errors="replace")
+        text = _with_results(work, plan.result_file)
         for pattern in plan.expect:
             if not re.search(pattern, text, re.M):
                 last = (text.strip().splitlines() or ["no output"])[-1][:120]
@@ -304,6 +312,24 @@ def _expected(plan: Plan, hpl: bool) -> Callable[[Path], dict]:
         return {"hpl_seconds": float(found[-1][0]), "hpl_gflops": float(found[-1][1])} \
             if found else {}
     return check
+
+
+def _with_results(work: Path, pattern: str | None) -> str:
+    """The program's stdout, then each file of ``pattern`` it wrote (a header line naming
+    it), written back as the output kept beside the profile."""
+    from t2hx.routing.demand import STDOUT
+
+    text = (work / STDOUT).read_text(errors="replace")
+    if pattern:
+        found = sorted(p for p in work.glob(pattern) if p.is_file())
+        if not found:
+            raise T2hxError(f"the program wrote no {pattern!r}", field="--result-file",
+                            fix="check the pattern against what it writes; the profile was "
+                            "not installed")
+        for path in found:
+            text += f"\n# t2hx: result file {path.name}\n" + path.read_text(errors="replace")
+        (work / STDOUT).write_text(text)
+    return text
 
 
 def _hpcc_result(work: Path) -> dict:
