@@ -89,7 +89,7 @@ def _prime_factors(n: int) -> dict[int, int]:
 def _counter_states(limits: list[int]) -> list[list[int]]:
     """HPCG's MixedBaseCounter: every count vector below ``limits`` after zero, digit 0
     fastest, in the order ``next()`` visits them."""
-    cur, out = [0] * len(limits), list[list[int]]()
+    cur, out = [0] * len(limits), []
     while True:
         for i, top in enumerate(limits):
             cur[i] += 1
