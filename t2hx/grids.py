@@ -89,7 +89,8 @@ def _prime_factors(n: int) -> dict[int, int]:
 def _counter_states(limits: list[int]) -> list[list[int]]:
     """HPCG's MixedBaseCounter: every count vector below ``limits`` after zero, digit 0
     fastest, in the order ``next()`` visits them."""
-    cur, out = [0] * len(limits), []
+    cur: list[int] = [0] * len(limits)
+    out: list[list[int]] = []
     while True:
         for i, top in enumerate(limits):
             cur[i] += 1

@@ -145,6 +145,25 @@ def sim_common(mini, routed, tmp_path_factory) -> list[str]:
             "--elements", "0,1024,65536", "--iterations", "2", "--compute-scale", "10"]
 
 
+def test_the_study_input_is_resolved_before_the_cache_key(sim_common, tmp_path) -> None:
+    """Without --input a code runs the study's input at the hostfile's rank count, resolved
+    by the command (the simulator never reads the study file), and the run cache keys on
+    that input: the same case given that input explicitly is served from the cache."""
+    work = ["--work", str(tmp_path / "work")]
+    implicit, explicit = tmp_path / "implicit.txt", tmp_path / "explicit.txt"
+    assert main(sim_common + ["--benchmark", "hpl", "-o", str(implicit), *work]) == 0
+    given = json.dumps(load_study().input("hpl", 8))
+    assert main(sim_common + ["--benchmark", "hpl", "-o", str(explicit), *work,
+                              "--input", given, "--repetition", "1"]) == 0
+    first = implicit.read_text().splitlines()[0]
+    assert "cache=miss" in first
+    assert "cache=hit" in explicit.read_text().splitlines()[0]
+    other = json.dumps({**json.loads(given), "nb": 96})
+    assert main(sim_common + ["--benchmark", "hpl", "-o", str(explicit), *work,
+                              "--input", other]) == 0
+    assert "cache=miss" in explicit.read_text().splitlines()[0]
+
+
 def _sim_names() -> list[str]:
     return [b.name(v) for b in benchmarks.REGISTRY for v in (b.variants or (None,))]
 

@@ -79,10 +79,23 @@ def test_simulate_cache_hit_imports_no_model(mini, routed, tmp_path: Path) -> No
     assert not modules & set(HEAVY), sorted(modules & set(HEAVY))
 
 
-def test_simulate_miss_imports_no_scipy(mini, routed, tmp_path: Path) -> None:
-    """An IMB case that simulates needs the flow model, not seed 001's network analysis
-    (scipy's shortest paths) nor pandas."""
+def test_simulate_miss_imports_no_placement_or_study(mini, routed, tmp_path: Path) -> None:
+    """An IMB case that simulates needs the flow model, not the placement package (seed
+    001's network analysis, two-opt, scipy's shortest paths), the study file or pandas."""
     modules, out = loaded(tmp_path, *imb_case(mini, routed, tmp_path), "--no-cache")
     assert "cache=off" in out.splitlines()[0]
-    unwanted = {"scipy", "pandas", "t2hx.placement.network_analysis", "t2hx.fabric.pathlengths"}
-    assert not modules & unwanted, sorted(modules & unwanted)
+    unwanted = {"scipy", "pandas", "t2hx.study", "t2hx.fabric.pathlengths"}
+    found = modules & unwanted | {m for m in modules if m.startswith("t2hx.placement")}
+    assert not found, sorted(found)
+
+
+def test_run_cache_key_covers_neither_placement_nor_study() -> None:
+    """The run cache keys on the simulator's import closure (t2hx/flowsim/runcache.py): a
+    change to two-opt, a hostfile generator or the study's schema re-simulates nothing,
+    while the recursive-doubling schedule the collectives use is in it."""
+    from t2hx.flowsim.runcache import model_sources
+
+    names = {str(p.relative_to(ROOT)) for p in model_sources()}
+    assert "t2hx/doubling.py" in names and "t2hx/flowsim/collectives.py" in names
+    stray = {n for n in names if n.startswith("t2hx/placement/") or n == "t2hx/study.py"}
+    assert not stray, sorted(stray)

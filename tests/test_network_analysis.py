@@ -266,7 +266,7 @@ def test_collective_time_figures_split_sizes_and_keep_two_opt_to_its_own_collect
 def _timed(system: str = "thesis-rsn1024", switch_ns: float | None = None,
            tmp_path: Path | None = None) -> Sweep:
     from t2hx.conf import load_system, system_path
-    from t2hx.flowsim.network import p2p_timing
+    from t2hx.flowsim.exchange import p2p_timing
 
     path = system_path(system)
     if switch_ns is not None:
@@ -297,7 +297,7 @@ def test_point_to_point_times_follow_the_hops_and_the_systems_switch_latency(tmp
 
 def test_point_to_point_timing_needs_one_plane_and_a_known_system(tmp_path):
     from t2hx.conf import load_system, system_path
-    from t2hx.flowsim.network import p2p_timing
+    from t2hx.flowsim.exchange import p2p_timing
 
     with pytest.raises(T2hxError, match="2 planes: the timing needs one link rate") as err:
         p2p_timing(load_system(system_path("t2hx")), 128)

@@ -246,14 +246,16 @@ def test_study_cv_is_the_measured_one() -> None:
 
 def test_the_cache_key_covers_what_the_simulator_reaches(tmp_path, monkeypatch) -> None:
     """The model's sources are found by import from the simulator's entry and the benchmark
-    modules: a module the simulator reaches (the study file's reader, the collective
-    schedules shared with placement) counts, post-processing and the command line do not,
-    and the compiled kernel's C source does."""
+    modules: a module the simulator reaches (the conf reader, the collective schedules shared
+    with placement) counts; post-processing, the command line, the study file's reader (the
+    command resolves a case's input) and the placement package do not; the compiled kernel's
+    C source does."""
     monkeypatch.setenv("T2HX_WORK_ROOT", str(tmp_path))
     names = {str(p.relative_to(ROOT)) for p in runcache.model_sources()}
-    assert {"t2hx/simulation.py", "t2hx/study.py", "t2hx/placement/collectives.py",
+    assert {"t2hx/simulation.py", "t2hx/conf.py", "t2hx/doubling.py",
             "t2hx/benchmarks/imb.py", "t2hx/flowsim/kernel/fluidk.c", "t2hx/__init__.py",
             "conf/appmodels.yaml"} <= names
-    assert not {n for n in names if n.startswith(("t2hx/post/", "t2hx/commands/", "checks/"))}
+    assert not {n for n in names if n.startswith(("t2hx/post/", "t2hx/commands/", "checks/",
+                                                   "t2hx/placement/", "t2hx/study.py"))}
     assert runcache.model_sources() == sorted(ROOT / n for n in names)   # from the cache now
     assert list((tmp_path / "imports").glob("imports-*.json"))

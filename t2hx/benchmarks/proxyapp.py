@@ -117,23 +117,17 @@ def face(volume: float) -> float:
 
 # --- a simulated run --------------------------------------------------------------------------
 
-def study_input(key: str, ranks: int) -> dict[str, Any]:
-    """The study's input of ``key`` at ``ranks`` nodes (conf/studies/<study>.yaml)."""
-    from t2hx.study import load_study
-
-    study = load_study()
-    if key not in study.catalog:
-        raise WorkloadError(f"no --input and the study has no '{key}'", field="--input",
-                            fix="give --input as a JSON object")
-    return study.input(key, ranks)
-
-
 def app_result(app: AppSpec, request: SimRequest, net: SimNetwork) -> AppResult:
-    """The code's run on the request's input (the study's when it gives none) and the conf
-    node's rates."""
+    """The code's run on the request's input and the conf node's rates. The input is always
+    explicit here (``t2hx simulate`` fills in the study's): the run cache keys on it, and
+    the simulator never reads the study file."""
     from t2hx.flowsim import appmodel, apps
 
-    inp = request.input if request.input is not None else study_input(app.key, net.ranks)
+    if request.input is None:
+        raise WorkloadError(f"{app.key}: no input", field="--input",
+                            fix="give --input as a JSON object (t2hx simulate gives the "
+                            "study's input by default)")
+    inp = request.input
     opts = request.options
     return apps.run_app(net, app, opts.compute_scale, opts.iterations, inp,
                         appmodel.system_node(request.system))

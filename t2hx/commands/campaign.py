@@ -286,7 +286,7 @@ def cmd_analyse_network(args: argparse.Namespace) -> int:
 
     from t2hx import wire
     from t2hx.atomic import atomic_write
-    from t2hx.flowsim.network import p2p_timing
+    from t2hx.flowsim.exchange import p2p_timing
     from t2hx.placement.network_analysis import Sweep, analyse, summary
 
     timing = p2p_timing(load_system(system_path(args.p2p_system)),

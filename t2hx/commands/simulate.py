@@ -164,8 +164,27 @@ def request_of(args: argparse.Namespace) -> SimRequest:
         collectives=args.collectives, compute_scale=args.compute_scale,
         iterations=args.iterations)
     return SimRequest(args.system, args.plane, args.routing, args.hostfile, bench.key,
-                      variant, input_of(args.input), args.seed, args.repetition, network,
+                      variant, input_for(bench, args), args.seed, args.repetition, network,
                       options, getattr(args, "engine", FLOW_ENGINE))
+
+
+def input_for(bench: benchmarks.Benchmark, args: argparse.Namespace) -> dict | None:
+    """``--input``, or for a code the model runs, the study's input at the hostfile's rank
+    count: resolved here, so the run cache keys on the input the run used and the simulator
+    never reads the study file."""
+    given = input_of(args.input)
+    if given is not None or bench.app is None:
+        return given
+    from t2hx.conf import load_system, system_path
+    from t2hx.flowsim.network import read_hostfile
+    from t2hx.study import load_study
+
+    study = load_study()
+    if bench.app.key not in study.catalog:
+        raise WorkloadError(f"no --input and the study has no '{bench.app.key}'",
+                            field="--input", fix="give --input as a JSON object")
+    hosts = read_hostfile(args.hostfile, load_system(system_path(args.system)))
+    return study.input(bench.app.key, len(hosts))
 
 
 def input_of(text: str | None) -> dict | None:

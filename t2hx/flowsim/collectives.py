@@ -115,7 +115,7 @@ import numpy as np
 
 from t2hx.errors import WorkloadError
 from t2hx.flowsim.bulk import Phase
-from t2hx.placement.collectives import Doubling, doubling, halving
+from t2hx.doubling import Doubling, doubling, halving
 
 COLLECTIVES = ("Barrier", "Bcast", "Gather", "Scatter", "Reduce", "Allreduce", "Alltoall")
 KNOMIAL_RADIX = 4
@@ -560,7 +560,7 @@ def _gather(alg: str, n: int, m: int, root: int) -> list[Phase]:
 
 def _recursive_doubling(n: int, m: float, gamma: float, grow: bool = False) -> list[Phase]:
     """Pairwise exchanges with newrank XOR 2^k; non-powers of two fold the extra ranks in
-    first and out last, as Open MPI does (t2hx/placement/collectives.py). ``grow``:
+    first and out last, as Open MPI does (t2hx/doubling.py). ``grow``:
     allgather, the block doubles."""
     d = doubling(n)
     out = _fold(d, m, gamma)

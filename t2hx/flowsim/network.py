@@ -18,7 +18,6 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -33,9 +32,6 @@ from t2hx.fabric.graph import Fabric
 from t2hx.routing.cache import ensure_routing
 from t2hx.routing.lft import Tables, load_tables
 from t2hx.textfile import read_text
-
-if TYPE_CHECKING:
-    from t2hx.placement.network_analysis import P2PTiming
 
 # size: one for the call, or one per message for a chooser with ``per_message = True``
 LidChooser = Callable[[np.ndarray, np.ndarray, int | np.ndarray], np.ndarray]
@@ -77,21 +73,6 @@ class LogGP:
     def latency(self, switches: np.ndarray) -> np.ndarray:
         """Zero-byte one-way time: send + receive overhead and the switch hops."""
         return 2 * self.overhead + self.send_extra + switches * self.hop
-
-
-def p2p_timing(system: System, size: int) -> P2PTiming:
-    """Seed 001's exchanges (Fig 5.13) timed with a system's model and its (one) plane's link
-    rate: the node and link parameters of Tables 3.3/4.2 live in the thesis' conf systems."""
-    if len(system.planes) != 1:
-        raise ConfError(f"{len(system.planes)} planes: the timing needs one link rate",
-                        file=system.path, field="planes",
-                        fix="time the exchanges with a one-plane system (e.g. thesis-rsn1024)")
-    # Seed 001's network analysis, not the flow model: a simulated case never loads it
-    # (placement/ and scipy are a third of a case's start-up).
-    from t2hx.placement.network_analysis import P2PTiming
-
-    plane = next(iter(system.planes.values()))
-    return P2PTiming(LogGP.from_conf(system.model).latency, plane.gbps * GBIT, size)
 
 
 @dataclass

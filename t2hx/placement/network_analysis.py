@@ -50,7 +50,7 @@ class P2PTiming:
     """Fig 5.13's exchange: ``size`` bytes each way between two mapped nodes, one pair at a
     time (the thesis times 10,000 of them in turn, so no two share a link), timed as the flow
     model times a lone message: ``latency`` over the switches of the path (the flow model's
-    LogGP, built by t2hx.flowsim.network.p2p_timing) plus the size at the link rate.
+    LogGP, built by t2hx.flowsim.exchange.p2p_timing) plus the size at the link rate.
     Full-duplex links carry both directions at once, so the exchange takes one way's time."""
     latency: Callable[[np.ndarray], np.ndarray]   # zero-byte one-way time over n switches
     rate: float                                   # bytes/s of a link
