@@ -129,6 +129,10 @@ BENCHMARK = {
                doc="node counts of its ladder it runs at (default: all), e.g. nodes: [28]"),
     "packet_up_to": F(int, default=None, min=1,
                       doc="with engine: packet, the flow engine above this node count"),
+    "draws": F(int, default=1, min=1, max=MAX_REPETITIONS,
+               doc="mapping draws: its runs are one per draw of each combo's placement, "
+               "repetition r on draw r (hostfiles <n>.r<r>.txt, draw 0 = <n>.txt) instead of "
+               "`repetitions` runs on one hostfile, e.g. draws: 10 (seed 001's box plots)"),
     "figures": F(dict, default=None, values=F(list, items=F(str)),
                  doc="seed 001's collective-time figures: groups of its combos drawn "
                  "together, e.g. figures: {circ: [circ-random, circ-ring]} (default: one "
@@ -221,6 +225,8 @@ PROFILE = {
                  doc="network engine per benchmark, e.g. engines: {ebb: flow}"),
     "nodes": F(dict, default=None, values=F(list, items=F(int, min=1)),
                doc="node counts per benchmark, a subset of its ladder, e.g. nodes: {mpigraph: [28]}"),
+    "draws": F(dict, default=None, values=F(int, min=1, max=MAX_REPETITIONS),
+               doc="mapping draws per benchmark, e.g. draws: {npb-ft: 10}"),
     "packet_up_to": F(int, default=None, min=1,
                       doc="packet-engine benchmarks run on the flow engine above this node count"),
     "workloads": F(dict, default={}, fields={
@@ -295,6 +301,12 @@ class Combo:
 
     def runs(self, bench: str, nodes: int) -> bool:
         return self.only is None or nodes in self.only.get(bench, [])
+
+
+def hostfile_name(nodes: int, draw: int = 0) -> str:
+    """A hostfile of a placement directory: ``<n>.txt``, or ``<n>.r<k>.txt`` for mapping draw
+    ``k`` of a benchmark with ``draws`` (t2hx/placement/hostfiles.py writes them)."""
+    return f"{nodes}.txt" if draw == 0 else f"{nodes}.r{draw}.txt"
 
 
 def routing_feature(engine: str) -> str:
@@ -408,7 +420,28 @@ class Study:
         extra = sum(1 for c in combos if c.only is not None for n in c.only.get(name, [])
                     if max_nodes is None or n <= max_nodes)
         grid = len([c for c in combos if c.only is None and self.runs_on(name, c.name)])
-        return len(self.variants(name)) * (grid * len(ladder) + extra) * self.repetitions
+        return len(self.variants(name)) * (grid * len(ladder) + extra) * self.runs_of(name)
+
+    def runs_of(self, name: str) -> int:
+        """Runs per case: one per mapping draw for a benchmark with ``draws`` above one (each
+        on its own hostfile), else the study's ``repetitions`` (on one hostfile)."""
+        draws = self.draws(name)
+        return draws if draws > 1 else self.repetitions
+
+    def draws(self, name: str) -> int:
+        """A benchmark's mapping draws (``draws:``, as its profile sets it; 1: none)."""
+        bench = self.benchmarks.get(name) or self.catalog.get(name) or {}
+        return int(bench.get("draws", 1))
+
+    def draws_at(self, system: str, placement: str, nodes: int) -> int:
+        """Hostfile draws of a placement at a node count: the most any benchmark that runs
+        there on a combo of ``system`` with that placement asks for (1: one hostfile)."""
+        return max([self.draws(b) for b in self.benchmarks
+                    if nodes in self.nodes(b)
+                    for c in self.all_combos()
+                    if c.system in (None, system) and c.placement == placement
+                    and (self.runs_on(b, c.name) if c.only is None else c.runs(b, nodes))],
+                   default=1)
 
     def runs_on(self, name: str, combo: str) -> bool:
         """Whether a benchmark runs on a grid combo (its ``combos:`` subset, if any)."""
@@ -619,7 +652,8 @@ def _profile_benchmarks(data: dict, profile: str, path: Path) -> dict:
     """A profile's ``inputs:`` and ``engines:`` set into its benchmarks' entries."""
     prof = _profile(data, profile, path)
     benches = dict(data["benchmarks"])
-    for key, what in (("inputs", "input"), ("engines", "engine"), ("nodes", "nodes")):
+    for key, what in (("inputs", "input"), ("engines", "engine"), ("nodes", "nodes"),
+                      ("draws", "draws")):
         for name, value in (prof[key] or {}).items():
             if name not in benches:
                 raise ConfError(f"unknown benchmark '{name}'", file=path,

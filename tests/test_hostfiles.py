@@ -12,7 +12,7 @@ import pytest
 from t2hx import ROOT
 from t2hx.cli import main
 from t2hx.conf import load_system
-from t2hx.study import load_study
+from t2hx.study import hostfile_name, load_study
 
 MINI = ROOT / "conf/systems/mini.yaml"
 MINI_NODES = len(load_system(MINI).hostnames())
@@ -29,16 +29,24 @@ def read(path: Path) -> list[str]:
     return path.read_text().splitlines()
 
 
+def draw_names(manifest: dict, n: int) -> list[str]:
+    """``<n>.txt`` and, for a count with mapping draws, ``<n>.r<k>.txt``."""
+    draws = manifest.get("draws", {}).get(str(n), {"count": 1})["count"]
+    return [hostfile_name(n, k) for k in range(draws)]
+
+
 def check_dir(d: Path, counts: list[int], usable: set[str]) -> dict:
     manifest = json.loads((d / "manifest.json").read_text())
     assert manifest["counts"] == counts
-    assert sorted(p.name for p in d.glob("*.txt")) == sorted(f"{n}.txt" for n in counts)
+    names = {n: draw_names(manifest, n) for n in counts}
+    assert sorted(p.name for p in d.glob("*.txt")) == sorted(x for n in counts for x in names[n])
     for n in counts:
-        f = d / f"{n}.txt"
-        lines = read(f)
-        assert len(lines) == n == len(set(lines))          # no node twice
-        assert set(lines) <= usable
-        assert manifest["files"][f.name] == hashlib.sha256(f.read_bytes()).hexdigest()
+        for name in names[n]:
+            f = d / name
+            lines = read(f)
+            assert len(lines) == n == len(set(lines))          # no node twice
+            assert set(lines) <= usable
+            assert manifest["files"][f.name] == hashlib.sha256(f.read_bytes()).hexdigest()
     return manifest
 
 
@@ -99,8 +107,8 @@ def test_every_committed_hostfile_set_matches_its_manifest_and_conf(system_dir):
         base, refine = split_placement(d.name)
         if refine is not None and (system_dir / base).is_dir():
             for n in m["counts"]:
-                assert sorted(read(d / f"{n}.txt")) == sorted(read(system_dir / base /
-                                                                   f"{n}.txt"))
+                for name in draw_names(m, n):     # draw k refines the base's draw k
+                    assert sorted(read(d / name)) == sorted(read(system_dir / base / name))
 
 
 def down_system(tmp_path: Path, down: list[str]) -> Path:
@@ -253,6 +261,45 @@ def test_iterations_at_gives_one_node_count_other_trials(tmp_path):
     assert m["params"]["iterations_by_count"] == {"16": 0, "32": 2000}
     assert read(tmp_path / f"mini/{refined}/16.txt") == read(tmp_path / "mini/random/16.txt")
     assert read(tmp_path / f"mini/{refined}/32.txt") != read(tmp_path / "mini/random/32.txt")
+
+
+def test_mapping_draws_are_independent_and_paired_with_their_refinement(tmp_path):
+    """Seed 001's box plots run one case per mapping draw: draw 0 is the hostfile the
+    placement always had, draws 1..K-1 come from their own seeds (recorded), and two-opt's
+    draw k re-places the nodes of the base placement's draw k."""
+    refined = "random+two-opt-hops-allreduce"
+    common = ["--system", str(MINI), "--placements", f"random,{refined}", "--counts", "16,32",
+              "--iterations", "500"]
+    assert run(*common, "--out", str(tmp_path / "one")) == 0
+    assert run(*common, "--out", str(tmp_path / "three"), "--draws", "3") == 0
+    one, three = tmp_path / "one/mini", tmp_path / "three/mini"
+    usable = set(load_system(MINI).hostnames())
+    m = check_dir(three / "random", [16, 32], usable)
+    assert sorted(p.name for p in (three / "random").glob("16*")) == \
+        ["16.r1.txt", "16.r2.txt", "16.txt"]
+    seeds = m["draws"]["16"]["seeds"]
+    assert seeds[0] == 2019 and len(set(seeds)) == 3 and m["draws"]["32"]["count"] == 3
+    assert "draws" not in json.loads((one / "random/manifest.json").read_text())
+    for placement in ("random", refined):
+        check_dir(three / placement, [16, 32], usable)
+        assert read(three / placement / "16.txt") == read(one / placement / "16.txt")
+    draws = [read(three / "random" / hostfile_name(16, k)) for k in range(3)]
+    assert len({tuple(d) for d in draws}) == 3
+    for k in range(3):
+        mine = read(three / refined / hostfile_name(32, k))
+        assert sorted(mine) == sorted(read(three / "random" / hostfile_name(32, k)))
+
+
+def test_the_study_asks_for_draws_where_its_benchmarks_run_them():
+    """Without --draws a placement gets the draws of the benchmarks that run on it at that
+    node count (seed 001's NPB at 128 ranks), and one hostfile elsewhere."""
+    study = load_study(ROOT / "conf/studies/shortcut-topologies-thesis.yaml", profile="full")
+    npb = study.catalog["npb-ft"]["draws"]
+    assert npb > 1 and study.runs_of("npb-ft") == npb and study.runs_of("imb") == 1
+    assert study.draws_at("thesis-rsn1024", "random+two-opt-hops-alltoall", 128) == npb
+    assert study.draws_at("thesis-rsn1024", "random+two-opt-hops-bcast", 128) == 1
+    assert study.draws_at("thesis-rsn1024", "random", 512) == 1
+    assert study.draws_at("thesis-rsn1024", "circulant", 128) == 1      # a circ-only combo
 
 
 @pytest.mark.parametrize("value", ["128", "128=x", "0=5", "16=-1", ""])

@@ -197,6 +197,32 @@ def test_ranks_report_ties_as_ties():
     assert verdict(apart, {"rank": -1}, subject=PARX_CL, combos=combos, **kw) == "agrees"
 
 
+def test_a_rank_the_draws_disagree_on_is_unresolved():
+    """#47: a rank recomputed draw by draw (every combo's repetition r against the base's
+    repetition r) is "unresolved" when more than one draw in ten holds the place and more than
+    one in ten does not, as seed 001's mapping draws can leave it."""
+    kw = dict(benchmark="imb-bcast", metric="t_min", kind="rank", combos=[FT, DFL, PARX_CL])
+
+    def runs(parx: list[float]) -> pd.DataFrame:
+        n = len(parx)
+        return table((FT, "imb-bcast", "t_min", 28, 8, [10.0] * n),
+                     (DFL, "imb-bcast", "t_min", 28, 8, [12.0] * n),
+                     (PARX_CL, "imb-bcast", "t_min", 28, 8, parx))
+
+    mixed = runs([9.0] * 5 + [13.0] * 5)          # first in half the draws, last in the rest
+    v = score(mixed, [claim({"rank": 1}, subject=PARX_CL, **kw)], DEFAULTS)[0]
+    assert v.verdict == "unresolved"
+    assert "draws place it 1 … 3 of 3" in v.note and "10 draws" in v.note
+    assert verdict(mixed, {"rank": -1}, subject=PARX_CL, **kw) == "unresolved"
+    # one unlucky draw in ten does not unresolve a place
+    assert verdict(runs([9.0] * 9 + [13.0]), {"rank": 1}, subject=PARX_CL, **kw) == "agrees"
+    assert verdict(runs([13.0] * 10), {"rank": 1}, subject=PARX_CL, **kw) == "contradicts"
+    # draws that move another combo but never the subject's place: no spread to print
+    v = score(runs([13.0] * 5 + [12.5] * 5), [claim({"rank": 1}, subject=FT, **kw)],
+              DEFAULTS)[0]
+    assert v.verdict == "agrees" and "draws" not in v.note
+
+
 def test_rungs_are_judged_each_and_identical_ones_left_out():
     """Allreduce-like: at 7 nodes both placements sit on one switch (gain exactly 0), at 28
     and 112 the subject loses 18 % and 15 %. The median over all three rungs would be

@@ -336,3 +336,26 @@ def test_only_systems_with_placed_cases_need_hostfiles() -> None:
     sar = load_study("scheduling-aware-routing-sc16")
     assert sar.needs_hostfiles("sc16-taurus") and not sar.needs_hostfiles("sc16-tsubame")
     assert load_study("hyperx-vs-fattree-sc19").needs_hostfiles("any-port")
+
+
+def test_mapping_draws_set_a_benchmarks_runs(tmp_path) -> None:
+    """``draws:`` runs a benchmark once per mapping draw instead of ``repetitions`` times on
+    one hostfile, and counts its cases so; a profile can set it; a runaway or zero count is
+    one error naming the field."""
+    text = (ROOT / "conf" / "studies" / "shortcut-topologies-thesis.yaml").read_text()
+    study = load_study(ROOT / "conf" / "studies" / "shortcut-topologies-thesis.yaml", "full")
+    draws = study.catalog["npb-mg"]["draws"]
+    assert draws > 1 and study.repetitions == 1
+    assert study.cases("npb-mg") == draws * len(study.catalog["npb-mg"]["combos"])
+    path = tmp_path / "s.yaml"
+    assert text.count("\n  quick:\n") == 1
+    path.write_text(text.replace("\n  quick:\n", "\n  quick:\n    draws: {npb-mg: 3}\n"))
+    assert load_study(path, "quick").runs_of("npb-mg") == 3
+    assert load_study(path, "full").runs_of("npb-mg") == draws
+    for bad, field in (("{npb-mg: 0}", "profiles.quick.draws"),
+                       ("{npb-mg: 1000000}", "profiles.quick.draws"),
+                       ("{nosuch: 3}", "profiles.quick.draws.nosuch")):
+        path.write_text(text.replace("\n  quick:\n", f"\n  quick:\n    draws: {bad}\n"))
+        with pytest.raises(ConfError) as err:
+            load_study(path, "quick")
+        assert field in str(err.value), str(err.value)

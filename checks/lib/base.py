@@ -46,7 +46,7 @@ from t2hx.paths import cli, hostfiles_root, log_root, spack_view, work_root
 from t2hx.reframe_site import campaign
 from t2hx.routing.reroute import demand_meta, route_record
 from t2hx.simrequest import FLOW_ENGINE
-from t2hx.study import load_study
+from t2hx.study import hostfile_name, load_study
 
 from lib import resume
 
@@ -83,7 +83,7 @@ def study_parameters(bench: str):
     combos = [c.name for c in STUDY.all_combos()] + [LOCAL]
     extra = {n for c in STUDY.extra_combos for n in c.only.get(bench, [])}
     nodes = sorted(set(STUDY.nodes(bench)) | set(STUDY.local["nodes"]) | extra)
-    reps = max(STUDY.repetitions, STUDY.local["repetitions"])
+    reps = max(STUDY.runs_of(bench), STUDY.local["repetitions"])
     return (parameter(combos, type=str), parameter(nodes, type=int),
             parameter(range(reps), type=int))
 
@@ -178,7 +178,7 @@ class T2hxCheck(rfm.RunOnlyRegressionTest):
                                and STUDY.runs_on(self.study_name, combo.name)
                                if combo.only is None
                                else combo.runs(self.study_name, self.num_nodes))
-        ok = on_ladder and self.repetition < STUDY.repetitions
+        ok = on_ladder and self.repetition < STUDY.runs_of(self.study_name)
         self.valid_systems = [combo.partition] if ok else []
         self.topology, self.routing, self.placement = combo.plane, combo.routing, \
             combo.placement
@@ -207,7 +207,14 @@ class T2hxCheck(rfm.RunOnlyRegressionTest):
 
     @property
     def hostfile(self) -> str:
-        return str(hostfiles_root() / self.extras["conf_system"] / self.placement / f"{self.num_nodes}.txt")
+        return str(hostfiles_root() / self.extras["conf_system"] / self.placement /
+                   hostfile_name(self.num_nodes, self.draw))
+
+    @property
+    def draw(self) -> int:
+        """The mapping draw this run uses: its repetition for a benchmark the study runs over
+        several draws (seed 001's box plots), else the one hostfile (draw 0)."""
+        return self.repetition if STUDY.draws(self.benchmark) > 1 else 0
 
     @run_after("setup")
     def configure(self):

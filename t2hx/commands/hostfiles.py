@@ -11,7 +11,7 @@ from t2hx.paths import hostfiles_root
 from t2hx.conf import ENGINES, load_system, system_path
 from t2hx.errors import T2hxError
 from t2hx.progress import Progress
-from t2hx.study import PLACEMENTS, load_study
+from t2hx.study import MAX_REPETITIONS, PLACEMENTS, load_study
 
 EPILOG = """\
 Writes DIR/<system>/<placement>/<n>.txt (one hostname per line, line i = rank i) and a
@@ -70,6 +70,11 @@ def arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--iterations-at", default=None, metavar="N=TRIALS[,N=TRIALS]",
                    help="two-opt: other trials for these node counts, e.g. 128=20000 (seed "
                    "001: 20,000 for its 128-rank applications, 200,000 for collectives)")
+    p.add_argument("--draws", type=A.int_range(1, MAX_REPETITIONS, "mapping draws"), default=None,
+                   metavar="K",
+                   help="mapping draws per node count: <n>.txt and <n>.r1.txt … <n>.r<K-1>.txt, "
+                   "each from its own seed (default: as many as the study's benchmarks run "
+                   "there, `draws:`; 1 elsewhere)")
     p.add_argument("--switches", type=A.positive_int, default=10,
                    help="spread: leaf switches a job's nodes are spread over (default 10, "
                    "seed 004 §4.3.4's 28 nodes)")
@@ -140,6 +145,7 @@ def run(args: argparse.Namespace) -> int:
                    iterations=args.iterations, switches=args.switches,
                    iterations_at=_iterations_at(args.iterations_at),
                    counts=None if args.counts is None else _int_list(args.counts, "--counts"),
+                   draws=args.draws,
                    nodes=_nodes(args.nodes))
     with Progress("hostfiles", total=len(placements), quiet=args.quiet) as progress:
         generate(system, args.out, placements, opts, progress.step)

@@ -24,14 +24,14 @@ import hashlib
 import json
 import tempfile
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
 
 from t2hx import __version__
 from t2hx.conf import System
-from t2hx.study import PLACEMENT_FIX, load_study, split_placement
+from t2hx.study import PLACEMENT_FIX, hostfile_name, load_study, split_placement
 from t2hx.placement import basic, mappings
 from t2hx.placement.collectives import messages
 from t2hx.placement.nodes import PlacementError, check_count, usable_nodes
@@ -62,6 +62,8 @@ class Options:
     iterations_at: dict[int, int] = field(default_factory=dict)
     switches: int = 10               # spread: leaf switches of a job (seed 004 §4.3.4)
     counts: list[int] | None = None   # None: every ladder count that fits
+    draws: int | None = None          # mapping draws per count (None: as the study's benchmarks
+    #                                   ask, Study.draws_at)
     nodes: list[str] | None = None    # None: all hosts but nodes.down
     work_dir: Path | None = None      # two-opt routing scratch (default: a temp dir)
     _cache: dict = field(default_factory=dict, repr=False)
@@ -115,15 +117,36 @@ def generate(system: System, out_root: Path, placements: list[str], opts: Option
     written = []
     for placement in placements:
         counts = counts_for(placement, len(nodes), opts, system.path)
-        files = {f"{n}.txt": "".join(h + "\n" for h in place(system, placement, n, nodes,
-                                                               opts))
-                 for n in counts}
+        draws = {n: draws_for(system, placement, n, opts) for n in counts}
+        files = {hostfile_name(n, k): "".join(h + "\n" for h in place(
+                     system, placement, n, nodes, draw_options(opts, k)))
+                 for n in counts for k in range(draws[n])}
         target = Path(out_root) / system.name / placement
-        manifest = _manifest(system, placement, nodes, counts, files, opts)
+        manifest = _manifest(system, placement, nodes, counts, files, opts, draws)
         _swap_in(target, files, manifest)
-        say(f"{placement}: {len(counts)} hostfiles in {target}")
+        say(f"{placement}: {len(files)} hostfiles in {target}")
         written.append(target)
     return written
+
+
+def draws_for(system: System, placement: str, n: int, opts: Options) -> int:
+    if opts.draws is not None:
+        return opts.draws
+    return load_study(profile="full").draws_at(system.name, placement, n)
+
+
+def draw_seed(seed: int, draw: int) -> int:
+    """The seed of mapping draw ``draw``: draw 0 is the placement's own seed (its ``<n>.txt``
+    stays what it was), every other draw an independent stream derived from (seed, draw)."""
+    if draw == 0:
+        return seed
+    return int(rng_for(seed, "mapping draw", draw).integers(2**31))
+
+
+def draw_options(opts: Options, draw: int) -> Options:
+    """``opts`` for one mapping draw: a draw changes the node choice and, for a refined
+    placement, two-opt's own stream, both through the seed (the routed plane is shared)."""
+    return opts if draw == 0 else replace(opts, seed=draw_seed(opts.seed, draw))
 
 
 def place(system: System, placement: str, n: int, nodes: list[str], opts: Options) -> list[str]:
@@ -281,7 +304,7 @@ def _two_opt(system: System, chosen: list[str], goal: str, collective: str,
 
 
 def _manifest(system: System, placement: str, nodes: list[str], counts: list[int],
-              files: dict[str, str], opts: Options) -> dict:
+              files: dict[str, str], opts: Options, draws: dict[int, int]) -> dict:
     params: dict[str, object] = {}
     if placement == "clustered":
         params = {"p": opts.p, "start": 0, "one_leaf_up_to": _first_leaf(system, nodes, opts)}
@@ -314,6 +337,9 @@ def _manifest(system: System, placement: str, nodes: list[str], counts: list[int
         "down": list(system.nodes["down"]),
         "node_list": "all usable" if opts.nodes is None else "explicit (--nodes)",
         "counts": counts,
+        **({"draws": {str(n): {"count": d, "seeds": [draw_seed(opts.seed, k) for k in range(d)]}
+                      for n, d in draws.items() if d > 1}}
+           if any(d > 1 for d in draws.values()) else {}),
         "files": {name: hashlib.sha256(text.encode()).hexdigest()
                   for name, text in files.items()},
         "usage": USAGE,

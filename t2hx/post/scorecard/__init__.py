@@ -68,7 +68,10 @@ claim's sentence states one (``stated``).
   number has no direction).
 * ``rank: r`` (−1 = last): combos whose median gains lie within the dead band of each other
   tie; **agrees** if ours is that place alone, **weaker** if it shares it in a tie,
-  **contradicts** otherwise.
+  **contradicts** otherwise. With several draws, every combo's score is recomputed draw by
+  draw (paired by repetition) and the rank is **unresolved** when more than one draw in ten
+  lets the subject hold the place (ties count) and more than one in ten does not; the places
+  the draws give are printed in the note.
 """
 
 from __future__ import annotations
@@ -122,7 +125,7 @@ def score(results: pd.DataFrame, claims: list[dict[str, Any]] | None = None,
             if not math.isfinite(ours.value):
                 raise NotRun("no finite value")
             note = "; ".join(filter(None, [check_requires(c["compute"], ctx),
-                                           draws_text(ours)]))
+                                           draws_text(ours, float(settings.get("dead_band", 0.01)))]))
             if ours.identical:
                 note = "; ".join(filter(None, [note, "left out: n=" + ",".join(
                     map(str, ours.identical)) + " (the same fabric for both by construction)"]))

@@ -96,6 +96,9 @@ def judge(pub: dict[str, Any], ours: Ours, settings: dict[str, Any]) -> str:
             raise T2hxError("a published rank is judged against a computed one",
                             field="compute.kind", fix="compute a rank claim with kind: rank")
         want = pub["rank"] if pub["rank"] > 0 else ours.of + 1 + pub["rank"]
+        held = rank_held(ours, want, dead)
+        if held is not None and DRAW_TAIL < held < 1.0 - DRAW_TAIL:
+            return "unresolved"
         first, last = rank_span(ours, dead)
         if first == last == want:
             return "agrees"
@@ -123,6 +126,16 @@ def judge(pub: dict[str, Any], ours: Ours, settings: dict[str, Any]) -> str:
     if abs(o - g) <= tol_of(g):
         return "agrees"
     return _direction(o, g, dead)
+
+
+def rank_held(ours: Ours, want: int, dead: float) -> float | None:
+    """The share of the paired draws in which the subject may hold place ``want`` (ties
+    within the dead band count), or None below two draws. A rank is "unresolved" when more
+    than one draw in ten holds it and more than one in ten does not."""
+    if len(ours.draw_cells) < 2:
+        return None
+    spans = [rank_span(Ours(v, cells), dead) for v, cells in zip(ours.draws, ours.draw_cells)]
+    return sum(first <= want <= last for first, last in spans) / len(spans)
 
 
 def rank_span(ours: Ours, dead: float) -> tuple[int, int]:

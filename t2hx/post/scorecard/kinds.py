@@ -145,8 +145,25 @@ def rank_kind(df: pd.DataFrame, comp: dict[str, Any], base: dict[str, str], sm: 
         scores[name] = float(g.loc[keep, "gain"].median())
     order = sorted(scores, key=lambda k: -scores[k])
     subject = label(comp["subject"])
+    draws = rank_draws(df, comp, base, sm, common)
     return Ours(scores[subject], list(scores.values()), rank=order.index(subject) + 1,
-                of=len(order), where=where(comp, next(iter(per.values()))))
+                of=len(order), where=where(comp, next(iter(per.values()))),
+                draws=[d[subject] for d in draws], draw_cells=[list(d.values()) for d in draws])
+
+
+def rank_draws(df: pd.DataFrame, comp: dict[str, Any], base: dict[str, str], sm: bool,
+               common: set) -> list[dict[str, float]]:
+    """Every ranked combo's score draw by draw (repetition r of each against repetition r of
+    the base, over the common cells), for the repetitions all of them have; empty below two."""
+    per = {}
+    for spec in comp["combos"]:
+        d = draw_gains(df, spec, base, sm)
+        keep = [tuple(r) in common for r in d[CELL].astype(str).to_numpy()]
+        per[label(spec)] = d[keep].groupby("repetition")["gain"].median()
+    reps = sorted(set.intersection(*(set(s.index) for s in per.values()))) if per else []
+    if len(reps) < 2:
+        return []
+    return [{name: float(s[r]) for name, s in per.items()} for r in reps]
 
 
 def trend_kind(df: pd.DataFrame, comp: dict[str, Any], base: dict[str, str], sm: bool) -> Ours:

@@ -32,6 +32,8 @@ class Ours:
     control: float | None = None        # the largest effect any contrast of the cells shows
     rungs: dict[int, Ours] = field(default_factory=dict)   # per node count, when several
     draws: list[float] = field(default_factory=list)       # the value draw by draw (paired)
+    draw_cells: list[list[float]] = field(default_factory=list)   # rank: every combo's score
+    #                                                                 draw by draw (paired)
     identical: list[int] = field(default_factory=list)     # rungs equal by construction
 
 

@@ -156,8 +156,15 @@ def ours_text(pub: dict[str, Any], comp: dict[str, Any], ours: Ours, dead: float
     return f"{text} [{ours.where}]" if ours.where else text
 
 
-def draws_text(ours: Ours) -> str:
+def draws_text(ours: Ours, dead: float = 0.01) -> str:
     """The spread of the paired draws beside the verdict ('' when every draw is the same)."""
+    if ours.draw_cells:
+        places = sorted(rank_span(Ours(v, c), dead)[0]
+                        for v, c in zip(ours.draws, ours.draw_cells))
+        if places[0] == places[-1]:
+            return ""
+        return (f"draws place it {places[0]} … {places[-1]} of {ours.of} (over "
+                f"{len(places)} draws paired by repetition)")
     band = draw_band(ours)
     if band is None or _pct(band[0]) == _pct(band[1]):
         return ""
