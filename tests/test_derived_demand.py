@@ -74,6 +74,20 @@ def test_a_recorded_profile_wins_over_the_derivation(tmp_path, monkeypatch):
     pairs = {(s, d) for s, row in dm.read_demand(path).items() for d in row}
     assert pairs == {("m1n01", "m1n02"), ("m1n02", "m1n03"), ("m1n03", "m1n01")}
     assert demand_meta(out) == {DEMAND_KEY: RECORDED}
+    note = json.loads(demand_note(out).read_text())   # outside the checkout: as given
+    assert note["jobs"][0]["origin"].startswith(str(tmp_path))
+
+
+def test_the_note_names_the_checkouts_profiles_relative_to_it(tmp_path):
+    """HPL's recorded profiles live in the checkout: the note says conf/profiles/..., so the
+    same campaign run from two clones writes the same note."""
+    out = tmp_path / "routing"
+    job_input(load_system(MINI), "hyperx", "parx", [JobSpec("j", "hpl", _hosts(tmp_path, 4))],
+              out, derived_traffic)
+    note = json.loads(demand_note(out).read_text())
+    assert note["profiles"] == "conf/profiles"
+    assert note["jobs"][0]["source"] == RECORDED
+    assert note["jobs"][0]["origin"].startswith("conf/profiles/hpl/4/")
 
 
 @pytest.mark.parametrize("benchmark, pairs", [

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from t2hx import wire
+from t2hx import ROOT, wire
 from t2hx.paths import profiles_root, work_root
 from t2hx.atomic import atomic_write
 from t2hx.conf import System
@@ -122,7 +122,7 @@ def job_traffic(system: System, job: JobSpec, derive: Derive | None = None
     pattern, else none. A derivation that moves no bytes (a Barrier) is none."""
     prefix = job_profile(job.benchmark, job.hostfile)
     if prefix:
-        return RECORDED, dm.read_monitoring(prefix), prefix
+        return RECORDED, dm.read_monitoring(prefix), shown(prefix)
     ranks = len(dm.read_hostfile(job.hostfile))
     rules = system.model.get("collectives")
     traffic = derive(job.benchmark, ranks, job.input, rules) if derive else None
@@ -131,6 +131,15 @@ def job_traffic(system: System, job: JobSpec, derive: Derive | None = None
         return NO_DEMAND, None, f"no profile at {ranks} ranks and its pattern {why}"
     return DERIVED, traffic, (f"derived from {job.benchmark}'s pattern at {ranks} ranks"
                               f"{f' ({rules})' if rules else ''}")
+
+
+def shown(path: str | Path) -> str:
+    """A path as a log records it: relative to the checkout when inside it, so the same
+    campaign run from two clones writes the same note."""
+    try:
+        return str(Path(path).resolve().relative_to(ROOT))
+    except ValueError:
+        return str(path)
 
 
 def job_input(system: System, plane: str, routing: str, jobs: list[JobSpec],
@@ -153,7 +162,7 @@ def job_input(system: System, plane: str, routing: str, jobs: list[JobSpec],
         if matrix is not None:
             demands.append(dm.node_demand(matrix, dm.read_hostfile(j.hostfile), origin))
     atomic_write(demand_note(out), json.dumps(
-        {"engine": routing, "profiles": str(profiles_root()), "jobs": notes}, indent=2) + "\n")
+        {"engine": routing, "profiles": shown(profiles_root()), "jobs": notes}, indent=2) + "\n")
     if not demands:
         print(f"reroute: no demand for {', '.join(j.benchmark for j in jobs)} (no profile in "
               f"{profiles_root()}, no pattern): parx keeps its demand-free routing",
