@@ -11,7 +11,6 @@ the study's seed (Fig 1, §5 for seed 000) with ours from the study's own system
 
 from __future__ import annotations
 
-import html
 import os
 from pathlib import Path
 from typing import Any
@@ -19,6 +18,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from t2hx.post import html_report
 from t2hx.post.engines import EngineComparison
 from t2hx.post.scorecard.text import VERDICTS, profile_label
 from t2hx import benchmarks
@@ -561,36 +561,8 @@ def to_markdown(bl: list[Block]) -> str:
     return "\n".join(out)
 
 
-def to_html(bl: list[Block], title: str) -> str:
-    e = html.escape
-    out = ["<!DOCTYPE html>", "<html><head><meta charset=\"utf-8\">", f"<title>{e(title)}</title>",
-           "<style>body{font-family:sans-serif;max-width:60em;margin:auto}"
-           "table{border-collapse:collapse;font-size:90%}td,th{border:1px solid #ccc;"
-           "padding:2px 6px}img{max-width:100%}</style></head><body>"]
-    for block in bl:
-        kind = block[0]
-        if kind == "h":
-            out.append(f"<h{block[1]}>{e(block[2])}</h{block[1]}>")
-        elif kind == "p":
-            out.append(f"<p>{e(block[1])}</p>")
-        elif kind == "img":
-            _, alt, src, links = block
-            out.append(f'<p><img src="{e(src)}" alt="{e(alt)}"></p><p>'
-                       + " · ".join(f'<a href="{e(p)}">{e(n)}</a>' for n, p in links) + "</p>")
-        elif kind == "table":
-            df = block[1]
-            out.append("<table><tr>" + "".join(f"<th>{e(str(c))}</th>" for c in df.columns)
-                       + "</tr>")
-            for row in df.itertuples(index=False):
-                out.append("<tr>" + "".join(f"<td>{e(_cell(v, str(c)))}</td>"
-                                            for v, c in zip(row, df.columns)) + "</tr>")
-            out.append("</table>")
-    out.append("</body></html>")
-    return "\n".join(out) + "\n"
-
-
 def write_report(out: Path, bl: list[Block], title: str) -> list[Path]:
     md, page = out / "report.md", out / "report.html"
     write_text(md, to_markdown(bl))
-    write_text(page, to_html(bl, title))
+    write_text(page, html_report.to_html(bl, title, _cell))
     return [md, page]

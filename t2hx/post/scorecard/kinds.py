@@ -159,7 +159,8 @@ def rank_draws(df: pd.DataFrame, comp: dict[str, Any], base: dict[str, str], sm:
     for spec in comp["combos"]:
         d = draw_gains(df, spec, base, sm)
         keep = [tuple(r) in common for r in d[CELL].astype(str).to_numpy()]
-        per[label(spec)] = d[keep].groupby("repetition")["gain"].median()
+        rows = d.loc[pd.Series(keep, index=d.index, dtype=bool)]
+        per[label(spec)] = rows.groupby("repetition")["gain"].median()
     reps = sorted(set.intersection(*(set(s.index) for s in per.values()))) if per else []
     if len(reps) < 2:
         return []
