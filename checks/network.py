@@ -30,6 +30,15 @@ UNITS = {"diameter": "hops", "aspl": "hops", "cable_mean_m": "m", "bcast_hops": 
          "allreduce_hops": "hops", "alltoall_hops": "hops"}
 
 
+def annealing_options(spec: dict | None) -> list[str]:
+    """§3.5's comparison (study ``networks.annealing``) as analyse-network options."""
+    if not spec:
+        return []
+    return ["--sa-iterations", ",".join(str(k) for k in spec["iterations"]),
+            "--sa-degree", str(spec["degree"]), "--sa-two-opt-trials", str(spec["two_opt_trials"]),
+            "--sa-up-to", str(spec["up_to"]), "--sa-trials-up-to", str(spec["trials_up_to"])]
+
+
 class NetworkAnalysis(T2hxCheck):
     benchmark = wire.NETWORK_BENCHMARK   # not a registry benchmark: a graph analysis
     combo = parameter(SPEC.get("kinds", []), type=str)     # the network kind
@@ -67,6 +76,7 @@ class NetworkAnalysis(T2hxCheck):
             "--table-iterations", str(SPEC["table_iterations"]),
             *(["--p2p-system", SPEC["p2p_system"], "--p2p-bytes", str(SPEC["p2p_bytes"])]
               if SPEC["p2p_system"] else []),
+            *annealing_options(SPEC.get("annealing")),
             "--rows", wire.NETWORK_ROWS]
 
     @run_before("run")

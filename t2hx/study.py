@@ -191,6 +191,17 @@ NETWORKS = {
     "p2p_system": F(str, default="", doc="conf system whose model and link rate time the "
                     "point-to-point exchanges (Fig 5.13), e.g. thesis-rsn1024; empty: hops only"),
     "p2p_bytes": F(int, default=128, min=1, doc="bytes each way of one exchange (§5.3.2: 128)"),
+    "annealing": F(dict, default=None, fields={
+        "iterations": F(list, required=True, items=F(int, min=1, max=1_000_000),
+                        doc="simulated annealing iterations compared (§3.5.1: 72, 1000, 10000)"),
+        "degree": F(int, default=8, min=3, doc="degree of the random network (§3.5.2: 8)"),
+        "two_opt_trials": F(int, default=5000, min=0, doc="two-opt's swaps (§3.5.1: 5,000)"),
+        "up_to": F(int, default=4096, min=4, doc="largest network size compared"),
+        "trials_up_to": F(int, default=1_000_000, min=1,
+                          doc="an annealing run of more swap trials (iterations × N) is left "
+                          "out")},
+        doc="§3.5's two-opt against simulated annealing on random shortcut networks (Figs "
+        "3.17, 3.18); absent: not run"),
     "note": F(str, default="", doc="what the sweep stands for (the report prints it)"),
 }
 FIGURE_SETS = ("capability", "configs", "histories")

@@ -315,3 +315,49 @@ def test_point_to_point_timing_needs_one_plane_and_a_known_system(tmp_path):
                           "--rows", str(rows)], capture_output=True, text=True, timeout=120)
     assert out.returncode != 0 and len(out.stderr.strip().splitlines()) == 1
     assert "2 planes" in out.stderr and not rows.exists()
+
+
+def test_section_3_5_compares_two_opt_and_annealing_on_an_8_degree_network(tmp_path):
+    """Figs 3.17/3.18: per random shortcut network, the conventional Broadcast, two-opt and
+    each annealing run within its trial budget, with their CPU time; none on other kinds;
+    the scorecard reads them as ``total_hops`` per method; the CLI passes the options."""
+    from t2hx.placement.network_analysis import Annealing
+
+    sweep = Sweep(iterations=0, annealing=Annealing(two_opt_trials=300, sa_iterations=(5, 50),
+                                                     trials_up_to=1000))
+    out = analyse("random-shortcut", 32, sweep)
+    rows = {r["mapping"]: r for r in out["annealing"]}
+    assert list(rows) == ["conv", "two-opt", "sa-5"]           # 50 x 32 trials is over budget
+    assert rows["two-opt"]["trials"] == 300 and rows["sa-5"]["trials"] == 5 * 32
+    assert all(r["total_hops"] <= rows["conv"]["total_hops"] and r["degree"] == 8
+               for r in rows.values())
+    assert rows["sa-5"]["cpu_s"] >= 0 and analyse("circulant", 32, sweep)["annealing"] == []
+    _keep(tmp_path, out)
+    empty = __import__("pandas").DataFrame(columns=["benchmark"])
+    c = {"id": "c", "mechanism": "placement", "source": "t", "statement": "s",
+         "published": {"sign": -1},
+         "compute": {"kind": "network", "metric": "total_hops",
+                     "subject": {"kind": "random-shortcut", "mapping": "two-opt"},
+                     "base": {"kind": "random-shortcut", "mapping": "conv"}}}
+    v = score(empty, [c], {"dead_band": 0.0}, logdir=tmp_path)[0]
+    want = rows["two-opt"]["total_hops"] / rows["conv"]["total_hops"] - 1
+    assert v.verdict == ("agrees" if want < 0 else "contradicts") and f"{100 * want:+.1f}" in v.ours
+    cli = tmp_path / "cli.json"
+    subprocess.run([T2HX, "campaign", "analyse-network", "--kind", "random-shortcut",
+                    "--switches", "16", "--iterations", "0", "--sa-iterations", "3,4",
+                    "--sa-two-opt-trials", "10", "--rows", str(cli)], check=True,
+                   capture_output=True, timeout=120)
+    assert [r["mapping"] for r in json.loads(cli.read_text())["annealing"]] == \
+        ["conv", "two-opt", "sa-3", "sa-4"]
+
+
+@pytest.mark.parametrize("args, says", [
+    (["--sa-degree", "5"], "--sa-degree without --sa-iterations"),
+    (["--sa-iterations", "72,2000000"], "2000000 annealing iterations"),
+])
+def test_annealing_options_are_refused_where_they_would_be_ignored(tmp_path, args, says):
+    out = subprocess.run([T2HX, "campaign", "analyse-network", "--kind", "circulant",
+                          "--switches", "16", "--rows", str(tmp_path / "x.json"), *args],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 2 and says in out.stderr and len(out.stderr.splitlines()) == 1
+    assert not (tmp_path / "x.json").exists()

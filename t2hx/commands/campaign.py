@@ -258,7 +258,8 @@ def register_network(verbs: argparse._SubParsersAction) -> None:
 
 
 def network_args(n: argparse.ArgumentParser) -> None:
-    from t2hx.placement.network_analysis import KINDS, Sweep   # scipy: deferred (t2hx/cli.py)
+    from t2hx.placement.network_analysis import (  # scipy: deferred (t2hx/cli.py)
+        KINDS, Annealing, Sweep)
 
     d = Sweep()
     n.add_argument("--kind", required=True, choices=KINDS)
@@ -277,8 +278,47 @@ def network_args(n: argparse.ArgumentParser) -> None:
                    "exchanges (Fig 5.13); without it, hops only")
     n.add_argument("--p2p-bytes", type=A.positive_int, default=128,
                    help="bytes each way of a point-to-point exchange (default 128, §5.3.2)")
+    a = Annealing()
+    n.add_argument("--sa-iterations", default=None, metavar="LIST", type=A.positive_int_list,
+                   help="§3.5 (Figs 3.17, 3.18) on random shortcut networks: simulated annealing "
+                   "with these iterations (each at most 1000000) beside two-opt and the "
+                   "conventional Broadcast, e.g. 72,1000,10000 (default: not run); the other "
+                   "--sa-* options need it")
+    n.add_argument("--sa-degree", type=A.int_range(3, 1024, "degree"), default=None,
+                   help=f"degree of §3.5's random network (default {a.degree})")
+    n.add_argument("--sa-two-opt-trials", type=A.non_negative_int, default=None,
+                   help=f"two-opt's swap trials in §3.5 (default {a.two_opt_trials})")
+    n.add_argument("--sa-up-to", type=A.positive_int, default=None,
+                   help=f"largest network of §3.5's comparison (default {a.up_to})")
+    n.add_argument("--sa-trials-up-to", type=A.int_range(1, 10**9, "trials"), default=None,
+                   help="leave out an annealing run of more swap trials (iterations x N; "
+                   f"default {a.trials_up_to})")
     n.add_argument("--rows", required=True, type=A.as_path(A.output_file),
                    help="the analysis (JSON) to write")
+
+
+SA_OPTIONS = ("sa_degree", "sa_two_opt_trials", "sa_up_to", "sa_trials_up_to")
+
+
+def annealing_of(args: argparse.Namespace):
+    """§3.5's comparison from the --sa-* options, or None without --sa-iterations (then any
+    other --sa-* option is refused, not ignored)."""
+    from t2hx.errors import T2hxError
+    from t2hx.placement.network_analysis import Annealing
+
+    given = [o for o in SA_OPTIONS if getattr(args, o) is not None]
+    if args.sa_iterations is None:
+        if given:
+            flag = "--" + given[0].replace("_", "-")
+            raise T2hxError(f"{flag} without --sa-iterations", field=flag,
+                            fix="add --sa-iterations (e.g. 72,1000,10000) or drop it")
+        return None
+    counts = tuple(int(x) for x in args.sa_iterations.split(",") if x.strip())
+    if max(counts) > 1_000_000:
+        raise T2hxError(f"{max(counts)} annealing iterations", field="--sa-iterations",
+                        fix="use at most 1000000 per run")
+    fields = {o[3:]: getattr(args, o) for o in given}      # sa_degree -> degree, ...
+    return Annealing(sa_iterations=counts, **fields)
 
 
 def cmd_analyse_network(args: argparse.Namespace) -> int:
@@ -291,8 +331,10 @@ def cmd_analyse_network(args: argparse.Namespace) -> int:
 
     timing = p2p_timing(load_system(system_path(args.p2p_system)),
                         args.p2p_bytes) if args.p2p_system else None
+    annealing = annealing_of(args)
     sweep = Sweep(args.seed, args.iterations, args.two_opt_up_to, args.p2p_switches,
-                  args.table_switches, args.table_ranks, args.table_iterations, timing)
+                  args.table_switches, args.table_ranks, args.table_iterations, timing,
+                  annealing)
     out = analyse(args.kind, args.switches, sweep)
     atomic_write(args.rows, json.dumps(out, indent=1) + "\n")
     print(wire.network_line(summary(out)))

@@ -15,6 +15,9 @@ switch, minimal routing (every switch pair at its graph distance). What it repor
 - the two-opt tables (Tables 3.4–3.6: random shortcut, ``table_ranks`` ranks, random /
   hierarchical / ring mappings, each collective) when N is ``table_switches``;
 - cable lengths in the cabinet layout of §5.6 (t2hx.fabric.cabling; Fig 5.19).
+- with ``Annealing`` (random shortcut networks only), §3.5's comparison on an 8-degree random
+  network of the same size: a Broadcast's total hops as ordered conventionally, by two-opt
+  and by simulated annealing, and the CPU time of each (Figs 3.17, 3.18).
 
 Everything is a deterministic function of (kind, N, seed, iterations).
 """
@@ -24,6 +27,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 
@@ -35,6 +39,7 @@ from t2hx.fabric.shortcut import circulant_edges, edge_fabric, random_shortcut_e
 from t2hx.placement import mappings
 from t2hx.placement.collectives import COLLECTIVES, messages
 from t2hx.placement.seeding import rng_for
+from t2hx.placement.annealing import anneal
 from t2hx.placement.twoopt import HopObjective, two_opt
 
 KINDS = ("random-shortcut", "circulant", "dragonfly")
@@ -62,6 +67,21 @@ class P2PTiming:
 
 
 @dataclass(frozen=True)
+class Annealing:
+    """§3.5 (Figs 3.17, 3.18): a binomial Broadcast over all N nodes of an 8-degree random
+    network, the conventional tree (rank i on switch i) against two-opt's 5,000 swaps and
+    simulated annealing of each number of iterations (t2hx/placement/annealing.py), total
+    hops and CPU time, up to ``up_to`` switches; an annealing run whose swap trials
+    (iterations × N) would exceed ``trials_up_to`` is left out, as the thesis' SA runs that
+    "can not provide the solution" at large sizes."""
+    degree: int = 8
+    two_opt_trials: int = 5000
+    sa_iterations: tuple[int, ...] = (72, 1000, 10000)
+    up_to: int = 4096
+    trials_up_to: int = 1_000_000
+
+
+@dataclass(frozen=True)
 class Sweep:
     seed: int = 1
     iterations: int = 200_000       # two-opt swap trials (§3.3.3, §5.2.1: 200,000)
@@ -71,6 +91,7 @@ class Sweep:
     table_ranks: int = 512
     table_iterations: int = 200_000  # §3.4.2: Tables 3.4–3.6 at 200,000 trials
     p2p_timing: P2PTiming | None = None  # Fig 5.13 (none: hops only)
+    annealing: Annealing | None = None   # Figs 3.17, 3.18 (none: not run)
 
 
 #: The all-pairs hop matrix is n² int16: 512 MiB at this size.
@@ -114,6 +135,9 @@ def analyse(kind: str, n: int, sweep: Sweep = Sweep()) -> dict:
     out["p2p"] = p2p_rows(kind, n, edges, hops, sweep) if n == sweep.p2p_switches else []
     out["twoopt"] = (table_rows(n, edges, hops, sweep)
                      if kind == "random-shortcut" and n == sweep.table_switches else [])
+    a = sweep.annealing
+    out["annealing"] = (annealing_rows(n, sweep.seed, a)
+                        if a and kind == "random-shortcut" and n <= a.up_to else [])
     out["seconds"] = round(time.monotonic() - began, 2)
     return out
 
@@ -164,6 +188,25 @@ def p2p_rows(kind: str, n: int, edges: list[tuple[int, int]], hops: np.ndarray,
                 row["p2p_bytes"] = sweep.p2p_timing.size
             rows.append(row)
         m *= 2
+    return rows
+
+
+def annealing_rows(n: int, seed: int, a: Annealing) -> list[dict]:
+    """Figs 3.17/3.18 at one size: total hops of the Broadcast and the CPU time that found
+    them, per method ("conv", "two-opt", "sa-<iterations>"); ``mapping`` names the method."""
+    obj = HopObjective(hop_matrix(n, random_shortcut_edges(n, a.degree, seed)),
+                       messages("bcast", n))
+    start = np.arange(n)
+    rows = [{"mapping": "conv", "degree": a.degree, "total_hops": obj.total(start),
+             "trials": 0, "cpu_s": 0.0}]
+    runs = [("two-opt", lambda: two_opt(obj, start, a.two_opt_trials,
+                                        rng_for(seed, "fig3-17-2opt", n)))]
+    runs += [(f"sa-{k}", partial(anneal, obj, start, k, rng_for(seed, "fig3-17-sa", k, n)))
+             for k in a.sa_iterations if k * n <= a.trials_up_to]
+    for name, run in runs:
+        r = run()
+        rows.append({"mapping": name, "degree": a.degree, "total_hops": r.final,
+                     "trials": r.iterations, "cpu_s": round(r.cpu_seconds, 4)})
     return rows
 
 

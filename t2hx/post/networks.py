@@ -12,6 +12,9 @@ network check keeps in ``log/<campaign>/networks/`` (checks/network.py):
   the share of Alltoall messages grows from 0 to 1, the rest point to point (Fig 5.14);
 * ``network-cable-length``: mean inter-switch cable length in §5.6's layout (Fig 5.19);
 * ``network-twoopt``: the two-opt tables (Tables 3.4–3.6).
+* ``network-annealing-hops`` / ``network-annealing-time``: a Broadcast's total hops on an
+  8-degree random network, conventional, two-opt and simulated annealing, and the CPU time
+  of each re-placement (Figs 3.17, 3.18).
 """
 
 from __future__ import annotations
@@ -44,12 +47,12 @@ def load(logdir: Path) -> list[dict]:
 
 
 def frames(analyses: list[dict]) -> dict[str, pd.DataFrame]:
-    """Tidy tables: ``networks`` (one row per analysis), ``collectives``, ``p2p``, ``twoopt``
-    (each with the network's kind and switches)."""
+    """Tidy tables: ``networks`` (one row per analysis), ``collectives``, ``p2p``, ``twoopt``,
+    ``annealing`` (each with the network's kind and switches)."""
     head = pd.DataFrame([{k: v for k, v in a.items() if not isinstance(v, list)}
                          for a in analyses])
     out = {"networks": head}
-    for part in ("collectives", "p2p", "twoopt"):
+    for part in ("collectives", "p2p", "twoopt", "annealing"):
         rows = [{"kind": a["kind"], "switches": a["switches"], **r}
                 for a in analyses for r in a.get(part, [])]
         out[part] = pd.DataFrame(rows)
@@ -91,6 +94,16 @@ def figures(logdir: Path, fig_dir: Path) -> list[Figure]:
                        fig_dir))
     if len(t["twoopt"]):
         figs.append(_twoopt(t["twoopt"], fig_dir))
+    if len(t["annealing"]):
+        sa = t["annealing"].assign(series=lambda d: d["kind"] + " " + d["mapping"])
+        degree = int(sa["degree"].iloc[0])
+        figs += [_sized(sa, "total_hops", "total hops of the Broadcast", "network-annealing-hops",
+                        f"Broadcast over all nodes of a {degree}-degree random network: "
+                        "conventional, two-opt, simulated annealing (§3.5)", fig_dir,
+                        series="series", logy=True),
+                 _sized(sa[sa["mapping"] != "conv"], "cpu_s", "CPU time [s]",
+                        "network-annealing-time", "CPU time of the re-placement (this "
+                        "machine, one core)", fig_dir, series="series", logy=True)]
     return figs
 
 

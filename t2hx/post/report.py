@@ -515,6 +515,8 @@ def histories_map(figs: list[Figure]) -> pd.DataFrame:
 # Seed 001's figures and ours (by name prefix): t2hx/post/networks.py and the NPB whiskers.
 SEED001_FIGURES = {
     "Tables 3.4–3.6": ("two-opt's total hops from each mapping", ("network-twoopt",)),
+    "Figs 3.17, 3.18": ("a Broadcast's total hops and CPU time: conventional, two-opt, simulated "
+                        "annealing", ("network-annealing-",)),
     "Figs 3.13–3.16, 4.9–4.12, 5.15–5.18": ("NPB FT, IS, MG, LU per network and mapping",
                                             ("whisker-npb-",)),
     "Figs 5.1, 5.2": ("diameter and ASPL per network size", ("network-diameter",

@@ -285,7 +285,8 @@ def network_kind(comp: dict[str, Any], context: dict[str, Any]) -> Ours:
     count of ``nodes``), or the subject's own value without a base; aggregated by ``stat``
     (median, max or min). Metrics: diameter, aspl, cable_mean_m (per network); hops and
     hops_per_message of ``collective`` (per mapping); mean_hops (point to point, per mapped
-    node count); reduction (the two-opt tables: final/initial − 1 of ``collective``)."""
+    node count); reduction (the two-opt tables: final/initial − 1 of ``collective``);
+    total_hops and cpu_s (§3.5's Broadcast by method: ``mapping`` conv, two-opt, sa-<k>)."""
     from t2hx.post import networks
 
     logdir = context.get("logdir")
@@ -348,6 +349,7 @@ def _network_cells(tables: dict[str, pd.DataFrame], comp: dict[str, Any],
     """The metric of one network (and mapping) per size, indexed by switches or nodes."""
     metric = comp["metric"]
     part = {"hops": "collectives", "hops_per_message": "collectives", "reduction": "twoopt",
+            "total_hops": "annealing", "cpu_s": "annealing",
             **{m: "p2p" for m in P2P_METRICS}}.get(metric, "networks")
     rows = tables.get(part, pd.DataFrame())
     if rows.empty:
