@@ -319,3 +319,26 @@ def test_capacity_on_sim_records_and_resumes(tmp_path):
     again = reframe(env, *args, timeout=600)
     assert again.returncode == 0 and re.search(r"\b1 skipped", again.stdout), again.stdout
     assert perf_rows(tmp_path / "log" / "cap" / "perflogs") == rows
+
+
+#: A ReFrame whose Python lacks a t2hx dependency: the venv's own, with numpy blocked the way
+#: a missing package fails (ImportError naming it).
+WITHOUT_NUMPY = """
+import sys
+sys.modules["numpy"] = None
+from reframe.frontend.cli import main
+sys.argv = ["reframe", "-C", "conf/reframe.py", "-c", "checks/imb.py", "-l"]
+main()
+"""
+
+
+def test_a_reframe_without_t2hxs_packages_says_which_reframe_to_use() -> None:
+    """#50: the site configuration loads in any ReFrame; the checks need numpy and pandas, and
+    a ReFrame without them exits with one line naming t2hx's ReFrame instead of skipping
+    every check file and listing none."""
+    done = subprocess.run([sys.executable, "-c", WITHOUT_NUMPY], cwd=ROOT, capture_output=True,
+                          text=True, timeout=300)
+    last = (done.stdout + done.stderr).strip().splitlines()[-1]
+    assert done.returncode != 0, done.stdout[-1000:]
+    assert "cannot import numpy" in last and str(ROOT / ".venv" / "bin" / "reframe") in last
+    assert "[ReFrame Setup]" in done.stdout          # the configuration itself loaded
