@@ -126,10 +126,11 @@ def test_replay_setup_needs_only_python_and_gnuplot(tmp_path: Path) -> None:
               if line.strip() and not line.startswith("#") and "replay" in line.split()[1:]}
     assert marked == {"gnuplot-nox", "python3-venv"}
     env = _fake_dpkg(tmp_path, marked)
-    ok = subprocess.run([str(ROOT / "run" / "setup"), "--replay"], env=env,
-                        capture_output=True, text=True, timeout=300)
-    assert ok.returncode == 0, ok.stderr
-    assert not (tmp_path / "apt-called").exists()
+    for purpose in (["--replay"], ["--for", "replay"]):
+        ok = subprocess.run([str(ROOT / "run" / "setup"), *purpose], env=env,
+                            capture_output=True, text=True, timeout=300)
+        assert ok.returncode == 0, ok.stderr
+        assert not (tmp_path / "apt-called").exists()
     # the full setup wants the rest: as root it would install them (here: the fake apt-get)
     full = subprocess.run([str(ROOT / "run" / "setup")], env=env, capture_output=True,
                           text=True, timeout=300)
@@ -139,5 +140,8 @@ def test_replay_setup_needs_only_python_and_gnuplot(tmp_path: Path) -> None:
         "missing Debian packages" in full.stderr
     bad = subprocess.run([str(ROOT / "run" / "setup"), "--bogus"], env=env,
                          capture_output=True, text=True, timeout=60)
-    assert bad.returncode == 2 and "run/setup [--replay]" in bad.stderr
-    assert "--replay" in (ROOT / "run" / "replay").read_text()
+    assert bad.returncode == 2 and "run/setup [--for replay|all]" in bad.stderr
+    nopurpose = subprocess.run([str(ROOT / "run" / "setup"), "--for", "lunch"], env=env,
+                               capture_output=True, text=True, timeout=60)
+    assert nopurpose.returncode == 2 and "--for 'lunch' is no purpose" in nopurpose.stderr
+    assert "--for replay" in (ROOT / "run" / "replay").read_text()
