@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 import pandas as pd
+import yaml
 import pytest
 
 from t2hx import ROOT
@@ -821,3 +822,23 @@ def test_reroutes_per_day_leave_out_each_days_first_sample():
                          "rerouted": [True, False, True, True, True, True, False]})
     rows = pd.concat([rows, rows.assign(engine="dfsssp", rerouted=False)], ignore_index=True)
     assert reroutes_per_day(rows.sample(frac=1, random_state=1)).to_dict() == {0: 2, 1: 1}
+
+
+def test_a_claims_file_may_read_runs_by_their_median(tmp_path):
+    """Seed 001 reads box plots over mapping draws: ``runs: median`` makes a cell's value the
+    median of its runs, where best of N would compare the luckiest draw of each combo; any
+    other word is one line naming the field."""
+    sel = dict(nodes=[28], msg_size=[1048576], subject=PARX_RACK, base=DFL)
+    # the subject's best draw beats the base's best, its median does not
+    t = draws([1300, 900, 950], [1000, 1000, 1000])
+    assert verdict(t, {"sign": 1}, **sel) == "unresolved"
+    c = claim({"gain": 0.3}, **sel)
+    assert score(t, [c], DEFAULTS)[0].ours.startswith("+30.0 %")
+    assert score(t, [c], {**DEFAULTS, "runs": "median"})[0].ours.startswith("-5.0 %")
+    assert score(t, [{**c, "runs": "median"}], DEFAULTS)[0].ours.startswith("-5.0 %")
+    assert score(t, [c], DEFAULTS)[0].ours.startswith("+30.0 %")     # reset after each claim
+    path = tmp_path / "claims.yaml"
+    path.write_text(yaml.safe_dump({"defaults": {"runs": "mean"}, "claims": [
+        {**c, "mechanism": "routing"}]}))
+    with pytest.raises(T2hxError, match="defaults.runs"):
+        load_claims(path)

@@ -18,6 +18,9 @@ Computing ours (``compute`` of a claim)
   (t2hx.post.gain). A gain exists only for cells both the subject and the base have. A subject
   listing several combos takes, per cell, the best gain among them ("with either routing or
   placement"). ``sum_metrics`` adds the metrics up per combo first (all apps' finished runs).
+  A claims file whose paper reads its runs by their median (seed 001's box plots over
+  mapping draws) says ``defaults: {runs: median}`` (or a claim ``runs: median``): then a
+  cell's value is the median of its runs instead of the best.
 * **Aggregate** over the cells: median (default), max ("up to …") or min.
 * Kinds: ``gain`` (the aggregate gain), ``value`` (the subject's best — or with ``of: worst``
   its worst — run, times ``scale``), ``rank`` (the subject's place among ``combos`` by median
@@ -89,7 +92,7 @@ from t2hx.post.scorecard.claims import (CLAIMS, CLAIMS_DIR, DEFAULT_CLAIMS_STUDY
                                         is_check, load_claims, portable_claims)
 from t2hx.post.scorecard.judge import judge, rung_verdicts
 from t2hx.post.scorecard.kinds import KINDS, Ours, capacity_windows, check_requires, compute
-from t2hx.post.scorecard.selection import (BASE_SPEC, CELL, NotRun, best, cell_gains, label,
+from t2hx.post.scorecard.selection import (BASE_SPEC, CELL, RUNS, NotRun, best, cell_gains, label,
                                            matches, select, workload_jobs)
 from t2hx.post.scorecard.text import (VERDICTS, Verdict, contract, counts, counts_line,
                                       draws_text, frame,
@@ -120,6 +123,7 @@ def score(results: pd.DataFrame, claims: list[dict[str, Any]] | None = None,
         settings: dict[str, Any] = {**defaults, **{k: c[k] for k in ("dead_band", "tolerance", "value_tolerance",
                                                                      "par_band") if k in c}}
         pub = c["published"]
+        runs = RUNS.set(c.get("runs", defaults.get("runs", "best")))
         try:
             ours = compute(results, c, {**ctx, "one_switch": int(settings.get("one_switch", 0))})
             if not math.isfinite(ours.value):
@@ -143,6 +147,8 @@ def score(results: pd.DataFrame, claims: list[dict[str, Any]] | None = None,
                                "not run", f"{why}; needs {needs(c['compute'])}"
                                if c["compute"]["kind"] != "unmeasured" else str(why),
                                mechanism=c.get("mechanism", ""), finding=not is_check(c)))
+        finally:
+            RUNS.reset(runs)
     return out
 
 

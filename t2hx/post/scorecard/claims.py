@@ -11,6 +11,7 @@ import yaml
 from t2hx import ROOT
 from t2hx.errors import T2hxError
 from t2hx.post.scorecard.schema import check_claim
+from t2hx.post.scorecard.selection import RUNS_STATS
 
 CLAIMS_DIR = ROOT / "conf" / "claims"          # <study name>.yaml: that study's seed claims
 DEFAULT_CLAIMS_STUDY = "hyperx-vs-fattree-sc19"   # logs from before studies were recorded
@@ -58,6 +59,9 @@ def load_claims(path: Path = CLAIMS) -> tuple[dict[str, Any], list[dict[str, Any
     if not isinstance(defaults, dict):
         raise T2hxError(f"defaults is a {type(defaults).__name__}, not a mapping", file=path,
                         field="defaults", fix="write defaults: {dead_band: 0.01, ...} or drop it")
+    if defaults.get("runs", "best") not in RUNS_STATS:
+        raise T2hxError(f"runs is {defaults['runs']!r}", file=path, field="defaults.runs",
+                        fix="one of " + ", ".join(RUNS_STATS))
     seen: set[str] = set()
     for k, c in enumerate(claims):
         check_claim(c, k, Path(path))
@@ -69,6 +73,9 @@ def load_claims(path: Path = CLAIMS) -> tuple[dict[str, Any], list[dict[str, Any
             raise T2hxError(f"mechanism is {c.get('mechanism')!r}", file=path,
                             field=f"claims[{c['id']}].mechanism",
                             fix="one of " + ", ".join(MECHANISMS))
+        if c.get("runs", "best") not in RUNS_STATS:
+            raise T2hxError(f"runs is {c['runs']!r}", file=path, field=f"claims[{c['id']}].runs",
+                            fix="one of " + ", ".join(RUNS_STATS))
         if "check" in c and (not isinstance(c["check"], str) or not c["check"].strip()):
             raise T2hxError("check is not text", file=path, field=f"claims[{c['id']}].check",
                             fix="say why the claim cannot fail (a generator check), or drop it")

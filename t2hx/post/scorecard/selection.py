@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import contextvars
 import math
 import re
 from dataclasses import dataclass, field
@@ -85,10 +86,19 @@ def label(spec: dict[str, str]) -> str:
     return "/".join(spec.get(k, "*") for k in SPEC_KEYS[:3])
 
 
+#: How a cell's runs become its one value, as the paper reads its figure: "best" of N (seed
+#: 000 reports the best of its ten runs) or "median" (seed 001's box plots over mapping
+#: draws). A claims file's ``defaults: {runs: median}`` or a claim's own ``runs:``; score()
+#: sets it around each claim.
+RUNS = contextvars.ContextVar("runs", default="best")
+RUNS_STATS = ("best", "median")
+
+
 def best(df: pd.DataFrame, spec: dict[str, str], sum_metrics: bool = False,
          worst: bool = False) -> pd.DataFrame:
-    """Best (or worst) of N per cell and combo of the rows matching ``spec``: columns CELL +
-    combo, better, value, runs, spread."""
+    """Best (or worst) of N per cell and combo of the rows matching ``spec`` — their median
+    where the claim reads runs by their median (``RUNS``): columns CELL + combo, better,
+    value, runs, spread."""
     sub = df[matches(df, spec)]
     if sub.empty:
         return pd.DataFrame(columns=CELL + ["combo", "better", "value", "runs", "spread"])
@@ -97,6 +107,8 @@ def best(df: pd.DataFrame, spec: dict[str, str], sum_metrics: bool = False,
         v = g["value"].to_numpy(dtype=float)
         higher = key[-1] == "higher"
         b = (v.min() if higher else v.max()) if worst else (v.max() if higher else v.min())
+        if RUNS.get() == "median":
+            b = float(pd.Series(v).median())
         spread = (v.max() - v.min()) / abs(b) if len(v) > 1 and b else math.nan
         rows.append(dict(zip(CELL + ["combo", "better"], key), value=b, runs=len(v),
                          spread=spread))
