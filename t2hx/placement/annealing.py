@@ -23,25 +23,17 @@ import time
 
 import numpy as np
 
-from t2hx.errors import T2hxError
-from t2hx.placement.twoopt import ContentionObjective, HopObjective, TwoOptResult
+from t2hx.placement.twoopt import (ContentionObjective, HopObjective, TwoOptResult,
+                                   starting, swap_pairs)
 
 #: The last iteration's temperature as a share of the first.
 FINAL_SHARE = 1e-3
 
 
-def pairs(n: int, count: int, rng: np.random.Generator) -> tuple[list[int], list[int]]:
-    """``count`` random pairs of distinct ranks, uniform over pairs (as two-opt draws them)."""
-    first = rng.integers(0, n, size=count)
-    second = rng.integers(0, n - 1, size=count)
-    second += second >= first
-    return first.tolist(), second.tolist()
-
-
 def start_temperature(objective: HopObjective | ContentionObjective, place: np.ndarray,
                       rng: np.random.Generator) -> float:
     """T₀ at which an average worsening swap of the start is kept with probability 1/2."""
-    worse = [d for a, b in zip(*pairs(len(place), len(place), rng))
+    worse = [d for a, b in zip(*swap_pairs(len(place), len(place), rng))
              if (d := objective.delta(place, a, b)) > 0]
     return (float(np.mean(worse)) if worse else 1.0) / math.log(2)
 
@@ -50,19 +42,15 @@ def anneal(objective: HopObjective | ContentionObjective, start: np.ndarray, ite
            rng: np.random.Generator) -> TwoOptResult:
     """``iterations`` sweeps of ``n`` swap trials from ``start`` (node per rank); the best
     placement seen. ``TwoOptResult.iterations`` counts swap trials, as two-opt's does."""
-    if iterations < 0:
-        raise T2hxError(f"{iterations} iterations", field="iterations",
-                        fix="use zero or more iterations")
     began, cpu = time.monotonic(), time.process_time()
-    place = np.array(start, dtype=np.int64)
-    total = initial = objective.total(place)
-    n = len(place)
+    place, total = starting(objective, start, iterations)
+    initial, n = total, len(place)
     best, best_total, accepted, trials = place.copy(), total, 0, 0
     if n >= 2 and iterations:
         temp = start_temperature(objective, place, rng)
         cool = FINAL_SHARE ** (1.0 / max(1, iterations - 1))
         for _ in range(iterations):
-            first, second = pairs(n, n, rng)
+            first, second = swap_pairs(n, n, rng)
             coins = rng.random(n)
             for a, b, coin in zip(first, second, coins.tolist()):
                 d = objective.delta(place, a, b)

@@ -169,23 +169,33 @@ class TwoOptResult:
         return 100.0 * (self.initial - self.final) / self.initial if self.initial else 0.0
 
 
-def two_opt(objective: HopObjective | ContentionObjective, start: np.ndarray,
-            iterations: int, rng: np.random.Generator) -> TwoOptResult:
-    """Run ``iterations`` random swap trials from ``start`` (node per rank)."""
+def swap_pairs(n: int, count: int, rng: np.random.Generator) -> tuple[list[int], list[int]]:
+    """``count`` random pairs of distinct ranks, uniform over pairs."""
+    first = rng.integers(0, n, size=count)
+    second = rng.integers(0, n - 1, size=count)
+    second += second >= first
+    return first.tolist(), second.tolist()
+
+
+def starting(objective: HopObjective | ContentionObjective, start: np.ndarray,
+             iterations: int) -> tuple[np.ndarray, int]:
+    """A search's start: the placement as an array and its total (iterations checked)."""
     if iterations < 0:
         raise T2hxError(f"{iterations} iterations", field="iterations",
                         fix="use zero or more iterations")
-    began, cpu = time.monotonic(), time.process_time()
     place = np.array(start, dtype=np.int64)
-    total = initial = objective.total(place)
-    n = len(place)
-    accepted = 0
+    return place, objective.total(place)
+
+
+def two_opt(objective: HopObjective | ContentionObjective, start: np.ndarray,
+            iterations: int, rng: np.random.Generator) -> TwoOptResult:
+    """Run ``iterations`` random swap trials from ``start`` (node per rank)."""
+    began, cpu = time.monotonic(), time.process_time()
+    place, total = starting(objective, start, iterations)
+    initial, n, accepted = total, len(place), 0
     if n >= 2 and iterations:
-        first = rng.integers(0, n, size=iterations)
-        second = rng.integers(0, n - 1, size=iterations)
-        second += second >= first                 # distinct ranks, uniform over pairs
         delta, accept = objective.delta, objective.accept
-        for a, b in zip(first.tolist(), second.tolist()):
+        for a, b in zip(*swap_pairs(n, iterations, rng)):
             d = delta(place, a, b)
             if d < 0:
                 accept()
