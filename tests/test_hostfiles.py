@@ -352,3 +352,22 @@ def test_default_placements_are_those_of_the_systems_own_combos():
     for system in ("thesis-rsn1024", "thesis-circ1024", "thesis-df1024"):
         committed = {d.name for d in (ROOT / "hostfiles" / system).iterdir() if d.is_dir()}
         assert committed == set(study.placements(system)), system
+
+
+def test_the_committed_seed_001_runs_used_one_draw_per_repetition():
+    """log/shortcut-npb: every NPB run k used its placement's draw k (``128.r<k>.txt``, draw 0
+    ``128.txt``), as checks/lib/base.py picks it; every other benchmark kept one hostfile."""
+    runs = sorted((ROOT / "log" / "shortcut-npb" / "runs").rglob("t2hx-run.json"))
+    npb = 0
+    for path in runs:
+        meta = json.loads(path.read_text())
+        if not meta.get("hostfile"):
+            continue
+        name = Path(meta["hostfile"]).name
+        rep = int(meta["repetition"])
+        if str(meta["benchmark"]).startswith("npb-"):
+            npb += 1
+            assert name == hostfile_name(128, rep), (path, name)
+        else:
+            assert re.fullmatch(r"\d+\.txt", name), (path, name)
+    assert npb == 480

@@ -214,7 +214,8 @@ class T2hxCheck(rfm.RunOnlyRegressionTest):
     def draw(self) -> int:
         """The mapping draw this run uses: its repetition for a benchmark the study runs over
         several draws (seed 001's box plots), else the one hostfile (draw 0)."""
-        return self.repetition if STUDY.draws(self.benchmark) > 1 else 0
+        found = benchmarks.find(self.benchmark)    # None: not a registry benchmark (capacity)
+        return self.repetition if found and STUDY.draws(found[0].key) > 1 else 0
 
     @run_after("setup")
     def configure(self):
