@@ -9,6 +9,6 @@ set boxwidth 0.9
 set ylabel "finished runs"
 set yrange [0:*]
 set xtics rotate by 45 right scale 0 noenhanced
-set key outside top center horizontal font ",7" noenhanced
+set key outside top center horizontal font ",7" noenhanced width 2 samplen 2
 eval extra
 plot for [i=2:ncombos+1] datafile using i:xtic(1) title columnheader(i) lc (i-1)

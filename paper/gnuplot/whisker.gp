@@ -8,7 +8,7 @@ set xlabel "nodes"
 if (logy) set logscale y
 set style fill solid 0.35 border
 set boxwidth 0.8
-set key outside top center horizontal font ",7" noenhanced
+set key outside top center horizontal font ",7" noenhanced width 2 samplen 2
 set xtics scale 0
 eval extra
 plot datafile using 1:5:4:8:7:2 with candlesticks lc variable notitle whiskerbars 0.5, \

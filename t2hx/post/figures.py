@@ -76,6 +76,15 @@ def size_label(size: int) -> str:
     return str(size)
 
 
+def bytes_label(size: int) -> str:
+    """A byte count as people write it (axes, report cells): 0 B, 512 B, 8 KiB, 4 MiB, 2 GiB
+    (exact units only)."""
+    for unit, div in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if size >= div and size % div == 0:
+            return f"{size // div} {unit}"
+    return f"{size} B"
+
+
 def pick_sizes(sizes: list[int]) -> list[int]:
     """At most MAX_SIZES sizes, log-spaced, always including the smallest and largest."""
     sizes = sorted(set(sizes))
@@ -260,37 +269,88 @@ def _length_columns(lengths: pd.DataFrame, combos: list[str]) -> pd.DataFrame:
 
 # --- Fig 1: mpiGraph heatmaps -----------------------------------------------------------------
 
-def mpigraph_heatmaps(results: pd.DataFrame, matrices: pd.DataFrame, combos: list[str],
-                      outdir: Path) -> list[Figure]:
-    if matrices.empty:
-        return []
+def _best_matrices(results: pd.DataFrame, matrices: pd.DataFrame):
+    """Per (combo, nodes): the Send-avg row of the best run (the number Fig 1 reports) and
+    that run's send matrix, rows and columns in rank order."""
     avg = results[(results["benchmark"] == "mpigraph") & (results["metric"] == "send_avg")]
     send = matrices[matrices["kind"] == "send"]
-    cbmax = max(float(send["value"].max()) / GIB, 1e-3)
-    figs = []
     for (combo, nodes), runs in send.groupby(["combo", "nodes"], sort=True):
-        # the best run of this (combo, nodes) by its Send avg (the number Fig 1 reports)
         cand = avg[(avg["combo"] == combo) & (avg["nodes"] == nodes)]
         cand = cand[cand["source"].isin(runs["source"].unique())]
         if cand.empty:
             continue
         best = cand.sort_values(["value", "source"], ascending=[False, True]).iloc[0]
-        m = runs[runs["source"] == best["source"]].sort_values(["row", "col"])
-        n = int(max(m["row"].max(), m["col"].max()) + 1)
-        stem = outdir / f"mpigraph-{slug(combo)}-{int(nodes)}"
-        title = f"mpiGraph {combo}, {int(nodes)} nodes: average {best['value'] / GIB:.2f} GiB/s"
-        lines = [f"# {title}", "# sender\treceiver\tGiB/s"]
-        for row, cells in m.groupby("row", sort=True):
-            lines += [f"{int(row)}\t{int(c.col)}\t{plots.fmt(c.value / GIB)}"
-                      for c in cells.itertuples()]
-            lines.append("")
+        yield combo, int(nodes), best, runs[runs["source"] == best["source"]].sort_values(
+            ["row", "col"])
+
+
+def _matrix_lines(m: pd.DataFrame) -> list[str]:
+    lines = []
+    for _, cells in m.groupby("row", sort=True):
+        lines += [f"{int(c.row)}\t{int(c.col)}\t{plots.fmt(c.value / GIB)}"
+                  for c in cells.itertuples()]
+        lines.append("")
+    return lines
+
+
+def _ranks(m: pd.DataFrame) -> int:
+    return int(max(m["row"].max(), m["col"].max()) + 1)
+
+
+def _cbmax(matrices: pd.DataFrame) -> float:
+    """One colour scale for every matrix of the log, so that pictures compare."""
+    return round(max(float(matrices.loc[matrices["kind"] == "send", "value"].max()) / GIB,
+                     1e-3), 4)
+
+
+def mpigraph_heatmaps(results: pd.DataFrame, matrices: pd.DataFrame, combos: list[str],
+                      outdir: Path) -> list[Figure]:
+    if matrices.empty:
+        return []
+    figs = []
+    for combo, nodes, best, m in _best_matrices(results, matrices):
+        stem = outdir / f"mpigraph-{slug(combo)}-{nodes}"
+        title = f"mpiGraph {combo}, {nodes} nodes: average {best['value'] / GIB:.2f} GiB/s"
         data = stem.with_suffix(".dat")
-        write_text(data, "\n".join(lines) + "\n")
-        files = plots.render("heatmap", data, stem, {"title": title, "n": n,
-                                                     "cbmax": round(cbmax, 4),
+        write_text(data, "\n".join([f"# {title}", "# sender\treceiver\tGiB/s",
+                                     *_matrix_lines(m)]) + "\n")
+        files = plots.render("heatmap", data, stem, {"title": title, "n": _ranks(m),
+                                                     "cbmax": _cbmax(matrices),
                                                      "figw": 4.0, "figh": 3.4})
-        table = pd.DataFrame([{"combo": combo, "nodes": int(nodes),
+        table = pd.DataFrame([{"combo": combo, "nodes": nodes,
                                "avg_GiB_s": best["value"] / GIB, "source": best["source"]}])
+        figs.append(Figure(stem.name, "mpigraph", title, files, data, table))
+    return figs
+
+
+def mpigraph_pairs(results: pd.DataFrame, matrices: pd.DataFrame, combos: list[str],
+                   outdir: Path) -> list[Figure]:
+    """Seed 000 Fig 1's layout: per node count, the first combo's matrix (the baseline) beside
+    the last combo's that ran at that count (seed 000: PARX, and at 28 nodes the extra
+    PARX/linear combo of Fig 1), one colour scale, each average in its panel's title."""
+    if matrices.empty or len(combos) < 2:
+        return []
+    best = {(c, n): (b, m) for c, n, b, m in _best_matrices(results, matrices)}
+    figs = []
+    for nodes in sorted({n for _, n in best}):
+        ran = [c for c in combos if (c, nodes) in best]
+        if len(ran) < 2 or ran[0] != combos[0]:
+            continue
+        left, right = ran[0], ran[-1]
+        (lb, lm), (rb, rm) = best[(left, nodes)], best[(right, nodes)]
+        stem = outdir / f"mpigraph-pair-{nodes}"
+        title = f"mpiGraph, {nodes} nodes: {left} beside {right}"
+        panels = [f"{c}: average {b['value'] / GIB:.2f} GiB/s" for c, b in ((left, lb), (right, rb))]
+        data = stem.with_suffix(".dat")
+        # two gnuplot data sets (index 0 and 1), separated by two blank lines
+        write_text(data, "\n".join([f"# {title}", "# sender\treceiver\tGiB/s",
+                                     *_matrix_lines(lm), "", *_matrix_lines(rm)]) + "\n")
+        files = plots.render("heatmap_pair", data, stem, {
+            "title": title, "left_title": panels[0], "right_title": panels[1],
+            "n": max(_ranks(lm), _ranks(rm)), "cbmax": _cbmax(matrices),
+            "figw": 7.2, "figh": 3.4})
+        table = pd.DataFrame([{"combo": c, "nodes": nodes, "avg_GiB_s": b["value"] / GIB,
+                               "source": b["source"]} for c, b in ((left, lb), (right, rb))])
         figs.append(Figure(stem.name, "mpigraph", title, files, data, table))
     return figs
 
@@ -321,7 +381,10 @@ def lines(g: pd.DataFrame, bench: str, metric: str, x: str, combos: list[str], o
                 and np.nanmax(vals) / np.nanmin(vals) > 100)
     files = plots.render("lines", data, stem, {
         "title": title, "nseries": len(wide.columns),
-        "xlabel_text": "message size [bytes, binary prefixes]" if sized else x.replace("_", " "),
+        "xlabel_text": "message size" if sized else x.replace("_", " "),
         "ylabel_text": f"{metric} [{unit}] (best of N)", "logx": logx, "logy": logy,
-        "style": "linespoints", "extra": 'set format x "%.0b %BB"' if sized else ""})
+        "style": "linespoints", "ratio": sized and len(wide.columns) > 1,
+        "ratio_label": f"÷ {wide.columns[0]}" if len(wide.columns) else "",
+        "extra": "set xtics (" + ", ".join(f'"{bytes_label(s)}" {s}' for s in xs) + ")"
+        if sized else ""})
     return Figure(stem.name, "lines", title, files, data, wide.reset_index())

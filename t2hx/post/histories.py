@@ -118,11 +118,24 @@ def _lines(sub: pd.DataFrame, combo: str, metric: str, fig_dir: Path) -> Figure:
     data = stem.with_suffix(".dat")
     rows = [[float(i)] + [wide.loc[i, c] for c in wide.columns] for i in wide.index]
     write_text(data, plots.table_text(["day"] + list(wide.columns), rows, title))
+    logy = spread_apart(wide)
+    zeros = logy and bool((wide == 0).any().any())
     files = plots.render("lines", data, stem, {
         "title": title, "nseries": len(wide.columns), "xlabel_text": "day of the trace",
-        "ylabel_text": LABELS[metric], "logx": False, "logy": False, "style": "lines",
-        "extra": ""})
+        "ylabel_text": LABELS[metric] + (" (log scale; zeros not drawn)" if zeros else ""),
+        "logx": False, "logy": logy, "style": "lines", "extra": ""})
     return Figure(name, "history-lines", title, files, data, sample_summary(wide))
+
+
+#: Series whose typical values lie this factor apart get a log axis: on a linear one the
+#: largest (Up*/Down*'s EFI) flattens the others into one band at the bottom.
+LOG_APART = 3.0
+
+
+def spread_apart(wide: pd.DataFrame) -> bool:
+    med = wide.median()
+    med = med[med > 0]
+    return len(med) > 1 and float(med.max() / med.min()) >= LOG_APART
 
 
 def sample_summary(wide: pd.DataFrame) -> pd.DataFrame:

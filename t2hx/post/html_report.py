@@ -14,7 +14,7 @@ from typing import Any
 
 import pandas as pd
 
-from t2hx.post.scorecard.text import VERDICTS
+from t2hx.post.scorecard.text import VERDICT_COLOURS, VERDICTS
 
 def slug(text: str) -> str:
     """An anchor name: lower case, words joined by dashes."""
@@ -23,10 +23,6 @@ def slug(text: str) -> str:
 
 #: Tables longer than this open folded, with their row count in the summary line.
 FOLD_ROWS = 25
-#: Verdict colours: agreement green, partial agreement amber, disagreement red, the rest grey.
-VERDICT_COLOURS = {"agrees": "#c8e6c9", "same direction": "#dcedc8", "weaker": "#fff3c4",
-                   "stronger": "#fff3c4", "vacuous": "#eeeeee", "unresolved": "#e1d5f0",
-                   "contradicts": "#ffcdd2", "not run": "#f5f5f5", "identical": "#eeeeee"}
 STYLE = ("body{font-family:sans-serif;max-width:60em;margin:auto;line-height:1.4}"
          "table{border-collapse:collapse;font-size:90%}td,th{border:1px solid #ccc;"
          "padding:2px 6px}th{background:#f0f0f0}img{max-width:100%}"

@@ -133,6 +133,7 @@ def replay(logdir: Path, out: Path | None = None, quiet: bool | None = None) -> 
         table = report.systems_table(results, systems, names, own, scores,
                                      ing.provenance.get("study"),
                                      ing.provenance.get("left_out"))
+        pictures = _pictures(sc, engine_cmp, combos, fig_dir, summary)
         summ = summary.as_dict()
         summ["model"] = freshness(Path(logdir)).line    # which model the runs came from
         if any((sources := demand_sources(logdir)).values()):   # what PARX was routed with
@@ -147,11 +148,11 @@ def replay(logdir: Path, out: Path | None = None, quiet: bool | None = None) -> 
         bl = report.blocks(campaign, ing.provenance, summ, baseline, figs, sim, ref, out, sc,
                            windows, values=report.measured_values(results) if single else None,
                            systems=table, others=others, own=own, engines=engine_cmp,
-                           ran=_ran(results, summ))
+                           ran=_ran(results, summ), pictures=pictures)
         if sc is not None:
             bl += report.moves_blocks(Path(logdir), sc)
         report.write_report(out, bl, f"t2hx report — {campaign}" + report.on_systems(names))
-        stale = drop_stale(fig_dir, figs)
+        stale = drop_stale(fig_dir, figs + list(pictures.values()))
         prog.say(f"{len(figs)} figures, {len(summ['skipped'])} skipped input(s)"
                  + (f", {stale} stale file(s) of an earlier replay removed" if stale else "")
                  + f"; report in {out}")
@@ -243,6 +244,24 @@ def _scorecard(results: pd.DataFrame, systems: pd.Series, own: list[str] | None,
             for x in scores]
 
 
+def _pictures(sc: pd.DataFrame | None, engine_cmp: engines.EngineComparison | None,
+              combos: list[str], fig_dir: Path, summary) -> dict[str, F.Figure]:
+    """The summary pictures (t2hx.post.tiles) the report shows in the scorecard and engine
+    sections: ``scorecard`` and ``engines``, each when its table exists."""
+    from t2hx.post import tiles
+
+    out: dict[str, F.Figure] = {}
+    for key, make in (("scorecard", lambda: tiles.scorecard_picture(sc, fig_dir)),
+                      ("engines", lambda: tiles.ratio_grid(engine_cmp.side_by_side, combos,
+                                                           fig_dir) if engine_cmp else None)):
+        try:
+            if (fig := make()) is not None:
+                out[key] = fig
+        except T2hxError as err:
+            summary.skip("figure", key, err.message)
+    return out
+
+
 def _routing_runs(results: pd.DataFrame, logdir: Path, prov: dict[str, Any],
                   fig_dir: Path) -> list[F.Figure]:
     """Seed 004 Fig 8: a case under each routing, packet engine and flow companion."""
@@ -327,6 +346,8 @@ def _figures(results: pd.DataFrame, matrices: pd.DataFrame, g: pd.DataFrame, com
         attempt("capacity", lambda: F.capacity(results, combos, fig_dir,
                                                F.capacity_lengths(logdir)))
     attempt("mpigraph", lambda: F.mpigraph_heatmaps(results, matrices, combos, fig_dir))
+    if comparative:
+        attempt("mpigraph-pairs", lambda: F.mpigraph_pairs(results, matrices, combos, fig_dir))
     attempt("routing-efi", lambda: routing.efi_histogram(routing.read_efi(logdir, summary),
                                                          fig_dir))
     attempt("routing-dark-fiber", lambda: routing.dark_fiber_bars(

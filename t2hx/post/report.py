@@ -22,7 +22,7 @@ from t2hx.post import html_report
 from t2hx.post.engines import EngineComparison
 from t2hx.post.scorecard.text import VERDICTS, profile_label
 from t2hx import benchmarks
-from t2hx.post.figures import Figure
+from t2hx.post.figures import Figure, bytes_label
 from t2hx.post.store import write_text
 from t2hx.routing.reroute import DERIVED, NO_DEMAND, demand_line
 
@@ -50,14 +50,6 @@ def _cell(v: Any, column: str = "") -> str:
     if isinstance(v, float):
         return f"{v:.4g}"
     return str(v).replace("|", "\\|")
-
-
-def bytes_label(n: int) -> str:
-    """A byte count as people write it: 0 B, 512 B, 8 KiB, 4 MiB, 2 GiB (exact units only)."""
-    for unit, div in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
-        if n >= div and n % div == 0:
-            return f"{n // div} {unit}"
-    return f"{n} B"
 
 
 def on_systems(names: list[str]) -> str:
@@ -111,12 +103,15 @@ def blocks(campaign: str, prov: dict[str, Any], summary: dict[str, Any], baselin
            others: list[tuple[str, pd.DataFrame | None]] | None = None,
            own: list[str] | None = None,
            engines: EngineComparison | None = None,
-           ran: dict[str, int] | None = None) -> list[Block]:
+           ran: dict[str, int] | None = None,
+           pictures: dict[str, Figure] | None = None) -> list[Block]:
     """``values`` (from :func:`measured_values`) replaces the comparisons for a log of one
     combo, e.g. a campaign on the `local` system. ``systems`` (:func:`systems_table`) names
     the systems the runs come from; ``others`` are the scorecards of systems the study was
     not written for (portable claims; None: none portable), ``own`` the study's systems,
-    ``ran`` how many runs, benchmarks and combos the log holds (:func:`glance_blocks`)."""
+    ``ran`` how many runs, benchmarks and combos the log holds (:func:`glance_blocks`),
+    ``pictures`` the scorecard's and the engines' summary pictures (t2hx.post.tiles)."""
+    pictures = pictures or {}
     named = [] if systems is None else \
         [n for n in systems["system"] if not n.startswith("not named")]
     b: list[Block] = [("h", 1, f"t2hx report — campaign {campaign}" + on_systems(named))]
@@ -171,9 +166,10 @@ def blocks(campaign: str, prov: dict[str, Any], summary: dict[str, Any], baselin
         b.append(("h", 2, "Seeds' reference numbers beside ours"))
         b.append(("table", reference))
     if scorecard is not None:
-        b += scorecard_blocks(scorecard, str(prov.get("study") or "hyperx-vs-fattree-sc19"))
+        b += scorecard_blocks(scorecard, str(prov.get("study") or "hyperx-vs-fattree-sc19"),
+                              picture_block(pictures.get("scorecard"), out))
     if engines is not None:
-        b += engine_blocks(engines)
+        b += engine_blocks(engines, picture_block(pictures.get("engines"), out))
     for name, frame in others or []:
         b += port_scorecard_blocks(name, frame, str(prov.get("study") or
                                                    "hyperx-vs-fattree-sc19"), own)
@@ -187,12 +183,7 @@ def blocks(campaign: str, prov: dict[str, Any], summary: dict[str, Any], baselin
         b.append(("p", "None: every figure compares combos."))
     for fig in figs:
         b.append(("h", 3, fig.title))
-        png = next((f for f in fig.files if f.suffix == ".png"), None)
-        links = [(f.suffix[1:].upper(), os.path.relpath(f, out)) for f in fig.files]
-        if fig.data is not None:
-            links.append(("data", os.path.relpath(fig.data, out)))
-        if png is not None:
-            b.append(("img", fig.title, os.path.relpath(png, out), links))
+        b += picture_block(fig, out)
         if fig.table is not None and not fig.table.empty:
             b.append(("table", fig.table))
         if fig.kind == "capacity" and capacity:
@@ -355,9 +346,21 @@ VERDICT_RULES = ("agrees: within the claim's tolerance; same direction: same sig
                  "case is needed)")
 
 
-def scorecard_blocks(sc: pd.DataFrame, study: str = "hyperx-vs-fattree-sc19") -> list[Block]:
+def picture_block(fig: Figure | None, out: Path) -> list[Block]:
+    """A figure's PNG with links to its PNG, PDF and data file (paths relative to the report)."""
+    if fig is None:
+        return []
+    png = next((f for f in fig.files if f.suffix == ".png"), None)
+    links = [(f.suffix[1:].upper(), os.path.relpath(f, out)) for f in fig.files]
+    if fig.data is not None:
+        links.append(("data", os.path.relpath(fig.data, out)))
+    return [("img", fig.title, os.path.relpath(png, out), links)] if png is not None else []
+
+
+def scorecard_blocks(sc: pd.DataFrame, study: str = "hyperx-vs-fattree-sc19",
+                     picture: list[Block] | None = None) -> list[Block]:
     """The scorecard: the study's seed statements, published vs ours, verdict, and what a
-    'not run' needs (columns of t2hx.post.scorecard.frame)."""
+    'not run' needs (columns of t2hx.post.scorecard.frame); ``picture``: its tile picture."""
     n = {v: int((sc["verdict"] == v).sum()) for v in VERDICTS}
     return [
         ("h", 2, "Scorecard: the seed paper's statements beside ours"),
@@ -374,6 +377,7 @@ def scorecard_blocks(sc: pd.DataFrame, study: str = "hyperx-vs-fattree-sc19") ->
             f"{mech} ({len(g)}): " + ", ".join(f"{k} {v}" for v in VERDICTS
                                                if (k := int((g["verdict"] == v).sum())))
             for mech, g in sc.groupby("mechanism", sort=False)) + "."),
+        *(picture or []),
         ("table", sc[["claim", "source", "published", "ours", "verdict"]]),
         ("h", 3, "Statements, verdicts per node count, and what is missing"),
         ("table", sc[["claim", "statement", "per node count", "note"]]),
@@ -401,8 +405,9 @@ def moves_blocks(logdir: Path, sc: pd.DataFrame) -> list[Block]:
             *([("table", rows)] if len(rows) else [])]
 
 
-def engine_blocks(cmp: EngineComparison) -> list[Block]:
-    """Flow model and packet engine side by side, and the verdicts the engine changes."""
+def engine_blocks(cmp: EngineComparison, picture: list[Block] | None = None) -> list[Block]:
+    """Flow model and packet engine side by side (``picture``: their ratio grid), and the
+    verdicts the engine changes."""
     side = cmp.side_by_side.assign(packet_vs_flow=cmp.side_by_side["packet_vs_flow"].round(3))
     out: list[Block] = [
         ("h", 2, "Network engines: flow model and packet engine side by side"),
@@ -411,6 +416,7 @@ def engine_blocks(cmp: EngineComparison) -> list[Block]:
          f"each of their cases also ran on the flow model (max-min fair rates), {cmp.cases} "
          "rows in all (log/<campaign>/companion/flow/). Best of the repetitions per cell, at "
          "each case's largest message size; packet_vs_flow is packet / flow."),
+        *(picture or []),
         ("table", side),
         ("h", 3, f"Verdicts the engine changes ({len(cmp.changes)} of {cmp.scored} claims)"),
     ]

@@ -18,7 +18,7 @@ import pandas as pd
 
 from t2hx.conf import ENGINES
 from t2hx.post import plots
-from t2hx.post.figures import Figure
+from t2hx.post.figures import Figure, bytes_label
 from t2hx.post.store import write_text
 
 #: The metric of Fig 8 per benchmark: the slowest process's time.
@@ -56,15 +56,17 @@ def _bars(grp: pd.DataFrame, bench: str, nodes: int, fig_dir: Path,
     table["overhead_us"] = table["t_us"] - peak
     table = table[COLUMNS]
     name = f"routings-{bench}-{nodes}"
-    title = f"{bench}, {size} B per peer, {nodes} nodes: slowest process per routing"
+    title = f"{bench}, {bytes_label(int(size))} per peer, {nodes} nodes: slowest process per routing"
     stem = fig_dir / name
     data = stem.with_suffix(".dat")
     rows = [[f"{r.routing} ({r.engine})", r.t_us / 1e3, f"{r.t_us / 1e3:.2f}"]
             for r in table.itertuples()]
     write_text(data, plots.table_text(None, rows, f"{title}\nrouting\tms\tlabel"))
-    extra = (f"set arrow from graph 0, first {peak / 1e3:.6g} to graph 1, first "
-             f"{peak / 1e3:.6g} nohead dt 2 front; set label 'peak {peak / 1e3:.2f} ms' at graph "
-             f"0.5, first {peak / 1e3:.6g} center front offset 0,0.6 font ',7'") if peak == peak else ""
+    # the peak's label in the right margin, where no bar or bar label can be under it
+    extra = (f"set rmargin 10; set arrow from graph 0, first {peak / 1e3:.6g} to graph 1, first "
+             f"{peak / 1e3:.6g} nohead dt 2 front; set label \"peak\\n{peak / 1e3:.2f} ms\" at "
+             f"graph 1, first {peak / 1e3:.6g} left offset 0.8,0 front font ',7'") \
+        if peak == peak else ""
     ymax = 1.25 * max([*table["t_us"], peak if peak == peak else 0.0]) / 1e3
     files = plots.render("bars", data, stem, {"title": title, "ylabel_text": "time [ms]",
                                               "ymax": round(ymax, 3), "figw": 5.5,

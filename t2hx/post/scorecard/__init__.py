@@ -95,7 +95,7 @@ from t2hx.post.scorecard.kinds import KINDS, Ours, capacity_windows, check_requi
 from t2hx.post.scorecard.selection import (BASE_SPEC, CELL, RUNS, NotRun, best, cell_gains, label,
                                            matches, select, workload_jobs)
 from t2hx.post.scorecard.text import (VERDICTS, Verdict, contract, counts, counts_line,
-                                      draws_text, frame,
+                                      draws_text, frame, rungs_text,
                                       mechanism_lines, needs, ours_text, published_text,
                                       table_text, where)
 
@@ -139,7 +139,7 @@ def score(results: pd.DataFrame, claims: list[dict[str, Any]] | None = None,
                                ours_text(pub, c["compute"], ours,
                                          float(settings.get("dead_band", 0.01))),
                                judge(pub, ours, settings), note,
-                               " · ".join(f"{n}: {v}" for n, v in rungs.items()),
+                               rungs_text(rungs),
                                c.get("mechanism", ""), not is_check(c)))
         except NotRun as why:
             out.append(Verdict(c["id"], c["source"], c["statement"],

@@ -13,6 +13,11 @@ from t2hx.post.scorecard.selection import BASE_SPEC, Ours, label, listed
 
 VERDICTS = ("agrees", "same direction", "weaker", "stronger", "vacuous", "unresolved",
             "contradicts", "not run")
+#: Verdict colours (report table cells and the scorecard picture): agreement green, partial
+#: agreement amber, disagreement red, unresolved lilac, the rest grey.
+VERDICT_COLOURS = {"agrees": "#c8e6c9", "same direction": "#dcedc8", "weaker": "#fff3c4",
+                   "stronger": "#fff3c4", "vacuous": "#eeeeee", "unresolved": "#e1d5f0",
+                   "contradicts": "#ffcdd2", "not run": "#f5f5f5", "identical": "#eeeeee"}
 
 
 @dataclass
@@ -190,9 +195,23 @@ def contract(verdicts: list[Verdict]) -> dict[str, Any]:
 
 def frame(verdicts: list[Verdict]) -> pd.DataFrame:
     return pd.DataFrame([[v.id, v.source, v.statement, v.published, v.ours, v.verdict, v.note,
-                          v.rungs, v.mechanism] for v in verdicts],
+                          v.rungs, v.mechanism, v.finding] for v in verdicts],
                         columns=["claim", "source", "statement", "published", "ours",
-                                 "verdict", "note", "per node count", "mechanism"])
+                                 "verdict", "note", "per node count", "mechanism", "finding"])
+
+
+def rungs_text(rungs: dict[int, str]) -> str:
+    """Per node count verdicts as the scorecard prints them: "28: agrees · 112: weaker"."""
+    return " · ".join(f"{n}: {v}" for n, v in rungs.items())
+
+
+def rungs_of(text: str) -> dict[int, str]:
+    """The inverse of :func:`rungs_text` ("" gives {})."""
+    out = {}
+    for part in filter(None, (p.strip() for p in str(text or "").split("·"))):
+        n, _, verdict = part.partition(":")
+        out[int(n)] = verdict.strip()
+    return out
 
 
 #: What a campaign's profile means for its scorecard (printed beside the counts).
