@@ -2,7 +2,7 @@
 tables the loaders validate with (t2hx/schema.py; ``SYSTEM``, ``PLANE`` and ``TOPOLOGIES`` of
 t2hx/conf.py, ``STUDY`` of t2hx/study.py), so an editor flags a misspelt key or a wrong type
 while the file is written. The loaders stay the judge: a check that is code (a hostname
-pattern, a duration) has no JSON Schema form and is only the loader's. ``t2hx schema``
+pattern, a duration) has no JSON Schema form and is only the loader's. ``t2hx conf schema``
 prints them; ``conf/schema/`` holds them (docs/formats.md#editor-schemas)."""
 
 from __future__ import annotations

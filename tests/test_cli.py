@@ -45,5 +45,6 @@ def test_the_shell_completes_subcommands_and_their_choices(tmp_path) -> None:
         assert run.returncode == 0, run.stderr
         return out.read_text().replace("\v", " ").split()
 
-    assert complete("t2hx sch") == ["schema"]
-    assert {"system", "study", "--out"} <= set(complete("t2hx schema "))
+    assert complete("t2hx con") == ["conf"]
+    assert {"schema", "check"} <= set(complete("t2hx conf "))
+    assert {"system", "study", "--out"} <= set(complete("t2hx conf schema "))

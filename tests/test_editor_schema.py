@@ -1,5 +1,5 @@
 """The editors' JSON Schemas (t2hx/editor_schema.py, conf/schema/): generated from the same
-field tables the loaders use, so they cannot drift (the committed files are what `t2hx schema`
+field tables the loaders use, so they cannot drift (the committed files are what `t2hx conf schema`
 prints); every committed conf passes them, and what they refuse the loader refuses too."""
 
 from __future__ import annotations
@@ -29,8 +29,8 @@ def validator(kind: str) -> jsonschema.Draft202012Validator:
 def test_the_committed_schema_is_the_generated_one(kind: str, tmp_path: Path, capsys) -> None:
     committed = ROOT / "conf" / "schema" / f"{kind}.schema.json"
     assert json.loads(committed.read_text()) == SCHEMAS[kind](), \
-        f"regenerate: t2hx schema {kind} --out {committed.relative_to(ROOT)}"
-    assert main(["schema", kind, "--out", str(tmp_path / "s.json")]) == 0
+        f"regenerate: t2hx conf schema {kind} --out {committed.relative_to(ROOT)}"
+    assert main(["conf", "schema", kind, "--out", str(tmp_path / "s.json")]) == 0
     assert (tmp_path / "s.json").read_text() == committed.read_text()
     jsonschema.Draft202012Validator.check_schema(SCHEMAS[kind]())
 
@@ -67,3 +67,22 @@ def test_a_study_with_a_misspelt_key_is_refused_by_both(tmp_path: Path) -> None:
     path.write_text(yaml.safe_dump(data))
     with pytest.raises(ConfError):
         load_study(str(path), "full")
+
+
+def test_conf_check_reads_every_committed_conf_and_names_a_bad_field(tmp_path: Path,
+                                                                     capsys) -> None:
+    files = [str(p) for d in ("systems", "studies", "claims")
+             for p in sorted((ROOT / "conf" / d).glob("*.yaml"))]
+    assert main(["-q", "conf", "check", *files]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert len(out) == len(files) and all(line.startswith("ok: ") for line in out)
+    data = yaml.safe_load((ROOT / "conf" / "systems" / "t2hx.yaml").read_text())
+    data["planes"]["hyperx"]["topology"]["dims"] = "12x8"
+    bad = tmp_path / "site.yaml"
+    bad.write_text(yaml.safe_dump(data))
+    assert main(["-q", "conf", "check", "--kind", "system", str(bad), files[0]]) == 1
+    first, second = capsys.readouterr().out.splitlines()
+    assert first.startswith(f"FAILED: {bad}") and "dims" in first and "fix:" in first
+    assert second.startswith("ok: ")
+    assert main(["-q", "conf", "check", str(bad)]) == 1        # kind unknown: says how
+    assert "--kind" in capsys.readouterr().out

@@ -290,7 +290,8 @@ BASES: dict[tuple[str, ...], list[str]] = {
     ("reproduce",): ["reproduce", "--system", "{mini}", "--campaign", "fz"],
     ("reroute",): ["reroute", "--system", "{mini}", "--routing", "sar", "--jobs", "{jobs}",
                    "--out", "{tmp}/reroute"],
-    ("schema",): ["schema", "system", "--out", "{tmp}/schema.json"],
+    ("conf", "schema"): ["conf", "schema", "system", "--out", "{tmp}/schema.json"],
+    ("conf", "check"): ["conf", "check", "{mini}"],
     ("scorecard",): ["scorecard", "{tmp}/log"],
     ("simulate",): ["simulate", "--system", "{mini}", "--plane", "hyperx", "--routing",
                     "dfsssp", "--routing-dir", "{dumps}", "--hostfile", "{hosts}",
@@ -307,7 +308,8 @@ BASES: dict[tuple[str, ...], list[str]] = {
 # The index in a base of its one positional value: a hostile one replaces it.
 POSITIONAL = {("demand", "check"): 2, ("history", "check"): 2, ("history", "sample"): 2,
               ("history", "replay"): 2,
-              ("post",): 1, ("replay",): 1, ("schema",): 1, ("scorecard",): 1}
+              ("post",): 1, ("replay",): 1, ("conf", "schema"): 2, ("conf", "check"): 2,
+              ("scorecard",): 1}
 # Why each of these is fuzzed with rejected values only.
 REJECT_ONLY = {
     ("campaign", "run"): "runs ReFrame over the study",
