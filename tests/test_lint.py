@@ -1,5 +1,5 @@
 """Lint, as CI runs it through run/test: ruff over the Python of the repository and mypy over
-t2hx/, both pinned in requirements.txt and configured in pyproject.toml (rule set and
+t2hx/, both pinned in pyproject.toml (dev extra) and requirements.lock and configured in pyproject.toml (rule set and
 strictness: docs/architecture.md#lint). shellcheck over run/ is tests/test_scripts.py."""
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 appending, never inserting: ReFrame loads a check file with its folder appended to sys.path
 and then pops that position, which an insert at 0 would shift onto another entry.
 
-The checks run t2hx's Python code, which needs the packages of requirements.txt: a site's
+The checks run t2hx's Python code, which needs the packages of requirements.lock: a site's
 own ReFrame without them stops here with one line naming the ReFrame to use, instead of
 skipping every check file with a warning and finding none."""
 

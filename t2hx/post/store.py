@@ -30,7 +30,7 @@ def write_table(df: pd.DataFrame, stem: Path) -> None:
     """Write ``stem.parquet`` and ``stem.csv``."""
     table = pa.Table.from_pandas(df, preserve_index=False)
     # pandas' schema metadata embeds library versions only; keep it so pandas round-trips
-    # dtypes, but it is stable for a given environment (requirements.txt pins it).
+    # dtypes, but it is stable for a given environment (requirements.lock pins it).
     _atomic(stem.with_suffix(".parquet"),
             lambda p: pq.write_table(table, p, compression="zstd", write_statistics=False))
     # pyarrow's CSV writer: ~10x faster than DataFrame.to_csv and just as deterministic.
