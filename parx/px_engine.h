@@ -7,6 +7,7 @@
  *   parx_demand=<file>   demand file read by parx on every routing run (optional)
  *   sar_jobs=<file>      job-to-node file read by sar on every routing run (optional)
  *   max_vls=<n>          cap on the virtual lanes the engines may use (default 8)
+ *   px_snapshot=<file>   write the switch graph of each routing run there (px_snapshot.h)
  */
 #ifndef PX_ENGINE_H
 #define PX_ENGINE_H
@@ -32,6 +33,7 @@ struct px_engine {
 /* Copies the value of plugin option `key` into buf; returns 1 if present, 0 if not. */
 int px_option(osm_opensm_t *osm, const char *key, char *buf, size_t len);
 
+#ifndef PX_STANDALONE
 /* Fills the common callbacks of `re` for engine `e`. */
 void px_engine_setup(osm_routing_engine_t *re, px_engine_t *e);
 
@@ -40,6 +42,7 @@ void px_engine_release(px_engine_t *e);
 
 /* OpenSM's setup callback of both engines (context: the px_engine_t with `route` set). */
 int px_setup(osm_routing_engine_t *re, osm_opensm_t *osm);
+#endif
 
 /* The engines' routing steps (parx.c, sar.c). */
 int parx_route(px_engine_t *e, px_graph_t *g, int *dest_order);

@@ -14,6 +14,7 @@
 #define PX_HOP (UINT64_C(1) << 40)
 #define PX_INF UINT64_MAX
 
+#ifndef PX_STANDALONE	/* building the graph from OpenSM's subnet tables */
 typedef struct ptr_idx {
 	const void *ptr;
 	int idx;
@@ -236,25 +237,35 @@ int px_graph_build(px_graph_t *g, osm_opensm_t *osm, const char *engine)
 	g->osm = osm;
 	g->engine = engine;
 	if (add_switches(g, &sw_index) || add_channels(g, sw_index) ||
-	    add_terminals_and_lids(g, sw_index) || add_dests(g))
+	    add_terminals_and_lids(g, sw_index) || add_dests(g)) {
+		PX_LOG(g, OSM_LOG_ERROR, "ERR FA01: out of memory while building the switch graph\n");
 		goto out;
-	g->next = malloc((size_t)g->ndest * (size_t)g->nsw * sizeof(*g->next) + 1);
-	g->cost = malloc(((size_t)g->nsw + 1) * sizeof(*g->cost));
-	g->flow = malloc(((size_t)g->nsw + 1) * sizeof(*g->flow));
-	g->heap = malloc(((size_t)g->nsw + 1) * sizeof(int));
-	g->heap_pos = malloc(((size_t)g->nsw + 1) * sizeof(int));
-	g->order = malloc(((size_t)g->nsw + 1) * sizeof(int));
-	if (!g->next || !g->cost || !g->flow || !g->heap || !g->heap_pos || !g->order)
+	}
+	if (px_graph_scratch(g))
 		goto out;
 	rc = 0;
 	PX_LOG(g, OSM_LOG_VERBOSE, "graph: %d switches, %d inter-switch channels, %d terminal "
 	       "ports on %d nodes, %d destination LIDs (max LID %u)\n", g->nsw, g->nchan,
 	       g->nterm, g->nnode, g->ndest, g->max_lid);
 out:
-	if (rc)
-		PX_LOG(g, OSM_LOG_ERROR, "ERR FA01: out of memory while building the switch graph\n");
 	free(sw_index);
 	return rc;
+}
+#endif /* !PX_STANDALONE */
+
+int px_graph_scratch(px_graph_t *g)
+{
+	g->next = malloc((size_t)g->ndest * (size_t)g->nsw * sizeof(*g->next) + 1);
+	g->cost = malloc(((size_t)g->nsw + 1) * sizeof(*g->cost));
+	g->flow = malloc(((size_t)g->nsw + 1) * sizeof(*g->flow));
+	g->heap = malloc(((size_t)g->nsw + 1) * sizeof(int));
+	g->heap_pos = malloc(((size_t)g->nsw + 1) * sizeof(int));
+	g->order = malloc(((size_t)g->nsw + 1) * sizeof(int));
+	if (!g->next || !g->cost || !g->flow || !g->heap || !g->heap_pos || !g->order) {
+		PX_LOG(g, OSM_LOG_ERROR, "ERR FA01: out of memory while building the switch graph\n");
+		return -1;
+	}
+	return 0;
 }
 
 void px_graph_free(px_graph_t *g)
@@ -264,6 +275,9 @@ void px_graph_free(px_graph_t *g)
 	for (i = 0; i < g->nsw && g->sws; i++) {
 		free(g->sws[i].out);
 		free(g->sws[i].in);
+#ifdef PX_STANDALONE
+		free(g->sws[i].lft);
+#endif
 	}
 	for (i = 0; i < g->nnode && g->nodes; i++)
 		free(g->nodes[i].terms);
@@ -346,10 +360,17 @@ static void heap_down(px_graph_t *g, int i, int n)
 
 static void set_lft(px_graph_t *g, int s, uint16_t lid, uint8_t port)
 {
+#ifdef PX_STANDALONE
+	px_switch_t *sw = &g->sws[s];
+
+	if (sw->lft && lid <= sw->max_lid_ho && lid < sw->lft_size)
+		sw->lft[lid] = port;
+#else
 	osm_switch_t *sw = g->sws[s].osw;
 
 	if (sw->new_lft && lid <= sw->max_lid_ho && lid < sw->lft_size)
 		sw->new_lft[lid] = port;
+#endif
 }
 
 int px_route_dest(px_graph_t *g, int d, px_chan_filter_t filter, void *arg)

@@ -10,10 +10,15 @@
 #define PX_GRAPH_H
 
 #include <stdint.h>
+#ifdef PX_STANDALONE
+/* px-sar (px_sar.c): the same routing on a graph read from a snapshot, without OpenSM */
+#include "px_standalone.h"
+#else
 /* osm_config.h first: it defines the macros (ENABLE_OSM_PERF_MGR, ...) that shape OpenSM's
  * structs; without it the plugin would see a different struct layout than opensm. */
 #include <opensm/osm_config.h>
 #include <opensm/osm_opensm.h>
+#endif
 
 #define PX_NO_CHAN (-1)
 #define PX_MAX_NAME 64
@@ -27,7 +32,12 @@ typedef struct px_chan {
 } px_chan_t;
 
 typedef struct px_switch {
+#ifdef PX_STANDALONE
+	uint8_t *lft;		/* the new LFT, lft_size entries, OSM_NO_PATH where unset */
+	uint16_t lft_size, max_lid_ho;
+#else
 	osm_switch_t *osw;
+#endif
 	uint64_t guid;
 	uint16_t lid;		/* base LID of port 0 */
 	int quadrant;		/* parx only: from the switch LID, -1 if unknown */
@@ -89,11 +99,18 @@ struct px_graph {
 	int nsettled;		/* switches reached by the last px_route_dest */
 };
 
+#ifndef PX_STANDALONE
 #define PX_LOG(g, level, fmt, ...) \
 	OSM_LOG(&(g)->osm->log, level, "%s: " fmt, (g)->engine, ##__VA_ARGS__)
+#endif
 
+#ifndef PX_STANDALONE
 /* Builds the graph from the subnet. Returns 0 or -1 (logged). */
 int px_graph_build(px_graph_t *g, osm_opensm_t *osm, const char *engine);
+#endif
+/* Allocates the path-search arrays of a graph whose switches, channels and dests are set
+ * (px_graph_build, px_snapshot_read). Returns 0 or -1 (logged). */
+int px_graph_scratch(px_graph_t *g);
 void px_graph_free(px_graph_t *g);
 
 /* Finds a node by hostname or by node/port GUID written as 0x...; -1 if unknown. */

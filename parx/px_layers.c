@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#ifndef PX_STANDALONE	/* the VL caps come from OpenSM's port info */
 static int vls_of_cap(int cap)
 {
 	if (cap <= 0)
@@ -31,6 +32,19 @@ int px_available_vls(const px_graph_t *g)
 			vls = vls_of_cap(ib_port_info_get_vl_cap(&port->p_physp->port_info));
 	}
 	return vls > PX_MAX_LAYERS ? PX_MAX_LAYERS : vls;
+}
+#endif
+
+/* The data VLs the fabric offers, for the error message. */
+static int offered_vls(const px_graph_t *g, int max_layers)
+{
+#ifdef PX_STANDALONE
+	(void)g;
+	return max_layers;	/* px-sar: the snapshot's limit, already min(offered, max_vls) */
+#else
+	(void)max_layers;
+	return px_available_vls(g);
+#endif
 }
 
 /* ---- one CDG per layer: nodes are channels, edges are dependencies ---- */
@@ -343,7 +357,7 @@ int px_layers_assign(px_graph_t *g, const int *dest_order, int max_layers,
 				       "virtual lanes (path from switch 0x%016" PRIx64 " to LID %u does "
 				       "not fit); the fabric offers %d data VLs, the engine uses at most "
 				       "%d\n", max_layers, g->sws[s].guid, g->dests[d].lid,
-				       px_available_vls(g), PX_MAX_LAYERS);
+				       offered_vls(g, max_layers), PX_MAX_LAYERS);
 				goto out;
 			}
 			out->layer[(size_t)d * (size_t)g->nsw + (size_t)s] = (uint8_t)l;

@@ -24,8 +24,10 @@ typedef struct px_layer_result {
 	uint64_t *paths_per_layer;
 } px_layer_result_t;
 
+#ifndef PX_STANDALONE
 /* Number of data VLs every port of the subnet supports, capped by max_op_vls and 8. */
 int px_available_vls(const px_graph_t *g);
+#endif
 
 /* Assigns every path of g->next to a layer, destinations in `dest_order` order (all dests if
  * NULL). Returns 0, or -1 when more than `max_layers` layers would be needed (logged). */

@@ -29,6 +29,7 @@ from t2hx.conf import System
 from t2hx.errors import T2hxError
 from t2hx.fabric.build import build_plane
 from t2hx.history import hostlist
+from t2hx.history.pxsar import SNAPSHOT, PxSar, graph_key, keep_graph
 from t2hx.routing.analysis import all_pairs, inter_switch_mask, link_loads
 from t2hx.atomic import atomic_write
 from t2hx.routing.cache import check_inputs, ensure_routing
@@ -70,18 +71,31 @@ class Routed:
                 "avg_job_links": float(np.mean(job_links)) if jobs else 0.0}
 
 
+#: How SAR is re-routed for each job set after the first: ``px-sar`` (the plugin's engine
+#: on the graph OpenSM built, t2hx/history/pxsar.py) or ``opensm`` (SIGHUP to the OpenSM that
+#: routed the first, t2hx/routing/session.py). Both give the same tables (tested); px-sar
+#: leaves out OpenSM's sweep of the simulated subnet.
+SAR_WITH = ("px-sar", "opensm")
+
+
 class Router:
     """Routed tables of one plane: oblivious engines once (cached on disk), SAR once per job
-    set by one OpenSM kept running and re-routed by SIGHUP (t2hx/routing/session.py), as the
-    filtering tool makes an operator's OpenSM do. Use as a context manager: it stops that
-    OpenSM and its ibsim."""
+    set, as the filtering tool makes an operator's OpenSM do: the first by OpenSM with our
+    plugin, the others by ``sar_with`` (:data:`SAR_WITH`). Use as a context manager: it
+    stops OpenSM, its ibsim and px-sar."""
 
-    def __init__(self, system: System, plane: str, work: Path, quiet: bool = True) -> None:
+    def __init__(self, system: System, plane: str, work: Path, quiet: bool = True,
+                 sar_with: str = "px-sar") -> None:
+        if sar_with not in SAR_WITH:
+            raise T2hxError(f"no SAR re-route '{sar_with}'", field="sar_with",
+                            fix="use " + " or ".join(SAR_WITH))
         self.system, self.plane, self.work, self.quiet = system, plane, work, quiet
+        self.sar_with = sar_with
         self.fabric = build_plane(system, plane)
         self.cache: dict[str, Routed] = {}
         self.reroutes = 0
         self.session: Session | None = None
+        self.pxsar: PxSar | None = None
 
     def __enter__(self) -> Router:
         return self
@@ -90,6 +104,9 @@ class Router:
         if self.session is not None:
             self.session.__exit__(*exc)
             self.session = None
+        if self.pxsar is not None:
+            self.pxsar.__exit__(*exc)
+            self.pxsar = None
 
     def oblivious(self, engine: str) -> Routed:
         if engine not in self.cache:
@@ -106,8 +123,35 @@ class Router:
             # Only the current and the previous set are kept: a history revisits few sets.
             for old in [k for k in self.cache if k.startswith("sar-")][:-1]:
                 del self.cache[old]
-            self.cache[key] = self._read(self._sar_session(text), cache=False)
+            self.cache[key] = self._route_sar(text)
         return self.cache[key]
+
+    def _route_sar(self, text: str) -> Routed:
+        if self.pxsar is None and self.sar_with == "px-sar" and self._graph().is_dir():
+            self._start_pxsar(self._graph())       # an earlier day's OpenSM built the graph
+        if self.pxsar is not None:
+            tables = self.pxsar.route(text)
+            return Routed(tables, inter_switch_mask(tables))
+        out = self._sar_session(text)
+        routed = self._read(out, cache=False)
+        if self.sar_with == "px-sar":      # OpenSM's part is done: it built the graph
+            keep_graph(out, self._graph())
+            self._start_pxsar(out, routed.tables)
+            assert self.session is not None
+            self.session.__exit__(None, None, None)
+            self.session = None
+        return routed
+
+    def _graph(self) -> Path:
+        """The graph entry of this plane (t2hx/history/pxsar.py: snapshot and dumps)."""
+        spec = self.system.plane(self.plane).opensm
+        options = route_args(self.fabric, "sar", spec, self.system.path)["extra_conf"]
+        return self.work / "history-sar" / f"graph-{graph_key(self.system.path, self.plane, options)}"
+
+    def _start_pxsar(self, where: Path, tables: Tables | None = None) -> None:
+        if tables is None:
+            tables = load_tables(self.fabric, where)
+        self.pxsar = PxSar(where / SNAPSHOT, tables, self.work / "history-sar")
 
     def _sar_session(self, text: str) -> Path:
         """Route SAR for ``text``: the session's first routing, or a re-route."""
@@ -121,6 +165,9 @@ class Router:
         check_inputs(self.fabric, None, str(jobs))
         spec = self.system.plane(self.plane).opensm
         args = route_args(self.fabric, "sar", spec, self.system.path, jobs=str(jobs))
+        if self.sar_with == "px-sar":
+            conf = args["extra_conf"]
+            conf["event_plugin_options"] += f",px_snapshot={out / SNAPSHOT}"
         self.session = Session(self.fabric, out, "sar", args, jobs, spec["timeout"])
         self.session.__enter__()
         return out
