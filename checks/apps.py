@@ -4,20 +4,17 @@ agreed ``T2HX solver walltime: <s> s`` line our patches print around each solver
 
 import itertools
 import shutil
-import sys
 from pathlib import Path
 
-sys.path.append(str(Path(__file__).resolve().parent))   # lib/: checks/lib/__init__.py
+import reframe as rfm
+from reframe.core.builtins import run_before
 
-import reframe as rfm                                              # noqa: E402
-from reframe.core.builtins import run_before                      # noqa: E402
-
-from lib.base import T2hxCheck, study_parameters                  # noqa: E402
-from t2hx.benchmarks.milc import milc_lattice                      # noqa: E402
-from t2hx.benchmarks.minife import minife_n                        # noqa: E402
-from t2hx.benchmarks.qball import qball_atoms, qball_cells         # noqa: E402
-from t2hx.benchmarks.swfft import swfft_ng                         # noqa: E402
-from t2hx.grids import grid3                                       # noqa: E402
+from t2hx.benchmarks.milc import milc_lattice
+from t2hx.benchmarks.minife import minife_n
+from t2hx.benchmarks.qball import qball_atoms, qball_cells
+from t2hx.benchmarks.swfft import swfft_ng
+from t2hx.checks.base import T2hxCheck, study_parameters
+from t2hx.grids import grid3
 
 
 @rfm.simple_test

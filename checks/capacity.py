@@ -31,36 +31,42 @@ view; the flow model runs the fluid job its benchmark module declares (t2hx/benc
 import json
 import re
 import shutil
-import sys
 from pathlib import Path
 
-sys.path.append(str(Path(__file__).resolve().parent))   # lib/: checks/lib/__init__.py
+import reframe as rfm
+import reframe.utility.sanity as sn
+from reframe.core.backends import getlauncher
+from reframe.core.builtins import parameter, run_after, run_before, sanity_function, variable
 
-import reframe as rfm                                              # noqa: E402
-import reframe.utility.sanity as sn                                # noqa: E402
-from reframe.core.backends import getlauncher                     # noqa: E402
-from reframe.core.builtins import (parameter, run_after, run_before,  # noqa: E402
-                                   sanity_function, variable)
-
-# The check modules whose classes capacity apps launch (registry ``check`` field).
-import apps                                                        # noqa: E402,F401
-import imb                                                         # noqa: E402,F401
-import x500                                                        # noqa: E402,F401
-from lib.base import (ROUTING_DIR, SLURM_SCHEDULERS, STUDY, Launch,  # noqa: E402
-                      T2hxCheck, check_class, route_checks, routing_step, sim_lmc,
-                      write_inputs)
-from lib import resume                                             # noqa: E402
-from t2hx.atomic import staged_dir  # noqa: E402
-from t2hx import benchmarks, wire                                  # noqa: E402
-from t2hx.launcher import launch_command, shell_line, thread_env   # noqa: E402
-from t2hx.paths import cli, log_root, work_root                    # noqa: E402
-from t2hx.routing.reroute import ROUTE_RECORD, demand_note      # noqa: E402
-from t2hx.study import seconds                                     # noqa: E402
+from t2hx import benchmarks, wire
+from t2hx.atomic import staged_dir
+from t2hx.checks import resume
+from t2hx.checks.base import (
+    ROUTING_DIR,
+    SLURM_SCHEDULERS,
+    STUDY,
+    Launch,
+    T2hxCheck,
+    check_class,
+    check_module,
+    route_checks,
+    routing_step,
+    sim_lmc,
+    write_inputs,
+)
+from t2hx.launcher import launch_command, shell_line, thread_env
+from t2hx.paths import cli, log_root, work_root
+from t2hx.routing.reroute import ROUTE_RECORD, demand_note
+from t2hx.study import seconds
 
 WINDOW_FILE = "window.json"
 # The driver's shell expressions for the fields of its capacity lines (t2hx/wire.py).
 SHELL_FIELDS = {"app": "$app", "run": "$k", "status": "$rc", "start": "$t0",
                 "end": "$(date +%s)"}
+
+# The check files whose classes capacity apps launch (their registry ``check`` field).
+for _name in ("apps", "imb", "x500"):
+    check_module(_name)
 
 
 def app_launch(app: str, nodes: int, view: str | None = None) -> Launch:

@@ -1,16 +1,13 @@
 """Intel MPI Benchmarks: the MPI-1 collectives (seed 000 §4.1; t_min [us] per message size),
 IMB Multi-PingPong (MuPP) and EmDL (our SleepyAllreduce: Allreduce + 0.1 s usleep)."""
 
-import sys
-from pathlib import Path
 
-sys.path.append(str(Path(__file__).resolve().parent))   # lib/: checks/lib/__init__.py
 
-import reframe as rfm                                              # noqa: E402
-from reframe.core.builtins import parameter                       # noqa: E402
+import reframe as rfm
+from reframe.core.builtins import parameter
 
-from lib.base import STUDY, Launch, T2hxCheck, study_parameters   # noqa: E402
-from t2hx import benchmarks                                        # noqa: E402
+from t2hx import benchmarks
+from t2hx.checks.base import STUDY, Launch, T2hxCheck, study_parameters
 
 
 def imb_args(launch: Launch, name: str) -> list[str]:

@@ -1,13 +1,10 @@
 """mpiGraph: sender x receiver bandwidth matrix (seed 000 Fig 1; average Send [MiB/s])."""
 
-import sys
-from pathlib import Path
 
-sys.path.append(str(Path(__file__).resolve().parent))   # lib/: checks/lib/__init__.py
 
-import reframe as rfm                                              # noqa: E402
+import reframe as rfm
 
-from lib.base import T2hxCheck, study_parameters                  # noqa: E402
+from t2hx.checks.base import T2hxCheck, study_parameters
 
 
 @rfm.simple_test

@@ -1,13 +1,10 @@
 """Netgauge effective bisection bandwidth (seed 000 §4.1: 1,000 random bisections, 1 MiB)."""
 
-import sys
-from pathlib import Path
 
-sys.path.append(str(Path(__file__).resolve().parent))   # lib/: checks/lib/__init__.py
 
-import reframe as rfm                                              # noqa: E402
+import reframe as rfm
 
-from lib.base import T2hxCheck, study_parameters                  # noqa: E402
+from t2hx.checks.base import T2hxCheck, study_parameters
 
 
 @rfm.simple_test

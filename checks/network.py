@@ -10,20 +10,16 @@ perf variables are the headline numbers; the whole analysis goes to
 ``log/<campaign>/networks/`` for the figures and the claims (t2hx/post/networks.py).
 """
 
-import sys
 from pathlib import Path
 
-sys.path.append(str(Path(__file__).resolve().parent))   # lib/: checks/lib/__init__.py
+import reframe as rfm
+import reframe.utility.sanity as sn
+from reframe.core.builtins import parameter, run_after, run_before, sanity_function, variable
 
-import reframe as rfm                                              # noqa: E402
-import reframe.utility.sanity as sn                                # noqa: E402
-from reframe.core.builtins import (parameter, run_after, run_before,  # noqa: E402
-                                   sanity_function, variable)
-
-from lib.base import STUDY, T2hxCheck                              # noqa: E402
-from lib import keep, resume                                       # noqa: E402
-from t2hx import wire                                              # noqa: E402
-from t2hx.paths import cli                                         # noqa: E402
+from t2hx import wire
+from t2hx.checks import keep, resume
+from t2hx.checks.base import STUDY, T2hxCheck
+from t2hx.paths import cli
 
 SPEC = STUDY.networks or {}
 UNITS = {"diameter": "hops", "aspl": "hops", "cable_mean_m": "m", "bcast_hops": "hops",

@@ -4,16 +4,12 @@ report (t2hx/post/parsers/npb.py); the problem class from conf/studies/<study>.y
 class is its own binary (``<kernel>.<class>.x``, the Spack ``npb`` recipe's names), which
 reads no input file. One check class per kernel (``NPBFT`` ... ``NPBEP``), all alike."""
 
-import sys
 import types
-from pathlib import Path
 
-sys.path.append(str(Path(__file__).resolve().parent))   # lib/: checks/lib/__init__.py
+import reframe as rfm
 
-import reframe as rfm                                              # noqa: E402
-
-from lib.base import T2hxCheck, study_parameters                  # noqa: E402
-from t2hx.benchmarks.npbtext import npb_class                      # noqa: E402
+from t2hx.benchmarks.npbtext import npb_class
+from t2hx.checks.base import T2hxCheck, study_parameters
 
 KERNELS = ("ft", "is", "mg", "lu", "ep")
 

@@ -9,21 +9,17 @@ The perf variables are each job's mean step time, in the workload (``j<k>-<app>`
 ``log/<campaign>/workloads/`` for the figures (t2hx/post/configs.py).
 """
 
-import sys
 from pathlib import Path
 
-sys.path.append(str(Path(__file__).resolve().parent))   # lib/: checks/lib/__init__.py
+import reframe as rfm
+import reframe.utility.sanity as sn
+from reframe.core.builtins import parameter, run_after, run_before, sanity_function, variable
 
-import reframe as rfm                                              # noqa: E402
-import reframe.utility.sanity as sn                                # noqa: E402
-from reframe.core.builtins import (parameter, run_after, run_before,  # noqa: E402
-                                   sanity_function, variable)
-
-from lib.base import STUDY, T2hxCheck                              # noqa: E402
-from lib import keep, resume                                       # noqa: E402
-from t2hx import wire                                              # noqa: E402
-from t2hx.paths import cli, work_root                              # noqa: E402
-from t2hx.study import seconds                                     # noqa: E402
+from t2hx import wire
+from t2hx.checks import keep, resume
+from t2hx.checks.base import STUDY, T2hxCheck
+from t2hx.paths import cli, work_root
+from t2hx.study import seconds
 
 SPEC = STUDY.workloads or {}
 

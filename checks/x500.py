@@ -6,21 +6,16 @@ no ``xhpl``, HPL runs through Debian's HPCC (package hpcc, /usr/bin/hpcc), so th
 or a test cluster without the Spack build still measures one benchmark for real: HPCC reads
 ``hpccinf.txt`` in the working directory and writes ``hpccoutf.txt``."""
 
-import sys
 from pathlib import Path
 
-sys.path.append(str(Path(__file__).resolve().parent))   # lib/: checks/lib/__init__.py
+import reframe as rfm
+from reframe.core.builtins import run_after
 
-import reframe as rfm                                              # noqa: E402
-from reframe.core.builtins import run_after                       # noqa: E402
-
-from lib.base import Launch, T2hxCheck, local_reason, study_parameters  # noqa: E402
-from t2hx.benchmarks.graph500 import graph500_scale                # noqa: E402
-from t2hx.benchmarks.hpl import HPCC, hpcc_input, hpl_n           # noqa: E402
-from t2hx.benchmarks.hpl import HPL_DAT                            # noqa: E402
-from t2hx.grids import hpl_grid                                    # noqa: E402
-from t2hx.paths import spack_view                                  # noqa: E402
-
+from t2hx.benchmarks.graph500 import graph500_scale
+from t2hx.benchmarks.hpl import HPCC, HPL_DAT, hpcc_input, hpl_n
+from t2hx.checks.base import Launch, T2hxCheck, local_reason, study_parameters
+from t2hx.grids import hpl_grid
+from t2hx.paths import spack_view
 
 
 def hpl_values(launch: Launch) -> dict:

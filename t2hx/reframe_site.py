@@ -233,7 +233,7 @@ LOCAL_MPIRUN_OPTIONS = ["--allow-run-as-root", "--oversubscribe", "--mca", "btl"
 def local_system() -> dict:
     """This machine with real Open MPI and the binaries of the Spack view
     (``T2HX_SPACK_VIEW``, default spack-env/view): a case runs only when the view holds its
-    benchmark's ``local_binary`` (checks/lib/base.py says which were left out and why)."""
+    benchmark's ``local_binary`` (t2hx/checks/base.py says which were left out and why)."""
     view = spack_view()
     system: dict[str, Any] = {"name": "local", "descr": "this machine: real Open MPI, the Spack view's binaries",
                                 "hostnames": [".*"], "modules_system": "nomod",

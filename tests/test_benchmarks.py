@@ -220,7 +220,7 @@ sys.path.insert(0, "checks")
 import reframe.core.config as config, reframe.core.runtime as rt
 cfg = config.load_config("conf/reframe.py"); cfg.select_subconfig("sim"); rt.init_runtime(cfg)
 import importlib
-from lib.base import STUDY, T2hxCheck
+from t2hx.checks.base import STUDY, T2hxCheck
 mods = [importlib.import_module(p.stem) for p in sorted(__import__("pathlib").Path("checks")
         .glob("*.py"))]
 out = {}
@@ -292,7 +292,7 @@ sys.path.insert(0, "checks")
 import reframe.core.config as config, reframe.core.runtime as rt
 cfg = config.load_config("conf/reframe.py"); cfg.select_subconfig("sim"); rt.init_runtime(cfg)
 import capacity, x500
-from lib.base import STUDY
+from t2hx.checks.base import STUDY
 hpl = x500.HPL(variant_num=[i for i in range(x500.HPL.num_variants)
                if x500.HPL.get_variant_info(i)["params"]["num_nodes"] == 56
                and x500.HPL.get_variant_info(i)["params"]["combo"] != "local"][0])
@@ -336,7 +336,7 @@ import reframe.core.config as config, reframe.core.runtime as rt
 import reframe.utility.sanity as sn
 cfg = config.load_config("conf/reframe.py"); cfg.select_subconfig("sim"); rt.init_runtime(cfg)
 import imb
-from lib import base
+from t2hx.checks import base
 calls = []
 real = base.parsers.parse_text
 base.parsers.parse_text = lambda *a: calls.append(a[0]) or real(*a)

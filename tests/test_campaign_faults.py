@@ -93,7 +93,7 @@ def _session(pid: int) -> int | None:
 def records(log: Path) -> Counter:
     """How often each case was recorded: its passing perflog lines. A case a fault failed
     after its performance stage (its cleanup on a full disk) also has a ``fail`` line, which
-    is no record (checks/lib/resume.py reruns such a case, ingest skips the line)."""
+    is no record (t2hx/checks/resume.py reruns such a case, ingest skips the line)."""
     keys: Counter = Counter()
     for path in sorted((log / "perflogs").rglob("*.log")):
         for frame in read_perflog(path).frames:

@@ -356,7 +356,7 @@ def test_default_placements_are_those_of_the_systems_own_combos():
 
 def test_the_committed_seed_001_runs_used_one_draw_per_repetition():
     """log/shortcut-npb: every NPB run k used its placement's draw k (``128.r<k>.txt``, draw 0
-    ``128.txt``), as checks/lib/base.py picks it; every other benchmark kept one hostfile."""
+    ``128.txt``), as t2hx/checks/base.py picks it; every other benchmark kept one hostfile."""
     runs = sorted((ROOT / "log" / "shortcut-npb" / "runs").rglob("t2hx-run.json"))
     npb = 0
     for path in runs:

@@ -106,7 +106,7 @@ def test_ingest_raw_and_perflog(tmp_path: Path) -> None:
 def test_a_failed_cases_line_is_no_result(tmp_path: Path) -> None:
     """ReFrame logs a case a second time, ``fail``, when a stage after its performance fails
     (its cleanup on a full disk); resume reruns it. Results hold the passing line of each
-    case and skip the others, as resume does (checks/lib/resume.py)."""
+    case and skip the others, as resume does (t2hx/checks/resume.py)."""
     log = tmp_path / "camp"
     (log / "perflogs").mkdir(parents=True)
     case = dict(benchmark="mpigraph", combo="hx-dfsssp-linear", num_nodes=7, perf_var="send_avg",

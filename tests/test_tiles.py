@@ -9,7 +9,6 @@ import shutil
 from pathlib import Path
 
 import pandas as pd
-import pytest
 
 from t2hx.post import tiles
 from t2hx.post.figures import mpigraph_pairs
@@ -65,16 +64,21 @@ def test_ratio_grid_reads_every_metric_as_speed(tmp_path: Path) -> None:
     assert fig.table["speed ratio"].tolist() == [0.8, 1.0, 0.5]
 
 
-def test_mpigraph_pair_puts_the_baseline_beside_the_last_combo(tmp_path: Path) -> None:
+def mpigraph_log(tmp_path: Path, combos: list[str]):
+    """A log of one mpiGraph run (a real 4-rank output) per combo, ingested."""
     log = tmp_path / "log"
-    for i, combo in enumerate(["ft", "mid", "hx"]):
+    for i, combo in enumerate(combos):
         run = log / "runs" / f"mpigraph-{i}"
         run.mkdir(parents=True)
         shutil.copy(FIX / "mpigraph-np4-1MiB-10x10.out", run)
         (run / "t2hx-run.json").write_text(json.dumps(dict(
             benchmark="mpigraph", combo=combo, topology="t", routing="r", placement="p",
             nodes=4, repetition=0)))
-    data = ingest(log)
+    return ingest(log)
+
+
+def test_mpigraph_pair_puts_the_baseline_beside_the_last_combo(tmp_path: Path) -> None:
+    data = mpigraph_log(tmp_path, ["ft", "mid", "hx"])
     figs = mpigraph_pairs(data.results, data.matrices, ["ft", "mid", "hx"], tmp_path)
     assert [f.name for f in figs] == ["mpigraph-pair-4"]
     fig = figs[0]
@@ -85,17 +89,8 @@ def test_mpigraph_pair_puts_the_baseline_beside_the_last_combo(tmp_path: Path) -
     assert mpigraph_pairs(data.results, data.matrices, ["mid"], tmp_path) == []
 
 
-@pytest.mark.parametrize("baseline_ran", [False])
-def test_no_pair_without_the_baseline(tmp_path: Path, baseline_ran: bool) -> None:
-    log = tmp_path / "log"
-    for i, combo in enumerate(["mid", "hx"]):
-        run = log / "runs" / f"mpigraph-{i}"
-        run.mkdir(parents=True)
-        shutil.copy(FIX / "mpigraph-np4-1MiB-10x10.out", run)
-        (run / "t2hx-run.json").write_text(json.dumps(dict(
-            benchmark="mpigraph", combo=combo, topology="t", routing="r", placement="p",
-            nodes=4, repetition=0)))
-    data = ingest(log)
+def test_no_pair_without_the_baseline(tmp_path: Path) -> None:
+    data = mpigraph_log(tmp_path, ["mid", "hx"])
     assert mpigraph_pairs(data.results, data.matrices, ["ft", "mid", "hx"], tmp_path) == []
 
 

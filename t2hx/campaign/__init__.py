@@ -4,7 +4,7 @@
 study profile in the environment and records provenance (command, git hash, system, the conf
 systems it ran on, profile) in ``log/<campaign>/provenance.json``. Rerunning the same
 campaign resumes it: cases with a passing perflog record are skipped
-(checks/lib/resume.py). ``status`` counts recorded cases against what the campaign's study
+(t2hx/checks/resume.py). ``status`` counts recorded cases against what the campaign's study
 and profile imply on the systems it ran on. One module per concern: ``selection`` (which
 systems ``--system`` means), ``provenance``, ``status``; this module runs ReFrame.
 """

@@ -2,7 +2,7 @@
 
 A study may simulate a benchmark on the packet engine (``engine: packet``); each such case
 is also simulated on the flow model, and that companion run is kept under
-``log/<campaign>/companion/flow/`` (checks/lib/base.py). This module sets the two beside
+``log/<campaign>/companion/flow/`` (t2hx/checks/base.py). This module sets the two beside
 each other, case by case, and scores the seed's claims twice: on the campaign as it ran,
 and on the same campaign with every companion row in place of the packet row of its case.
 The claims whose verdict differs are the effect of the engine alone: same inputs, same

@@ -264,7 +264,7 @@ def _perflog_frame(frame: pd.DataFrame, rel: str, campaign: str,
     for no in frame.loc[bad, "_line"]:
         summary.skip("perflog line", f"{rel}:{no}", "perf_value is not a number")
     # ReFrame logs a case again when a stage after its performance fails (cleanup on a full
-    # disk): such a line is no record (resume reruns the case, checks/lib/resume.py).
+    # disk): such a line is no record (resume reruns the case, t2hx/checks/resume.py).
     result = _col(frame, "result").fillna("pass").str.strip()
     failed = ~bad & (result != "pass")
     for no, what in zip(frame.loc[failed, "_line"], result[failed]):

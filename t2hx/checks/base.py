@@ -23,12 +23,15 @@ A case that already has a passing perflog record in the campaign is skipped (res
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import re
 import os
 import shlex
 import shutil
 import subprocess
+import sys
+import types
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -48,7 +51,7 @@ from t2hx.routing.reroute import demand_meta, route_record
 from t2hx.simrequest import FLOW_ENGINE
 from t2hx.study import hostfile_name, load_study
 
-from lib import resume
+from t2hx.checks import resume
 
 
 STUDY = load_study()
@@ -81,7 +84,7 @@ def study_parameters(bench: str):
         return (parameter([STUDY.combos[0].name], type=str),
                 parameter(nodes, type=int), parameter([0], type=int))
     combos = [c.name for c in STUDY.all_combos()] + [LOCAL]
-    extra = {n for c in STUDY.extra_combos for n in c.only.get(bench, [])}
+    extra = {n for c in STUDY.extra_combos for n in (c.only or {}).get(bench, [])}
     nodes = sorted(set(STUDY.nodes(bench)) | set(STUDY.local["nodes"]) | extra)
     reps = max(STUDY.runs_of(bench), STUDY.local["repetitions"])
     return (parameter(combos, type=str), parameter(nodes, type=int),
@@ -447,15 +450,37 @@ def sim_marks(output: Path) -> dict:
         _, meta = wire.split_simulated(fh.readline())
     if meta is None:
         return {}
-    marks = {k: meta[k] for k in ("model", "cache", "noise", "noise_factor") if k in meta}
+    marks: dict[str, str | int] = {k: meta[k] for k in ("model", "cache", "noise", "noise_factor")
+                                   if k in meta}
     if "repeat_of" in meta:
         marks["repeat_of"] = int(meta["repeat_of"])
     return {"sim": marks}
 
 
+#: The check files (ReFrame loads them by path; so does :func:`check_module`).
+CHECKS = ROOT / "checks"
+
+
+def check_module(name: str) -> types.ModuleType:
+    """``checks/<name>.py`` as a module of its own, loaded by its path (no sys.path entry)
+    once per process: the capacity check launches other check files' apps by their
+    classes. Their tests register in this module, not in the file ReFrame loads, so ReFrame
+    runs none of them twice."""
+    key = f"t2hx_check_file_{name}"
+    if key not in sys.modules:
+        spec = importlib.util.spec_from_file_location(key, CHECKS / f"{name}.py")
+        if spec is None or spec.loader is None:
+            raise ImportError(f"{CHECKS / name}.py: not a check file")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[key] = module
+        spec.loader.exec_module(module)
+    return sys.modules[key]
+
+
 def check_class(name: str) -> type[T2hxCheck]:
     """The loaded check class a registry entry names (its ``check`` field)."""
-    todo, seen = [T2hxCheck], {}
+    todo: list[type[T2hxCheck]] = [T2hxCheck]
+    seen: dict[str, type[T2hxCheck]] = {}
     while todo:
         cls = todo.pop()
         seen.setdefault(cls.__name__, cls)

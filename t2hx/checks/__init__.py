@@ -1,6 +1,9 @@
-"""What every check module shares (base.py). Each check module puts checks/ on sys.path by
-appending, never inserting: ReFrame loads a check file with its folder appended to sys.path
-and then pops that position, which an insert at 0 would shift onto another entry.
+"""What every ReFrame check file of ``checks/`` shares: the case, its launch and records
+(``base.py``), skipping recorded cases (``resume.py``) and keeping a whole-study case's raw
+files (``keep.py``). The check files import these as ``t2hx.checks.*``: the t2hx ReFrame
+(``.venv/bin/reframe``, run/setup installs t2hx into its environment) and any ReFrame given
+``-C conf/reframe.py`` (which puts the checkout first on its path) find them without path
+edits in the check files.
 
 The checks run t2hx's Python code, which needs the packages of requirements.lock: a site's
 own ReFrame without them stops here with one line naming the ReFrame to use, instead of
