@@ -293,3 +293,23 @@ def test_the_numpy_reader_of_opensm_dumps_equals_the_line_parser(mini, routed, t
     lines[k] = lines[k][:7] + lines[k][7:10].lstrip("0") + lines[k][10:]   # "0x0001 1 # …"
     edited.write_text("".join(lines))
     assert (lft_mod.parse_lfts(edited, fabric, max_lid) == fast).all()
+
+
+def test_ftree_without_guid_files_falls_back_to_updn_on_taurus_islands(tmp_path) -> None:
+    """Seed 004's Table 1 gives Taurus identical fat-tree and Up*/Down* columns (docs/
+    history.md, "Taurus' identical columns"): OpenSM's ftree, left to find the roots and
+    compute nodes itself, refuses the islands fabric and OpenSM routes with the next engine
+    of its list; given the GUID files, as t2hx routes it, ftree accepts it."""
+    from t2hx.conf import load_system, system_path
+    from t2hx.fabric.build import build_plane
+    from t2hx.routing.opensm import route
+
+    fabric = build_plane(load_system(system_path("sc16-taurus")), "ib")
+    alone = route(fabric, tmp_path / "alone", "ftree", 0, {
+        "root_guid_file": "(null)", "cn_guid_file": "(null)", "routing_engine": "ftree,updn"},
+        timeout=900)
+    assert alone.summary["engine_used"] == "updn" and alone.summary["fallback"]
+    assert "Fabric topology hasn't been identified as FatTree" in alone.summary["errors"]
+    given = route(fabric, tmp_path / "given", "ftree", 0, {"routing_engine": "ftree,updn"},
+                  timeout=900)
+    assert given.summary["engine_used"] == "ftree" and not given.summary["fallback"]
