@@ -72,7 +72,7 @@ def scorecard_picture(sc: pd.DataFrame, outdir: Path, name: str = "scorecard") -
                 cells.append([ci, ri, _rgb(VERDICT_COLOURS.get(v, "#ffffff")),
                               VERDICT_MARKS.get(v, "")])
     shown = [v for v in (*VERDICTS, "identical") if any(c[3] == VERDICT_MARKS[v] for c in cells)]
-    keys = "".join(f", NaN with boxes fs solid 1.0 lc rgb {plots.gp_string(VERDICT_COLOURS[v])}"
+    keys = "".join(f", NaN with boxes fs solid 1.0 noborder fc rgb {plots.gp_string(VERDICT_COLOURS[v])}"
                    f" title {plots.gp_string(VERDICT_MARKS[v] + ' ' + v)}" for v in shown)
     title = f"Scorecard: {len(sc)} claims, verdict and per node count"
     stem = Path(outdir) / name
