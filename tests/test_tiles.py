@@ -118,3 +118,11 @@ def test_message_size_lines_get_a_ratio_panel(tmp_path: Path) -> None:
     fig = lines(g, "imb-bcast", "t_max", "msg_size", ["a", "b"], tmp_path, "x", "t")
     assert fig is not None and all(f.stat().st_size > 0 for f in fig.files)
     assert fig.table.columns.tolist() == ["msg_size", "a", "b"]
+
+
+def test_every_study_figure_set_has_a_drawing() -> None:
+    """A study's ``figures:`` names a set replay draws (one table, no branches on names)."""
+    from t2hx.post.replay import FIGURE_SETS
+    from t2hx.study import FIGURE_SETS as NAMES
+
+    assert set(FIGURE_SETS) == set(NAMES)

@@ -18,7 +18,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 from collections.abc import Callable
 
 import pandas as pd
@@ -90,19 +90,10 @@ def replay(logdir: Path, out: Path | None = None, quiet: bool | None = None) -> 
         # scorecard; the report lists the measured values instead.
         single = len(combos) == 1
         study = _study(ing.provenance, summary)
-        configs = study is not None and study.figures == "configs"
-        histories = study is not None and study.figures == "histories"
-        if configs and not single:
-            figs = _config_figures(results, study, logdir, fig_dir, summary, prog)
-        elif histories:
-            from t2hx.post import histories as hist
-
-            prog.say("history figures (seed 004 Figs 1, 7 and 8, Table 1)")
-            figs = hist.figures(logdir, fig_dir) + _routing_runs(results, logdir, ing.provenance,
-                                                                 fig_dir)
-        else:
-            figs = _figures(results, ing.matrices, g, combos, baseline, logdir, fig_dir,
-                            summary, prog, comparative=not single)
+        figure_set = FIGURE_SETS[study.figures if study is not None else "capability"]
+        figs = figure_set.draw(FigureInputs(results, ing.matrices, g, combos, baseline, logdir,
+                                            fig_dir, summary, prog, study, ing.provenance,
+                                            single))
         if study is not None and study.networks:
             from t2hx.post import collective_times, networks
 
@@ -118,7 +109,7 @@ def replay(logdir: Path, out: Path | None = None, quiet: bool | None = None) -> 
         mine = (systems.isin(own) | (systems == "")) if own is not None else \
             pd.Series(True, index=results.index)
         ref = None
-        if sim and not configs and not histories and mine.any():   # seed 000's numbers
+        if sim and figure_set.seed_reference and mine.any():   # seed 000's numbers
             efi = next((f.table for f in figs if f.name == "routing-efi-histogram"), None)
             dark = next((f.table for f in figs if f.name == "routing-dark-fiber"), None)
             ref = reference.comparison(results[mine], efi, dark)
@@ -145,10 +136,11 @@ def replay(logdir: Path, out: Path | None = None, quiet: bool | None = None) -> 
                        (results["campaign"].iloc[0] if len(results) else logdir.resolve().name))
         windows = [json.loads(p.read_text())
                    for p in sorted(Path(logdir).glob("capacity/**/window.json"))]
-        bl = report.blocks(campaign, ing.provenance, summ, baseline, figs, sim, ref, out, sc,
-                           windows, values=report.measured_values(results) if single else None,
-                           systems=table, others=others, own=own, engines=engine_cmp,
-                           ran=_ran(results, summ), pictures=pictures)
+        bl = report.blocks(report.ReportInputs(
+            campaign, ing.provenance, summ, baseline, figs, sim, ref, out, sc, windows,
+            values=report.measured_values(results) if single else None, systems=table,
+            others=others, own=own, engines=engine_cmp, ran=_ran(results, summ),
+            pictures=pictures))
         if sc is not None:
             bl += report.moves_blocks(Path(logdir), sc)
         report.write_report(out, bl, f"t2hx report — {campaign}" + report.on_systems(names))
@@ -204,19 +196,61 @@ def _study(prov: dict[str, Any], summary):
         return None
 
 
-def _config_figures(results: pd.DataFrame, study, logdir: Path, fig_dir: Path, summary,
-                    prog: Progress) -> list[F.Figure]:
+@dataclass
+class FigureInputs:
+    """What a figure set draws from: the log's tables and where the figures go."""
+    results: pd.DataFrame
+    matrices: pd.DataFrame
+    g: pd.DataFrame                # statistics and gains per cell
+    combos: list[str]
+    baseline: str | None
+    logdir: Path
+    fig_dir: Path
+    summary: Any
+    prog: Progress
+    study: Any                     # t2hx.study.Study, or None when not known here
+    provenance: dict[str, Any]
+    single: bool                   # one combo: nothing to compare
+
+
+def _capability_figures(f: FigureInputs) -> list[F.Figure]:
+    return _figures(f.results, f.matrices, f.g, f.combos, f.baseline, f.logdir, f.fig_dir,
+                    f.summary, f.prog, comparative=not f.single)
+
+
+def _config_figures(f: FigureInputs) -> list[F.Figure]:
     """The figures of a study comparing systems (t2hx/post/fattree_configs.py)."""
     from t2hx.post import fattree_configs as configs
 
+    if f.single:
+        return _capability_figures(f)
     try:
-        figs = configs.figures(results, study, logdir, fig_dir)
+        figs = configs.figures(f.results, f.study, f.logdir, f.fig_dir)
     except T2hxError as err:
-        summary.skip("figure", "configs", err.message)
+        f.summary.skip("figure", "configs", err.message)
         return []
     for fig in figs:
-        prog.step(fig.name)
+        f.prog.step(fig.name)
     return figs
+
+
+def _history_figures(f: FigureInputs) -> list[F.Figure]:
+    from t2hx.post import histories as hist
+
+    f.prog.say("history figures (seed 004 Figs 1, 7 and 8, Table 1)")
+    return hist.figures(f.logdir, f.fig_dir) + _routing_runs(f.results, f.logdir, f.provenance,
+                                                             f.fig_dir)
+
+
+class FigureSet(NamedTuple):
+    draw: Callable[[FigureInputs], list[F.Figure]]
+    seed_reference: bool           # the report sets seed 000's reference numbers beside ours
+
+
+#: The figure set of each kind of study (its conf's ``figures:``, t2hx.study.FIGURE_SETS).
+FIGURE_SETS = {"capability": FigureSet(_capability_figures, True),
+               "configs": FigureSet(_config_figures, False),
+               "histories": FigureSet(_history_figures, False)}
 
 
 @dataclass
