@@ -158,7 +158,8 @@ def test_parx_without_any_demand_is_noted_counted_and_reported(tmp_path, monkeyp
     assert sources == {RECORDED: 1, DERIVED: 2, NO_DEMAND: 5}
 
     summary = {"skipped": [], "ignored": [], "parx_demand": sources}
-    text = report.to_markdown(report.blocks("c", {}, summary, None, [], True, None, tmp_path))
+    text = report.to_markdown(report.blocks(report.ReportInputs(
+        "c", {}, summary, None, [], True, None, tmp_path)))
     assert demand_line(sources) in text
     assert "PARX jobs routed: 1 with a recorded profile, 2 with a demand derived" in text
     assert "5 without demand" in text and "not a measurement" in text

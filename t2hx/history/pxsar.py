@@ -27,6 +27,7 @@ from t2hx.errors import RoutingError
 from t2hx.routing.lft import Tables
 
 BINARY = ROOT / "parx" / "px-sar"
+PLUGIN = ROOT / "parx" / "libparx.so"
 SNAPSHOT = "px-snapshot"         # the file the plugin writes into a routing's directory
 MAGIC = b"px-lft 1 "
 NO_PATH = 255
@@ -66,14 +67,16 @@ def read_lfts(path: Path, tables: Tables) -> np.ndarray:
     return lft
 
 
-def graph_key(system_path: Path, plane: str, options: dict) -> str:
-    """What the graph OpenSM builds for a plane depends on: the conf (its simulated part),
-    the plane, the plugin that writes the snapshot, and the OpenSM options of the routing."""
-    from t2hx.flowsim.runcache import PLUGIN, file_digest, system_digest
-
-    text = json.dumps([system_digest(system_path), plane, file_digest(PLUGIN),
-                       file_digest(BINARY), options], sort_keys=True, default=str)
+def graph_key(system_sha256: str, plane: str, options: dict) -> str:
+    """What the graph OpenSM builds for a plane depends on: the conf file, the plane, the
+    plugin that writes the snapshot, px-sar that reads it, and the routing's OpenSM options."""
+    text = json.dumps([system_sha256, plane, digest(PLUGIN), digest(BINARY), options],
+                      sort_keys=True, default=str)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else "missing"
 
 
 def keep_graph(out: Path, entry: Path) -> None:

@@ -146,7 +146,7 @@ class Router:
         """The graph entry of this plane (t2hx/history/pxsar.py: snapshot and dumps)."""
         spec = self.system.plane(self.plane).opensm
         options = route_args(self.fabric, "sar", spec, self.system.path)["extra_conf"]
-        return self.work / "history-sar" / f"graph-{graph_key(self.system.path, self.plane, options)}"
+        return self.work / "history-sar" / f"graph-{graph_key(self.system.sha256, self.plane, options)}"
 
     def _start_pxsar(self, where: Path, tables: Tables | None = None) -> None:
         if tables is None:
