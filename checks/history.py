@@ -64,7 +64,7 @@ class HistoryReplay(T2hxCheck):
             "campaign", "simulate-history", "--system", self.extras["conf_file"],
             "--plane", self.topology, "--trace", str(ROOT / SPEC["trace"]),
             "--day", str(SPEC["first_day"] + self.repetition),
-            "--interval", str(seconds(SPEC["interval"])),
+            "--interval", str(seconds(SPEC["interval"])), "--placement", SPEC["placement"],
             "--rows", wire.HISTORY_ROWS, "--work", str(work_root())]
 
     @run_before("run")

@@ -16,6 +16,7 @@ from pathlib import Path
 from t2hx import ROOT
 from t2hx.conf import ENGINES, System, load_system, system_path
 from t2hx.errors import ConfError
+from t2hx.history import PLACEMENT_POLICIES
 from t2hx.schema import F, validate
 from t2hx.simrequest import FLOW_ENGINE, NETWORK_ENGINES
 from t2hx.textfile import load_yaml
@@ -171,6 +172,8 @@ HISTORIES = {
     "interval": F(str, default="10m", check=_duration, doc="sampling interval (§4.2: 10m)"),
     "first_day": F(int, default=0, min=0, doc="days of the trace skipped before the replay"),
     "days": F(int, default=1, min=1, max=3660, doc="days replayed, one case per day"),
+    "placement": F(str, default="first-fit", choices=PLACEMENT_POLICIES,
+                   doc="how a trace without node lists gets nodes (docs/history.md#placement)"),
     "note": F(str, default="", doc="what the replay stands for (the report prints it)"),
 }
 NETWORK_KINDS = ("random-shortcut", "circulant", "dragonfly")  # t2hx.placement.network_analysis
@@ -251,6 +254,7 @@ PROFILE = {
     "histories": F(dict, default={}, fields={
         "first_day": F(int, default=None, min=0),
         "days": F(int, default=None, min=1, max=3660),
+        "placement": F(str, default=None, choices=PLACEMENT_POLICIES),
         "note": F(str, default=None)}),
 }
 EXTRA_COMBO = {**COMBO, "only": F(dict, required=True, values=F(list, items=F(int, min=1)),

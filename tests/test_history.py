@@ -6,6 +6,7 @@ from __future__ import annotations
 import gzip
 import json
 import lzma
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -87,6 +88,61 @@ def test_first_fit_placement_packs_and_frees_nodes(tmp_path: Path) -> None:
     placement = place(trace, HOSTS)
     assert placement.jobs[-1].hosts == tuple(HOSTS[0:2])
     assert placement.left_out == {"larger than the system": 1}
+
+
+def test_least_recent_placement_hands_out_the_nodes_free_longest(tmp_path: Path) -> None:
+    late = "5 4000 0 100 8 -1 -1 8 100 -1 1 1 1 -1 1 -1 -1 -1"
+    trace = read_trace(write(tmp_path, "u.swf", SWF_HEADER + "\n".join(SWF_JOBS + [late])
+                             + "\n"))
+    jobs = place(trace, HOSTS, "least-recent").jobs
+    assert [j.hosts for j in jobs[:3]] == [tuple(HOSTS[0:2]), tuple(HOSTS[2:6]),
+                                           tuple(HOSTS[6:22])]
+    # Job 1's nodes were freed last: the late job gets the never-used ones after job 4's.
+    assert jobs[-1].hosts == tuple(HOSTS[22:24])
+
+
+def _overlaps(jobs) -> list[str]:
+    """Hosts two jobs hold at once (a placement must never double-book a node)."""
+    events = sorted([(j.end, 0, j) for j in jobs] + [(j.start, 1, j) for j in jobs],
+                    key=lambda e: (e[0], e[1]))
+    held: set[str] = set()
+    clash = []
+    for _, starts, job in events:
+        if starts:
+            clash += [h for h in job.hosts if h in held]
+            held |= set(job.hosts)
+        else:
+            held -= set(job.hosts)
+    return clash
+
+
+@pytest.mark.parametrize("policy", ["first-fit", "least-recent", "random"])
+def test_no_policy_double_books_a_node_and_each_places_the_same_way_twice(policy: str) -> None:
+    from t2hx.history import samples
+
+    system = load_system(system_path("sc16-taurus"))
+    trace, placement, _ = samples.load(ATLAS, system, policy=policy)
+    assert _overlaps(placement.jobs) == []
+    assert placement.jobs == samples.load(ATLAS, system, policy=policy)[1].jobs
+
+
+def test_the_fragmenting_policies_spread_jobs_over_more_leaves_than_first_fit() -> None:
+    from statistics import mean
+
+    from t2hx.history import samples
+
+    from t2hx.fabric.build import build_plane
+    from t2hx.routing.sarjobs import leaf_of
+
+    system = load_system(system_path("sc16-taurus"))
+    leaf = leaf_of(build_plane(system, "ib"))
+    leaf_size = max(Counter(leaf.values()).values())
+    excess = {}
+    for policy in ("first-fit", "least-recent", "random"):
+        jobs = samples.load(ATLAS, system, policy=policy)[1].jobs[5000:8000]
+        excess[policy] = mean(len({leaf[h] for h in j.hosts}) / -(-len(j.hosts) // leaf_size)
+                              for j in jobs)
+    assert 1.0 <= excess["first-fit"] < excess["least-recent"] < excess["random"]
 
 
 def test_sacct_keeps_node_lists_skips_steps_and_pending_and_runs_open_jobs_to_the_end(

@@ -24,6 +24,7 @@ from t2hx.campaign.selection import SIM
 from t2hx.cli import defer
 from t2hx.errors import T2hxError
 from t2hx.conf import ENGINES, load_system, system_path
+from t2hx.history import PLACEMENT_POLICIES as POLICIES
 from t2hx.paths import work_root
 from t2hx.study import DEFAULT_STUDY, STUDY_ENV
 
@@ -233,6 +234,9 @@ def register_history(verbs: argparse._SubParsersAction) -> None:
                    help="days after the trace's first job")
     h.add_argument("--interval", type=A.seconds, default=600.0,
                    help="seconds between samples (default 600)")
+    h.add_argument("--placement", default="first-fit", choices=POLICIES,
+                   help="how a trace without node lists is placed (default first-fit; "
+                   "docs/history.md#placement)")
     h.add_argument("--rows", required=True, type=A.as_path(A.output_file),
                    help="the day's rows (JSON) to write")
     h.add_argument("--work", default=str(work_root()), type=A.output_dir,
@@ -246,7 +250,7 @@ def cmd_simulate_history(args: argparse.Namespace) -> int:
     system = load_system(system_path(args.system))
     system.plane(args.plane)
     sys.stdout.write(day_text(system, args.plane, args.trace, args.day, args.interval,
-                              Path(args.work), args.rows, args.quiet))
+                              Path(args.work), args.rows, args.quiet, args.placement))
     return 0
 
 

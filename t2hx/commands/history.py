@@ -13,7 +13,7 @@ from t2hx.atomic import atomic_write
 from t2hx.cli import defer
 from t2hx.conf import load_system, system_path
 from t2hx.errors import T2hxError
-from t2hx.history import hostlist
+from t2hx.history import PLACEMENT_POLICIES as POLICIES, hostlist
 from t2hx.history.trace import SACCT_FORMAT, Trace
 
 if TYPE_CHECKING:
@@ -65,13 +65,16 @@ def _trace_args(p: argparse.ArgumentParser) -> None:
                    help="conf/systems/<sys>.yaml (or the name) whose nodes the jobs run on")
     p.add_argument("--format", default="auto", choices=("auto", "swf", "sacct"),
                    help="trace format (default: from its first line)")
+    p.add_argument("--placement", default="first-fit", choices=POLICIES,
+                   help="how an SWF trace's jobs get nodes (default first-fit; "
+                   "docs/history.md#placement)")
 
 
 def _load(args: argparse.Namespace) -> tuple[Trace, Placement, str, list[str]]:
     from t2hx.history import samples
 
     system = load_system(system_path(args.system))
-    trace, placement, hosts = samples.load(args.trace, system, args.format)
+    trace, placement, hosts = samples.load(args.trace, system, args.format, args.placement)
     return trace, placement, system.name, hosts
 
 

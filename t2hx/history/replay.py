@@ -249,13 +249,13 @@ def write_jobs(doc: dict, router: Router, order: list[str], path: Path) -> None:
 
 
 def day_text(system: System, plane: str, trace: str, day: int, interval: float, work: Path,
-             rows_path: Path, quiet: bool = True) -> str:
+             rows_path: Path, quiet: bool = True, placement: str = "first-fit") -> str:
     """One day of a history replayed (a case of checks/history.py): the rows written to
     ``rows_path``, each engine's means over the day as wire lines."""
     from t2hx import wire
     from t2hx.history import samples
 
-    loaded = samples.load(trace, system)
+    loaded = samples.load(trace, system, policy=placement)
     doc = samples.samples_doc(loaded[0], loaded[1], system.name, len(loaded[2]), interval,
                               first_day=day, days=1)
     with Router(system, plane, work, quiet) as router:

@@ -17,13 +17,14 @@ DAY_S = 86400.0
 MAX_SAMPLES = 525_600
 
 
-def load(path: str | Path, system: System, fmt: str = "auto"
+def load(path: str | Path, system: System, fmt: str = "auto", policy: str = "first-fit"
          ) -> tuple[Trace, Placement, list[str]]:
-    """The trace read against the system's usable nodes, and its jobs placed on them."""
+    """The trace read against the system's usable nodes, and its jobs placed on them by
+    ``policy`` (t2hx/history/sampling.py)."""
     down = set(system.nodes.get("down", []))
     hosts = [h for h in system.hostnames() if h not in down]
     trace = read_trace(path, fmt, hosts)
-    return trace, place(trace, hosts), hosts
+    return trace, place(trace, hosts, policy), hosts
 
 
 def summary(trace: Trace, placement: Placement, system: str, hosts: list[str]) -> str:
