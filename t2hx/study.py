@@ -16,7 +16,6 @@ from pathlib import Path
 from t2hx import ROOT
 from t2hx.conf import ENGINES, System, load_system, system_path
 from t2hx.errors import ConfError
-from t2hx.history import PLACEMENT_POLICIES
 from t2hx.schema import F, validate
 from t2hx.simrequest import FLOW_ENGINE, NETWORK_ENGINES
 from t2hx.textfile import load_yaml
@@ -163,6 +162,8 @@ WORKLOADS = {
     "window": F(str, default="10s", check=_duration, doc="simulated time per workload"),
     "note": F(str, default="", doc="what the window leaves out (the report prints it)"),
 }
+#: How a trace without node lists gets nodes (t2hx/history/sampling.py, docs/history.md).
+PLACEMENT_POLICIES = ("first-fit", "least-recent", "random")
 HISTORIES = {
     "combos": F(list, required=True, items=F(str),
                 doc="combos whose system and plane replay the history (routing: sar; the "

@@ -42,7 +42,7 @@ def test_a_changed_model_makes_it_stale_and_says_so(tmp_path, monkeypatch) -> No
 def test_a_changed_system_or_study_makes_it_stale(tmp_path) -> None:
     old = _now()
     old["systems"]["mini"] = "0" * 64
-    old["study"] = "1" * 64
+    old["study"] = old["study_profile"] = "1" * 64
     got = freshness(_log(tmp_path, [{"fingerprint": old}]))
     assert got.state == "stale" and "system mini" in got.line and "study" in got.line
 
@@ -97,3 +97,31 @@ def test_every_log_the_readme_quotes_is_fresh_or_declared_stale() -> None:
             assert name in declared, f"log/{name} is stale: rerun it or say so in README.md"
         elif state == "fresh":
             assert name not in declared, f"log/{name} is fresh: drop it from README's Stale"
+
+
+def test_the_study_counts_only_where_the_logs_profile_reads_it(tmp_path) -> None:
+    """Another profile added (or changed) leaves a log fresh; its own profile's section or
+    the settings outside ``profiles:`` changed make it stale."""
+    import yaml
+
+    study = tmp_path / "study.yaml"
+    text = {"name": "s", "repetitions": 3, "profiles": {"quick": {"repetitions": 1}}}
+    study.write_text(yaml.safe_dump(text))
+    run = {"profile": "quick", "fingerprint": fingerprint([SYSTEM], study, "quick")}
+    log = tmp_path / "camp"
+    log.mkdir()
+    (log / "provenance.json").write_text(json.dumps({
+        "simulated": True, "systems": ["mini"], "study_file": str(study), "runs": [run]}))
+    for change, state in ((("profiles", "other"), {"repetitions": 2}), "fresh"), \
+            ((("profiles", "quick"), {"repetitions": 2}), "stale"), \
+            ((("repetitions",), 4), "stale"):
+        doc = json.loads(json.dumps(text))
+        where, value = change
+        if len(where) == 2:
+            doc[where[0]][where[1]] = value
+        else:
+            doc[where[0]] = value
+        study.write_text(yaml.safe_dump(doc))
+        got = freshness(log)
+        assert got.state == state, (change, got.line)
+        assert state == "fresh" or "study changed" in got.line

@@ -94,6 +94,7 @@ ROLE_OF = {
     ("fabric", "analyze", "--jobs"): "in-file", ("simulate", "--input"): "json",
     ("history", "check", "trace"): "in-file", ("history", "sample", "trace"): "in-file",
     ("history", "sample", "--out"): "out-file", ("history", "replay", "samples"): "in-file",
+    ("history", "updates", "samples"): "in-file", ("history", "updates", "--out"): "out-file",
     ("campaign", "simulate-history", "--trace"): "in-file",
     ("campaign", "simulate-history", "--rows"): "out-file", ("sar", "watch", "--log"): "out-file",
     ("campaign", "analyse-network", "--rows"): "out-file",
@@ -198,6 +199,8 @@ ALLOW: dict[tuple[str, str, str], str] = {
     ("history sample", "--days", "huge"): "to the trace's end",
     ("history sample", "--days", "huge-float"): "to the trace's end",
     ("history sample", "--out", "file"): "an existing samples file is replaced",
+    ("history updates", "--limit", "huge"): "every re-route of the samples",
+    ("history updates", "--out", "file"): "an existing report is replaced",
     # Output paths that are valid: a new folder is created; .. and odd names are names.
     ("*", "--out", "missing"): "a new output folder is created",
     ("*", "--out", "dir"): "an existing folder to write into",
@@ -282,6 +285,9 @@ BASES: dict[tuple[str, ...], list[str]] = {
                             "{tmp}/samples.json"],
     ("history", "replay"): ["history", "replay", "{samples}", "--system", "{mini}", "--plane",
                             "fattree", "--out", "{tmp}/replay", "--work", "{tmp}/work"],
+    ("history", "updates"): ["history", "updates", "{samples}", "--system", "{mini}",
+                             "--plane", "fattree", "--out", "{tmp}/updates.json", "--work",
+                             "{tmp}/work"],
     ("hostfiles",): ["hostfiles", "--system", "{mini}", "--out", "{tmp}/hf", "--placements",
                      "linear", "--counts", "2"],
     ("parse",): ["parse", "--benchmark", "hpl", "{hplout}"],
@@ -307,7 +313,7 @@ BASES: dict[tuple[str, ...], list[str]] = {
 }
 # The index in a base of its one positional value: a hostile one replaces it.
 POSITIONAL = {("demand", "check"): 2, ("history", "check"): 2, ("history", "sample"): 2,
-              ("history", "replay"): 2,
+              ("history", "replay"): 2, ("history", "updates"): 2,
               ("post",): 1, ("replay",): 1, ("conf", "schema"): 2, ("conf", "check"): 2,
               ("scorecard",): 1}
 # Why each of these is fuzzed with rejected values only.
@@ -321,6 +327,7 @@ REJECT_ONLY = {
     ("sar", "watch"): "polls Slurm and re-routes a running OpenSM until stopped",
     ("demand", "record"): "runs a real MPI program",
     ("history", "replay"): "routes with OpenSM under ibsim",
+    ("history", "updates"): "routes with OpenSM under ibsim",
     ("fabric", "route"): "routes with OpenSM under ibsim",
     ("post",): "replays a log into figures and a report (matplotlib)",
     ("replay",): "replays a log into figures and a report (matplotlib)",

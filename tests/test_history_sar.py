@@ -84,7 +84,7 @@ def test_px_sar_refuses_what_it_cannot_route(tmp_path: Path) -> None:
     assert serve.returncode == 0
     assert serve.stdout.splitlines() == [
         f"error sar could not route {tmp_path}/none.txt (see the messages above)",
-        "error expected 'JOBS OUT', got: not-two-words"]
+        "error expected 'JOBS OUT [SL]', got: not-two-words"]
     assert "ERR FA21: cannot open" in serve.stderr
     # a damaged snapshot: px-sar says where, exit status 2
     bad = tmp_path / "bad-snapshot"
@@ -108,3 +108,31 @@ def test_read_lfts_checks_the_file_against_the_fabric(tmp_path: Path) -> None:
         lfts.write_bytes(b"px-lft 2" + data[8:])
         with pytest.raises(RoutingError, match="not a px-lft 1 file"):
             read_lfts(lfts, tables)
+
+
+def test_px_sar_layers_are_the_plugins_path_sls(tmp_path: Path) -> None:
+    """px-sar's layer output (SL argument) against what the plugin inside OpenSM dumped for
+    the same job set (parx-path-sl.dump): every (switch, destination LID) on mini's HyperX,
+    where SAR needs more than one layer."""
+    from t2hx.history.pxsar import read_layers
+    from t2hx.routing.sarjobs import job_file_text
+
+    jobs = job_sets(seed=5, count=1)[0]
+    with Router(MINI, "hyperx", tmp_path, sar_with="px-sar") as router:
+        first = router.sar(jobs).tables                  # OpenSM with the plugin
+        assert router.pxsar is not None
+        tables, layers = router.pxsar.route_with_layers(job_file_text(jobs))
+    assert np.array_equal(tables.lft, first.lft)
+    dump = next(tmp_path.rglob("parx-path-sl.dump")).read_text().splitlines()[1:]
+    index = {n.guid: i for i, n in enumerate(tables.fabric.nodes) if n.kind == "switch"}
+    theirs = np.full_like(layers, 255)
+    for line in dump:
+        guid, lid, sl = line.split()
+        theirs[index[int(guid, 16)], int(lid, 16)] = int(sl)
+    assert len(dump) > 0 and int(theirs[theirs != 255].max()) >= 1
+    assert np.array_equal(layers, theirs)
+    # a layer file of another fabric is refused with the file named
+    other = tmp_path / "other.px"
+    other.write_bytes(b"px-sl 1 3 2 1\n" + bytes(2 * 8 + 3 * 4))
+    with pytest.raises(RoutingError, match="other.px: 2 switch GUIDs not in fabric"):
+        read_layers(other, tables)

@@ -63,7 +63,7 @@ def write_provenance(campaign: str, system: str, profile: str, rf_system: str,
     if rf_system == SIM:        # what the log goes stale against (t2hx/post/freshness.py)
         from t2hx.post.freshness import fingerprint
 
-        run["fingerprint"] = fingerprint([s.path for s in systems], study.path)
+        run["fingerprint"] = fingerprint([s.path for s in systems], study.path, study.profile)
     runs.append(run)
     # The conf systems of every run: the report names them, status counts their cases.
     known = list(dict.fromkeys([*prov.get("systems", []), *names]))

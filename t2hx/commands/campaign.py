@@ -24,9 +24,8 @@ from t2hx.campaign.selection import SIM
 from t2hx.cli import defer
 from t2hx.errors import T2hxError
 from t2hx.conf import ENGINES, load_system, system_path
-from t2hx.history import PLACEMENT_POLICIES as POLICIES
 from t2hx.paths import work_root
-from t2hx.study import DEFAULT_STUDY, STUDY_ENV
+from t2hx.study import DEFAULT_STUDY, PLACEMENT_POLICIES as POLICIES, STUDY_ENV
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -13,7 +13,8 @@ from t2hx.atomic import atomic_write
 from t2hx.cli import defer
 from t2hx.conf import load_system, system_path
 from t2hx.errors import T2hxError
-from t2hx.history import PLACEMENT_POLICIES as POLICIES, hostlist
+from t2hx.history import hostlist
+from t2hx.study import PLACEMENT_POLICIES as POLICIES
 from t2hx.history.trace import SACCT_FORMAT, Trace
 
 if TYPE_CHECKING:
@@ -44,6 +45,21 @@ def register(sub: argparse._SubParsersAction) -> None:
     r.add_argument("--work", type=A.as_path(A.output_dir), default=None,
                    help="routing cache root (default: the checkout's work/)")
     r.set_defaults(func=cmd_replay)
+    u = verbs.add_parser("updates", help="samples file → each SAR re-route checked as seed "
+                         "004's property-preserving network update (Def 6)")
+    u.add_argument("samples", type=A.input_file, help="samples file of `t2hx history sample`")
+    u.add_argument("--system", required=True, type=A.system, metavar="FILE",
+                   help="the system the samples were placed on")
+    u.add_argument("--plane", required=True, type=A.name, help="plane to route")
+    u.add_argument("--out", required=True, type=A.as_path(A.output_file),
+                   help="JSON file: one record per re-route")
+    u.add_argument("--limit", type=A.positive_int, default=None,
+                   help="check only the first N re-routes")
+    u.add_argument("--naive", action="store_true", help="also count the intermediate "
+                   "states with a loop or deadlock cycle without the protocol (slow)")
+    u.add_argument("--work", type=A.as_path(A.output_dir), default=None,
+                   help="routing cache root (default: the checkout's work/)")
+    u.set_defaults(func=cmd_updates)
 
 
 def sample_args(s: argparse.ArgumentParser) -> None:
@@ -103,13 +119,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
     from t2hx.paths import work_root
     from t2hx.progress import Progress
 
-    doc = read_samples(args.samples)
+    doc = _samples_of(args)
     system = load_system(system_path(args.system))
-    if doc["system"] != system.name:
-        raise T2hxError(f"the samples were placed on {doc['system']}, not {system.name}",
-                        file=args.samples, field="system",
-                        fix=f"--system {doc['system']}, or sample the trace again")
-    system.plane(args.plane)
     with Router(system, args.plane, args.work or work_root(), quiet=args.quiet) as router, \
             Progress("history replay", len(doc["samples"]), quiet=args.quiet) as prog:
         rows = replay(doc, router, step=lambda n, total: prog.step(
@@ -123,6 +134,37 @@ def cmd_replay(args: argparse.Namespace) -> int:
          "sar_routings": router.reroutes, "improvement": table}, indent=1) + "\n")
     print(f"{len(doc['samples'])} samples, {router.reroutes} SAR routings → {args.out}")
     return 0
+
+
+def cmd_updates(args: argparse.Namespace) -> int:
+    from t2hx.history.updates import updates
+    from t2hx.paths import work_root
+    from t2hx.progress import Progress
+
+    doc = _samples_of(args)
+    system = load_system(system_path(args.system))
+    with Progress("history updates", quiet=args.quiet) as prog:
+        found = list(updates(doc, system, args.plane, args.work or work_root(), args.limit,
+                             args.naive, step=lambda n, total: prog.say(
+                                 f"job set {n} of {total}")))
+    atomic_write(args.out, json.dumps(found, indent=1) + "\n")
+    bad = [r["reroute"] for r in found if not r["preserving"]]
+    print(f"{len(found)} re-routes, {sum(r['mads'] for r in found)} LFT blocks sent; "
+          + (f"Def 6 fails for re-routes {bad}" if bad else "Def 6 holds for every one")
+          + f" → {args.out}")
+    return 1 if bad else 0
+
+
+def _samples_of(args: argparse.Namespace) -> dict:
+    """The samples file, checked against --system and --plane."""
+    doc = read_samples(args.samples)
+    system = load_system(system_path(args.system))
+    if doc["system"] != system.name:
+        raise T2hxError(f"the samples were placed on {doc['system']}, not {system.name}",
+                        file=args.samples, field="system",
+                        fix=f"--system {doc['system']}, or sample the trace again")
+    system.plane(args.plane)
+    return doc
 
 
 def read_samples(path: str) -> dict:

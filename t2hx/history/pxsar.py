@@ -30,6 +30,7 @@ BINARY = ROOT / "parx" / "px-sar"
 PLUGIN = ROOT / "parx" / "libparx.so"
 SNAPSHOT = "px-snapshot"         # the file the plugin writes into a routing's directory
 MAGIC = b"px-lft 1 "
+SL_MAGIC = b"px-sl 1 "
 NO_PATH = 255
 #: What a graph entry keeps of the OpenSM routing that wrote it: the snapshot, and the dumps
 #: the day's base tables are read from (t2hx.routing.lft.load_tables).
@@ -54,17 +55,44 @@ def read_lfts(path: Path, tables: Tables) -> np.ndarray:
         raise RoutingError(f"{len(body)} bytes for {nsw} switches and max LID {max_lid}",
                            file=path, fix="the snapshot is from another fabric; re-route")
     rows = np.frombuffer(body, dtype=np.uint8).reshape(nsw, 8 + width)
-    guids = rows[:, :8].copy().view("<u8").ravel()
+    index = _by_guid(path, rows[:, :8].copy().view("<u8").ravel(), tables)
+    lft = np.full_like(tables.lft, -1)
+    ports = rows[:, 8:].astype(np.int16)
+    ports[ports == NO_PATH] = -1
+    lft[index] = ports
+    return lft
+
+
+def read_layers(path: Path, tables: Tables) -> np.ndarray:
+    """A px-sl 1 file as the (nodes × LIDs) layer (SL = VL) of the path from each switch
+    towards each destination LID of ``tables`` (255: none)."""
+    data = path.read_bytes()
+    head, _, body = data.partition(b"\n")
+    if not head.startswith(SL_MAGIC):
+        raise RoutingError("not a px-sl 1 file", file=path, fix="rebuild parx (make -C parx)")
+    ndest, nsw, _layers = (int(x) for x in head[len(SL_MAGIC):].split())
+    if len(body) != nsw * 8 + ndest * (2 + nsw):
+        raise RoutingError(f"{len(body)} bytes for {ndest} destinations and {nsw} switches",
+                           file=path, fix="the snapshot is from another fabric; re-route")
+    rows = _by_guid(path, np.frombuffer(body[:nsw * 8], dtype="<u8"), tables)
+    dest = np.frombuffer(body[nsw * 8:], dtype=np.uint8).reshape(ndest, 2 + nsw)
+    lids = dest[:, :2].copy().view("<u2").ravel().astype(np.int64)
+    if lids.max(initial=0) >= tables.lft.shape[1]:
+        raise RoutingError(f"LID {lids.max()} beyond the fabric's {tables.lft.shape[1] - 1}",
+                           file=path, fix="the snapshot is from another fabric; re-route")
+    out = np.full(tables.lft.shape, NO_PATH, dtype=np.uint8)
+    out[np.ix_(np.asarray(rows), lids)] = dest[:, 2:].T
+    return out
+
+
+def _by_guid(path: Path, guids: np.ndarray, tables: Tables) -> list[int]:
+    """The node index in ``tables`` of each switch GUID; every switch exactly once."""
     by_guid = {n.guid: i for i, n in enumerate(tables.fabric.nodes) if n.kind == "switch"}
     missing = [int(g) for g in guids if int(g) not in by_guid]
     if missing or len(guids) != len(by_guid):
         raise RoutingError(f"{len(missing)} switch GUIDs not in fabric "
                            f"'{tables.fabric.name}'", file=path, fix="re-route this fabric")
-    lft = np.full_like(tables.lft, -1)
-    ports = rows[:, 8:].astype(np.int16)
-    ports[ports == NO_PATH] = -1
-    lft[[by_guid[int(g)] for g in guids]] = ports
-    return lft
+    return [by_guid[int(g)] for g in guids]
 
 
 def graph_key(system_sha256: str, plane: str, options: dict) -> str:
@@ -119,11 +147,20 @@ class PxSar:
         shutil.rmtree(self.dir, ignore_errors=True)
 
     def route(self, text: str) -> Tables:
+        return self._run(text, None)[0]
+
+    def route_with_layers(self, text: str) -> tuple[Tables, np.ndarray]:
+        """The tables and the layer of every (switch, destination LID) path (read_layers)."""
+        tables, layers = self._run(text, self.dir / "layers.px")
+        assert layers is not None
+        return tables, layers
+
+    def _run(self, text: str, sl: Path | None) -> tuple[Tables, np.ndarray | None]:
         jobs, out = self.dir / "jobs.txt", self.dir / "lfts.px"
         atomic_write(jobs, text)
         assert self.proc.stdin is not None and self.proc.stdout is not None
         try:
-            self.proc.stdin.write(f"{jobs} {out}\n")
+            self.proc.stdin.write(f"{jobs} {out}" + (f" {sl}\n" if sl else "\n"))
             self.proc.stdin.flush()
         except BrokenPipeError:
             pass
@@ -133,4 +170,5 @@ class PxSar:
                                                      if self.proc.stderr else "") or "no answer"
             raise RoutingError(f"px-sar: {why}", file=jobs, fix="route this job set with "
                                "OpenSM (t2hx reroute --routing sar) to see its log")
-        return dataclasses.replace(self.tables, lft=read_lfts(out, self.tables))
+        tables = dataclasses.replace(self.tables, lft=read_lfts(out, self.tables))
+        return tables, (read_layers(sl, tables) if sl else None)

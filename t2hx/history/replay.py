@@ -127,22 +127,22 @@ class Router:
         return self.cache[key]
 
     def _route_sar(self, text: str) -> Routed:
-        if self.pxsar is None and self.sar_with == "px-sar" and self._graph().is_dir():
-            self._start_pxsar(self._graph())       # an earlier day's OpenSM built the graph
+        if self.pxsar is None and self.sar_with == "px-sar" and self.graph_dir().is_dir():
+            self._start_pxsar(self.graph_dir())       # an earlier day's OpenSM built the graph
         if self.pxsar is not None:
             tables = self.pxsar.route(text)
             return Routed(tables, inter_switch_mask(tables))
         out = self._sar_session(text)
         routed = self._read(out, cache=False)
         if self.sar_with == "px-sar":      # OpenSM's part is done: it built the graph
-            keep_graph(out, self._graph())
+            keep_graph(out, self.graph_dir())
             self._start_pxsar(out, routed.tables)
             assert self.session is not None
             self.session.__exit__(None, None, None)
             self.session = None
         return routed
 
-    def _graph(self) -> Path:
+    def graph_dir(self) -> Path:
         """The graph entry of this plane (t2hx/history/pxsar.py: snapshot and dumps)."""
         spec = self.system.plane(self.plane).opensm
         options = route_args(self.fabric, "sar", spec, self.system.path)["extra_conf"]

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from t2hx.history import PLACEMENT_POLICIES
+from t2hx.study import PLACEMENT_POLICIES
 from t2hx.history.trace import Job, Trace
 
 #: Seed 004 §4.2: "every 10 minutes".
@@ -96,7 +96,8 @@ class _Random(_FirstFit):
         return chosen
 
 
-_POLICY = {"first-fit": _FirstFit, "least-recent": _LeastRecent, "random": _Random}
+_POLICY: dict[str, type[_FirstFit] | type[_LeastRecent]] = {
+    "first-fit": _FirstFit, "least-recent": _LeastRecent, "random": _Random}
 
 
 def place(trace: Trace, hosts: list[str], policy: str = "first-fit") -> Placement:

@@ -3,7 +3,11 @@
 A simulated campaign run records a *fingerprint* in provenance.json: the run cache's code
 version of the model (t2hx/flowsim/runcache.py), and digests of the conf systems and the
 study file it ran with (their simulated parts, as the run cache's keys take them). Today's
-fingerprint differing in any part makes the log stale, and the line says which part. A log
+fingerprint differing in any part makes the log stale, and the line says which part. The
+study counts as changed only where the log's profile reads it: its settings outside
+``profiles:`` and its own profile's section (a profile added for another run leaves the log
+fresh); a run recorded before that digest existed is compared by the study file at its
+commit. A log
 written before runs recorded one falls back to git: the model's sources, the systems and
 the study as the run's commit had them against the working tree. Measured logs have no
 model to go stale."""
@@ -24,8 +28,9 @@ class Freshness:
     line: str
 
 
-def fingerprint(system_files: list[Path], study_file: Path) -> dict:
-    """Today's model, conf systems (by name) and study, as digests."""
+def fingerprint(system_files: list[Path], study_file: Path, profile: str = "full") -> dict:
+    """Today's model, conf systems (by name) and study (whole, and as ``profile`` reads it),
+    as digests."""
     import yaml
 
     from t2hx.flowsim import runcache
@@ -33,7 +38,16 @@ def fingerprint(system_files: list[Path], study_file: Path) -> dict:
     study = yaml.safe_load(Path(study_file).read_text())
     return {"model": runcache.code_version(),
             "systems": {Path(p).stem: runcache.system_digest(Path(p)) for p in system_files},
-            "study": runcache.digest(study)}
+            "study": runcache.digest(study), "study_profile": profile_digest(study, profile)}
+
+
+def profile_digest(study: dict, profile: str) -> str:
+    """The study as one profile reads it: all but ``profiles:``, and that profile's section."""
+    from t2hx.flowsim import runcache
+
+    base = {k: v for k, v in study.items() if k != "profiles"}
+    return runcache.digest({"study": base,
+                            "profile": (study.get("profiles") or {}).get(profile)})
 
 
 def freshness(logdir: Path) -> Freshness:
@@ -61,18 +75,39 @@ def freshness(logdir: Path) -> Freshness:
         return Freshness("unknown", f"{logdir.name}: provenance.json malformed, model unknown")
 
 
-def _current(prov: dict, names: list[str]) -> dict:
+def _study_file(prov: dict) -> str:
+    return str(prov.get("study_file") or
+               f"conf/studies/{prov.get('study', 'hyperx-vs-fattree-sc19')}.yaml")
+
+
+def _current(prov: dict, names: list[str], profile: str) -> dict:
     from t2hx.conf import system_path
 
-    study = ROOT / str(prov.get("study_file") or
-                       f"conf/studies/{prov.get('study', 'hyperx-vs-fattree-sc19')}.yaml")
-    return fingerprint([system_path(n) for n in names], study)
+    return fingerprint([system_path(n) for n in names], ROOT / _study_file(prov), profile)
+
+
+def _study_changed(prov: dict, run: dict, now: dict) -> bool:
+    """Whether the study changed where the run's profile reads it (module docstring)."""
+    last = run["fingerprint"]
+    if last.get("study") == now["study"]:
+        return False
+    recorded = last.get("study_profile")
+    if recorded is None and run.get("git_hash"):
+        import yaml
+
+        done = subprocess.run(["git", "show", f"{run['git_hash']}:{_study_file(prov)}"],
+                              cwd=ROOT, capture_output=True, text=True)
+        if done.returncode == 0:
+            recorded = profile_digest(yaml.safe_load(done.stdout) or {},
+                                      run.get("profile") or "full")
+    return recorded != now["study_profile"]
 
 
 def _by_fingerprint(name: str, prov: dict, runs: list[dict]) -> Freshness:
     last = runs[-1]["fingerprint"]
-    now = _current(prov, sorted(last.get("systems", {})))
-    changed = [part for part in ("model", "study") if last.get(part) != now[part]]
+    now = _current(prov, sorted(last.get("systems", {})), runs[-1].get("profile") or "full")
+    changed = ["model"] if last.get("model") != now["model"] else []
+    changed += ["study"] if _study_changed(prov, runs[-1], now) else []
     changed += [f"system {s}" for s, d in sorted(last.get("systems", {}).items())
                 if now["systems"].get(s) != d]
     mixed = len({r["fingerprint"].get("model") for r in runs}) > 1
