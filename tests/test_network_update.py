@@ -108,3 +108,26 @@ def test_sar_on_the_high_lids_vl_breaks_the_protocol() -> None:
     assert ok.preserving
     assert not U.Update(**{**ok.__dict__, "layers": (2, 8)}).preserving
     assert not U.Update(**{**ok.__dict__, "cycles": {"S": [], "S'": [1]}}).preserving
+
+
+def test_history_updates_writes_one_record_per_reroute(tmp_path: Path, capsys) -> None:
+    import json
+
+    from t2hx.cli import main
+
+    h = MINI.hostnames()
+    jobs = [",".join(h[0:4] + h[20:24]), ",".join(h[4:20]), ",".join(h[24:40] + h[60:64])]
+    doc = {"format": "t2hx-history-samples/1", "system": "mini", "nodes": len(h),
+           "interval_s": 600.0, "trace": {}, "left_out": {},
+           "jobs": [{"id": str(k), "start": 0, "end": 1, "hosts": x} for k, x in enumerate(jobs)],
+           "samples": [{"t": 600.0 * k, "jobs": s} for k, s in enumerate([[0, 1], [1, 2],
+                                                                           [1, 2], [0, 2]])]}
+    (tmp_path / "s.json").write_text(json.dumps(doc))
+    out = tmp_path / "updates.json"
+    assert main(["-q", "history", "updates", str(tmp_path / "s.json"), "--system", "mini",
+                 "--plane", "fattree", "--out", str(out), "--work", str(tmp_path / "w"),
+                 "--naive"]) == 0
+    found = json.loads(out.read_text())
+    assert [r["reroute"] for r in found] == [1, 2]        # [1, 2] twice is one job set
+    assert all(r["preserving"] and r["naive_loop_states"] == 0 for r in found)
+    assert "Def 6 holds for every one" in capsys.readouterr().out

@@ -36,30 +36,30 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.set_defaults(func=cmd_sample)
     r = verbs.add_parser("replay", help="samples file → routing metrics per sample under "
                          "updn, ftree, dfsssp and sar (real OpenSM), and Table 1")
-    r.add_argument("samples", type=A.input_file, help="samples file of `t2hx history sample`")
-    r.add_argument("--system", required=True, type=A.system, metavar="FILE",
-                   help="the system the samples were placed on")
-    r.add_argument("--plane", required=True, type=A.name, help="plane to route")
+    _samples_args(r)
     r.add_argument("--out", required=True, type=A.as_path(A.output_dir),
                    help="folder for replay.json (rows) and table1.json")
-    r.add_argument("--work", type=A.as_path(A.output_dir), default=None,
-                   help="routing cache root (default: the checkout's work/)")
     r.set_defaults(func=cmd_replay)
     u = verbs.add_parser("updates", help="samples file → each SAR re-route checked as seed "
                          "004's property-preserving network update (Def 6)")
-    u.add_argument("samples", type=A.input_file, help="samples file of `t2hx history sample`")
-    u.add_argument("--system", required=True, type=A.system, metavar="FILE",
-                   help="the system the samples were placed on")
-    u.add_argument("--plane", required=True, type=A.name, help="plane to route")
+    _samples_args(u)
     u.add_argument("--out", required=True, type=A.as_path(A.output_file),
                    help="JSON file: one record per re-route")
     u.add_argument("--limit", type=A.positive_int, default=None,
                    help="check only the first N re-routes")
     u.add_argument("--naive", action="store_true", help="also count the intermediate "
                    "states with a loop or deadlock cycle without the protocol (slow)")
-    u.add_argument("--work", type=A.as_path(A.output_dir), default=None,
-                   help="routing cache root (default: the checkout's work/)")
     u.set_defaults(func=cmd_updates)
+
+
+def _samples_args(p: argparse.ArgumentParser) -> None:
+    """A samples file, the system and plane it is routed on, the routing cache."""
+    p.add_argument("samples", type=A.input_file, help="samples file of `t2hx history sample`")
+    p.add_argument("--system", required=True, type=A.system, metavar="FILE",
+                   help="the system the samples were placed on")
+    p.add_argument("--plane", required=True, type=A.name, help="plane to route")
+    p.add_argument("--work", type=A.as_path(A.output_dir), default=None,
+                   help="routing cache root (default: the checkout's work/)")
 
 
 def sample_args(s: argparse.ArgumentParser) -> None:
