@@ -73,6 +73,13 @@ def _duration(value: str) -> str | None:
     return None if DURATION_RE.match(value) else "a duration such as 15m, 3h or 90s"
 
 
+LOG_NAME_RE = re.compile(r"^[A-Za-z0-9_-]+$")     # a campaign name (t2hx/reframe_site.py)
+
+
+def _log_name(value: str) -> str | None:
+    return None if LOG_NAME_RE.match(value) else "a log name of letters, digits, '-' and '_'"
+
+
 def _capacity_app(value: int | dict) -> str | None:
     if isinstance(value, int) and not isinstance(value, bool):
         return None if value >= 1 else "a node count of at least 1"
@@ -291,6 +298,11 @@ STUDY = {
                    doc="per-benchmark input overrides for this small machine")}),
     "noise": F(dict, default=None, fields=NOISE),
     "profiles": F(dict, default={}, values=PROFILE),
+    # Where run/reproduce writes a profile's campaign unless --campaign names one: the
+    # committed logs. Not a setting of the runs (t2hx/post/freshness.py leaves it out).
+    "logs": F(dict, default={}, values=F(str, check=_log_name),
+              doc="the log (log/<name>) run/reproduce writes each profile to by default, "
+              "e.g. logs: {quick: shortcut-npb}"),
 }
 
 
@@ -368,6 +380,7 @@ class Study:
     figures: str = "capability"     # the figure set replay draws (FIGURE_SETS)
     histories: dict | None = None   # seed 004's job-history replay (checks/history.py)
     networks: dict | None = None    # seed 001's generated networks (checks/network.py)
+    logs: dict[str, str] = field(default_factory=dict)   # profile -> its default log name
 
     def all_combos(self) -> list[Combo]:
         return [*self.combos, *self.extra_combos]
@@ -616,6 +629,7 @@ def load_study(path: str | Path | None = None, profile: str | None = None) -> St
         data = _apply_profile(data, profile, path)
     _check(data, catalog, path)
     _check_on_system(data, path)
+    _check_logs(data, path)
     combos = [Combo(**c) for c in data["combos"]]
     _local_nodes_override(data, path)
     return Study(path, profile, data["name"], data["system"], data["baseline"], combos,
@@ -624,7 +638,17 @@ def load_study(path: str | Path | None = None, profile: str | None = None) -> St
                  data["local"] or {"nodes": [2], "repetitions": 1, "input": {}}, catalog,
                  data["noise"] or {"model": "none", "seed": 0, "cv": {}, "source": ""},
                  [Combo(**c) for c in data["extra_combos"]], data["workloads"] or None,
-                 data["figures"], data["histories"] or None, data["networks"] or None)
+                 data["figures"], data["histories"] or None, data["networks"] or None,
+                 data["logs"])
+
+
+def _check_logs(data: dict, path: Path) -> None:
+    """Each ``logs:`` key names a profile (or ``full``): a typo would send a run elsewhere."""
+    known = ["full", *(data["profiles"] or {})]
+    for name in data["logs"]:
+        if name not in known:
+            raise ConfError(f"unknown profile '{name}'", file=path, field=f"logs.{name}",
+                            fix="use one of: " + ", ".join(known))
 
 
 def _capacity(spec: dict) -> dict:

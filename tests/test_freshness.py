@@ -125,3 +125,17 @@ def test_the_study_counts_only_where_the_logs_profile_reads_it(tmp_path) -> None
         got = freshness(log)
         assert got.state == state, (change, got.line)
         assert state == "fresh" or "study changed" in got.line
+
+
+def test_where_a_profile_is_logged_is_not_a_setting_of_its_runs() -> None:
+    """``logs:`` names where run/reproduce writes, nothing a run reads: adding or changing it
+    leaves every log of the study fresh."""
+    import yaml
+
+    from t2hx.post.freshness import profile_digest
+
+    study = yaml.safe_load((ROOT / "conf/studies/shortcut-topologies-thesis.yaml").read_text())
+    base = profile_digest(study, "quick")
+    assert profile_digest({**study, "logs": {"quick": "elsewhere"}}, "quick") == base
+    assert profile_digest({k: v for k, v in study.items() if k != "logs"}, "quick") == base
+    assert profile_digest({**study, "repetitions": 2}, "quick") != base

@@ -124,3 +124,59 @@ def test_fig1_is_checked_for_seed_000s_study_only(mini, monkeypatch):
     monkeypatch.delenv("T2HX_STUDY", raising=False)
     assert seed_000(Options(system=mini))
     assert not seed_000(Options(system=mini, study="shortcut-topologies-thesis"))
+
+
+def test_each_study_writes_its_own_committed_log_by_default() -> None:
+    """`run/reproduce --study X` wrote seed 000's log/reference whatever X was: seed 001's
+    quick run replaced seed 000's committed log. Each study's ``logs:`` names its logs."""
+    from t2hx import ROOT
+    from t2hx.commands.reproduce import default_campaign
+    from t2hx.study import load_study
+
+    seen = {}
+    for path in sorted((ROOT / "conf" / "studies").glob("*.yaml")):
+        study = load_study(path)
+        for profile, log in study.logs.items():
+            prov = json.loads((ROOT / "log" / log / "provenance.json").read_text())
+            assert (prov["study"], prov["profile"]) == (study.name, profile), log
+            assert default_campaign(study, profile) == log
+            assert seen.setdefault(log, study.name) == study.name
+        assert default_campaign(study, "nosuch") == f"{study.name}-nosuch"
+    assert default_campaign(load_study("shortcut-topologies-thesis"), "quick") == "shortcut-npb"
+
+
+def test_a_log_of_another_study_is_refused(tmp_path) -> None:
+    import pytest
+
+    from t2hx.commands.reproduce import check_log_study
+    from t2hx.errors import T2hxError
+
+    log = tmp_path / "reference"
+    check_log_study(log, "shortcut-topologies-thesis")         # no log yet: fine
+    log.mkdir()
+    (log / "provenance.json").write_text(json.dumps({"study": "hyperx-vs-fattree-sc19"}))
+    check_log_study(log, "hyperx-vs-fattree-sc19")
+    with pytest.raises(T2hxError) as err:
+        check_log_study(log, "shortcut-topologies-thesis")
+    line = err.value.line()
+    assert "hyperx-vs-fattree-sc19" in line and "--campaign" in line and "study" in line
+
+
+def test_a_logs_entry_must_name_a_profile(tmp_path) -> None:
+    import pytest
+    import yaml
+
+    from t2hx import ROOT
+    from t2hx.errors import ConfError
+    from t2hx.study import load_study
+
+    data = yaml.safe_load((ROOT / "conf/studies/shortcut-topologies-thesis.yaml").read_text())
+    data["logs"] = {"quik": "x"}
+    path = tmp_path / "s.yaml"
+    path.write_text(yaml.safe_dump(data))
+    with pytest.raises(ConfError, match="logs.quik"):
+        load_study(path)
+    data["logs"] = {"quick": "a/b"}
+    path.write_text(yaml.safe_dump(data))
+    with pytest.raises(ConfError, match="logs"):
+        load_study(path)

@@ -10,7 +10,13 @@ follow ``--``.
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
+from typing import TYPE_CHECKING
+
 from t2hx import argtypes as A
+
+if TYPE_CHECKING:
+    from t2hx.study import Study
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -25,8 +31,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                      help="a profile of the study, e.g. paper (seed 000's scales; "
                      "default campaign log/paper-scale)")
     p.add_argument("--campaign", default=None, type=A.name,
-                   help="log/<campaign> (default: reference, the committed quick campaign; "
-                   "paper-scale with --profile paper)")
+                   help="log/<campaign> (default: the study's log of the profile, its "
+                   "logs: — seed 000's reference, paper-scale with --profile paper — else "
+                   "<study>-<profile>)")
     p.add_argument("--out", type=A.as_path(A.output_dir), default=None,
                    help="figures and report (default: paper/ for the reference campaign, "
                    "else log/<campaign>/paper)")
@@ -51,17 +58,17 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     from t2hx.reframe_site import NAME_RE
     from t2hx.reproduce import Options, reproduce
 
+    from t2hx.study import load_study
+
     profile = args.profile or ("full" if args.full else "quick")
-    campaign = args.campaign or ("paper-scale" if profile == "paper" else "reference")
+    study = load_study(args.study)
+    campaign = args.campaign or default_campaign(study, profile)
     if not NAME_RE.match(campaign):
         raise T2hxError(f"campaign name {campaign!r}", field="--campaign",
                         fix="use letters, digits, '-' and '_' only")
-    if args.system is None:     # the systems the study was written for, all of them
-        from t2hx.study import load_study
-
-        names = load_study(args.study).own_systems()
-    else:
-        names = [args.system]
+    check_log_study(log_root() / campaign, study.name)
+    # The systems the study was written for, all of them, unless --system names one.
+    names = study.own_systems() if args.system is None else [args.system]
     systems = [load_system(system_path(n)) for n in names]
     opts = Options(system=systems[0], also=systems[1:],
                    profile=profile, campaign=campaign,
@@ -73,3 +80,27 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
 
         return analysis_only(opts)
     return reproduce(opts)
+
+
+def default_campaign(study: Study, profile: str) -> str:
+    """The study's committed log of that profile (its ``logs:``), else one named after both
+    (never another study's log)."""
+    return study.logs.get(profile) or f"{study.name}-{profile}"
+
+
+def check_log_study(logdir: Path, study: str) -> None:
+    """A log holds one study's campaign: resuming or replacing it with another study's
+    would mix (or discard) the other's runs."""
+    import json
+
+    from t2hx.errors import T2hxError
+
+    path = logdir / "provenance.json"
+    try:
+        recorded = json.loads(path.read_text()).get("study")
+    except (OSError, ValueError):
+        return          # no log yet (or none readable): nothing to mix with
+    if recorded and recorded != study:
+        raise T2hxError(f"log/{logdir.name} holds a campaign of study '{recorded}', not "
+                        f"'{study}'", file=str(path), field="study",
+                        fix="name another log with --campaign")

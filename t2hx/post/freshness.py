@@ -41,11 +41,16 @@ def fingerprint(system_files: list[Path], study_file: Path, profile: str = "full
             "study": runcache.digest(study), "study_profile": profile_digest(study, profile)}
 
 
+#: Study keys no run reads: where run/reproduce writes each profile's log.
+NOT_RUN_SETTINGS = ("profiles", "logs")
+
+
 def profile_digest(study: dict, profile: str) -> str:
-    """The study as one profile reads it: all but ``profiles:``, and that profile's section."""
+    """The study as one profile reads it: all but ``profiles:`` (and what no run reads,
+    NOT_RUN_SETTINGS), and that profile's section."""
     from t2hx.flowsim import runcache
 
-    base = {k: v for k, v in study.items() if k != "profiles"}
+    base = {k: v for k, v in study.items() if k not in NOT_RUN_SETTINGS}
     return runcache.digest({"study": base,
                             "profile": (study.get("profiles") or {}).get(profile)})
 
