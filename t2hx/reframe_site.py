@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import copy
 import os
-import re
 from pathlib import Path
 from typing import Any
 
@@ -40,12 +39,13 @@ from t2hx.conf import System, load_system
 from t2hx.paths import conf_dir, hostfiles_root, log_root, spack_view, work_root
 from t2hx.errors import ConfError
 from t2hx.launcher import engine_mca, job_env, mca_env, plane_site, sbatch_access
+from t2hx.study import LOG_NAME_RE
 from t2hx.wire import PERFLOG_FORMAT
 
 CAMPAIGN_ENV = "T2HX_CAMPAIGN"
 LOCAL_SLURM_ENV = "T2HX_LOCAL_SLURM"
 SIM_SYSTEMS_ENV = "T2HX_SIM_SYSTEMS"     # conf systems the sim partitions cover (comma list)
-NAME_RE = re.compile(r"^[A-Za-z0-9_-]+$")
+NAME_RE = LOG_NAME_RE
 
 def campaign() -> str:
     name = os.environ.get(CAMPAIGN_ENV) or "default"

@@ -73,7 +73,8 @@ def _duration(value: str) -> str | None:
     return None if DURATION_RE.match(value) else "a duration such as 15m, 3h or 90s"
 
 
-LOG_NAME_RE = re.compile(r"^[A-Za-z0-9_-]+$")     # a campaign name (t2hx/reframe_site.py)
+#: A campaign's name, the folder of its log under log/ (t2hx/reframe_site.py checks it too).
+LOG_NAME_RE = re.compile(r"^[A-Za-z0-9_-]+$")
 
 
 def _log_name(value: str) -> str | None:

@@ -57,7 +57,6 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     from t2hx.paths import log_root, work_root
     from t2hx.reframe_site import NAME_RE
     from t2hx.reproduce import Options, reproduce
-
     from t2hx.study import load_study
 
     profile = args.profile or ("full" if args.full else "quick")
