@@ -1,10 +1,10 @@
 /*
- * OpenSM event plugin that registers the external routing engines `parx` and `sar`.
+ * OpenSM event plugin that registers the external routing engines `parx`, `sar` and `floyd`.
  *
  * opensm.conf:
  *   event_plugin_name parx           # dlopen("libparx.so"): install it or set LD_LIBRARY_PATH
  *   event_plugin_options parx_demand=/path/demand.txt,sar_jobs=/path/jobs.txt
- *   routing_engine parx,no_fallback  # or sar
+ *   routing_engine parx,no_fallback  # or sar, floyd
  *   lmc 2                            # parx
  *   qos TRUE                         # so OpenSM programs the SL2VL maps the engines ask for
  */
@@ -17,7 +17,7 @@
 
 typedef struct px_plugin {
 	osm_opensm_t *osm;
-	px_engine_t parx, sar;
+	px_engine_t parx, sar, floyd;
 } px_plugin_t;
 
 static int register_engine(px_plugin_t *p, px_engine_t *e, const char *name,
@@ -44,8 +44,10 @@ static void *px_plugin_create(osm_opensm_t *osm)
 	if (!p)
 		return NULL;
 	p->osm = osm;
+	p->floyd.one_vl = 1;	/* SimGrid's routes know no deadlock: one SL/VL, no layering */
 	if (register_engine(p, &p->parx, "parx", parx_route) ||
-	    register_engine(p, &p->sar, "sar", sar_route)) {
+	    register_engine(p, &p->sar, "sar", sar_route) ||
+	    register_engine(p, &p->floyd, "floyd", floyd_route)) {
 		free(p);
 		return NULL;
 	}
@@ -60,6 +62,7 @@ static void px_plugin_delete(void *data)
 		return;
 	px_engine_release(&p->parx);
 	px_engine_release(&p->sar);
+	px_engine_release(&p->floyd);
 	free(p);
 }
 

@@ -1,4 +1,4 @@
-/* px_engine: callbacks and steps common to the parx and sar routing engines. */
+/* px_engine: callbacks and steps common to the parx, sar and floyd routing engines. */
 #include "px_engine.h"
 #include "px_snapshot.h"
 
@@ -101,7 +101,8 @@ static int px_build_fwd_tables(void *context)
 		px_graph_free(&g);
 		return -1;
 	}
-	if (px_layers_assign(&g, order, max_layers, &layers)) {
+	if (e->one_vl ? px_layers_single(&g, &layers) :
+	    px_layers_assign(&g, order, max_layers, &layers)) {
 		free(order);
 		px_graph_free(&g);
 		return -1;

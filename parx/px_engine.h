@@ -1,5 +1,5 @@
 /*
- * px_engine: what the parx and sar routing engines share: their context struct, the
+ * px_engine: what the parx, sar and floyd routing engines share: their context struct, the
  * plugin-option lookup, the path-SL and SL2VL callbacks, and the final "install the routing"
  * step (VL layering + swapping the result in for path_sl).
  *
@@ -28,6 +28,7 @@ struct px_engine {
 	char input[4096];	/* the file px_read_input read last */
 	/* engine-specific routing: fills g->next/new_lft and dest_order; 0 or -1 */
 	int (*route)(px_engine_t *e, px_graph_t *g, int *dest_order);
+	int one_vl;		/* 1: every path on SL/VL 0, no layering (floyd) */
 };
 
 /* Copies the value of plugin option `key` into buf; returns 1 if present, 0 if not. */
@@ -44,9 +45,10 @@ void px_engine_release(px_engine_t *e);
 int px_setup(osm_routing_engine_t *re, osm_opensm_t *osm);
 #endif
 
-/* The engines' routing steps (parx.c, sar.c). */
+/* The engines' routing steps (parx.c, sar.c, floyd.c). */
 int parx_route(px_engine_t *e, px_graph_t *g, int *dest_order);
 int sar_route(px_engine_t *e, px_graph_t *g, int *dest_order);
+int floyd_route(px_engine_t *e, px_graph_t *g, int *dest_order);
 
 /* Reads a whole line-oriented input file; returns malloc'd NUL-terminated text or NULL. */
 char *px_read_file(px_graph_t *g, const char *path);

@@ -377,7 +377,7 @@ int px_route_dest(px_graph_t *g, int d, px_chan_filter_t filter, void *arg)
 {
 	const px_dest_t *dest = &g->dests[d];
 	int32_t *next = g->next + (size_t)d * (size_t)g->nsw;
-	int s, n = 0, done = 0, unreachable = 0;
+	int s, n = 0, done = 0;
 
 	/* Dijkstra from the destination switch over reversed channels */
 	for (s = 0; s < g->nsw; s++) {
@@ -414,6 +414,16 @@ int px_route_dest(px_graph_t *g, int d, px_chan_filter_t filter, void *arg)
 		}
 	}
 	/* g->order holds the settled switches by increasing cost; the rest are unreachable */
+	g->nsettled = done;
+	return px_install_dest(g, d);
+}
+
+int px_install_dest(px_graph_t *g, int d)
+{
+	const px_dest_t *dest = &g->dests[d];
+	const int32_t *next = g->next + (size_t)d * (size_t)g->nsw;
+	int s, unreachable = 0;
+
 	for (s = 0; s < g->nsw; s++) {
 		if (s == dest->sw)
 			set_lft(g, s, dest->lid, dest->last_port);
@@ -422,7 +432,6 @@ int px_route_dest(px_graph_t *g, int d, px_chan_filter_t filter, void *arg)
 		else
 			unreachable++;
 	}
-	g->nsettled = done;
 	return unreachable;
 }
 

@@ -121,6 +121,10 @@ int px_graph_find_node(const px_graph_t *g, const char *name);
  * and the LFT entries in new_lft. Returns the number of switches that cannot reach `d`. */
 int px_route_dest(px_graph_t *g, int d, px_chan_filter_t filter, void *arg);
 
+/* Writes the LFT entries of dest `d` from g->next[d]: each switch's port on its channel,
+ * the dest's own port at its switch. Returns the number of switches without a channel. */
+int px_install_dest(px_graph_t *g, int d);
+
 /* Adds src_weight[s] (the demand of the sources at switch s towards d) to every channel of
  * the path from s to d. Call right after px_route_dest(g, d, ...). */
 void px_update_weights(px_graph_t *g, int d, const uint64_t *src_weight);

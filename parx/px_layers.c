@@ -303,6 +303,21 @@ static int try_layer(layering_t *L, const int *path, int n, int layer)
 	return rc;
 }
 
+/* An empty result for g: no path in any layer yet. 0, or -1 when out of memory (then
+ * px_layers_free(out) releases what was allocated). */
+static int result_init(const px_graph_t *g, px_layer_result_t *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->nsw = g->nsw;
+	out->ndest = g->ndest;
+	out->layer = malloc((size_t)g->nsw * (size_t)g->ndest + 1);
+	out->paths_per_layer = calloc(PX_MAX_LAYERS, sizeof(uint64_t));
+	if (!out->layer || !out->paths_per_layer)
+		return -1;
+	memset(out->layer, PX_NO_LAYER, (size_t)g->nsw * (size_t)g->ndest);
+	return 0;
+}
+
 int px_layers_assign(px_graph_t *g, const int *dest_order, int max_layers,
 		     px_layer_result_t *out)
 {
@@ -310,23 +325,17 @@ int px_layers_assign(px_graph_t *g, const int *dest_order, int max_layers,
 	int i, s, rc = -1, *path = malloc(((size_t)g->nchan + 1) * sizeof(int));
 
 	memset(&L, 0, sizeof(L));
-	memset(out, 0, sizeof(*out));
-	out->nsw = g->nsw;
-	out->ndest = g->ndest;
-	out->layer = malloc((size_t)g->nsw * (size_t)g->ndest + 1);
-	out->paths_per_layer = calloc(PX_MAX_LAYERS, sizeof(uint64_t));
 	L.nchan = g->nchan;
 	L.mark = calloc((size_t)g->nchan + 1, sizeof(int));
 	L.stack = malloc(((size_t)g->nchan + 1) * sizeof(int));
 	L.fwd = malloc(((size_t)g->nchan + 1) * sizeof(int));
 	L.bwd = malloc(((size_t)g->nchan + 1) * sizeof(int));
 	L.pool = malloc(2 * ((size_t)g->nchan + 1) * sizeof(int));
-	if (!path || !out->layer || !out->paths_per_layer || !L.mark || !L.stack || !L.fwd || !L.bwd ||
-	    !L.pool || grow_slots(&L) || open_layer(&L)) {
+	if (result_init(g, out) || !path || !L.mark || !L.stack || !L.fwd || !L.bwd || !L.pool ||
+	    grow_slots(&L) || open_layer(&L)) {
 		PX_LOG(g, OSM_LOG_ERROR, "ERR FA11: out of memory in VL layering\n");
 		goto out;
 	}
-	memset(out->layer, PX_NO_LAYER, (size_t)g->nsw * (size_t)g->ndest);
 	if (max_layers > PX_MAX_LAYERS)
 		max_layers = PX_MAX_LAYERS;
 	for (i = 0; i < g->ndest; i++) {
@@ -375,6 +384,28 @@ out:
 	if (rc)
 		px_layers_free(out);
 	return rc;
+}
+
+int px_layers_single(const px_graph_t *g, px_layer_result_t *out)
+{
+	int d, s;
+
+	if (result_init(g, out)) {
+		PX_LOG(g, OSM_LOG_ERROR, "ERR FA11: out of memory in VL layering\n");
+		px_layers_free(out);
+		return -1;
+	}
+	for (d = 0; d < g->ndest; d++) {
+		const int32_t *next = g->next + (size_t)d * (size_t)g->nsw;
+
+		for (s = 0; s < g->nsw; s++)
+			if (s != g->dests[d].sw && next[s] != PX_NO_CHAN) {
+				out->layer[(size_t)d * (size_t)g->nsw + (size_t)s] = 0;
+				out->paths_per_layer[0]++;
+			}
+	}
+	out->nlayers = 1;
+	return 0;
 }
 
 void px_layers_free(px_layer_result_t *r)

@@ -33,6 +33,9 @@ int px_available_vls(const px_graph_t *g);
  * NULL). Returns 0, or -1 when more than `max_layers` layers would be needed (logged). */
 int px_layers_assign(px_graph_t *g, const int *dest_order, int max_layers,
 		     px_layer_result_t *out);
+/* Puts every path of g->next into layer 0, with no deadlock check (engines that model no
+ * deadlock and route on one VL, e.g. floyd). Returns 0, or -1 when out of memory (logged). */
+int px_layers_single(const px_graph_t *g, px_layer_result_t *out);
 void px_layers_free(px_layer_result_t *r);
 
 #endif
