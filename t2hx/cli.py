@@ -16,7 +16,7 @@ import sys
 from collections.abc import Callable
 from typing import Any, NoReturn
 
-from t2hx import __version__, commands, simclient
+from t2hx import __version__, commands, require_checkout, simclient
 from t2hx.errors import T2hxError
 
 
@@ -129,6 +129,7 @@ def main(argv: list[str] | None = None) -> int:
         # Building the parser imports the command's module, and with it the registry of
         # benchmark modules (a site's package may not import): its errors are one line too.
         args = build_parser(argv).parse_args(argv)
+        require_checkout()      # after parsing: --help and --version need no checkout
         return int(args.func(args) or 0)
     except T2hxError as err:
         print(f"t2hx: error: {err.line()}", file=sys.stderr)

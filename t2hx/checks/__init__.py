@@ -10,7 +10,8 @@ own ReFrame without them stops here with one line naming the ReFrame to use, ins
 skipping every check file with a warning and finding none."""
 
 import sys
-from pathlib import Path
+
+from t2hx import ROOT
 
 try:
     import numpy  # noqa: F401
@@ -18,5 +19,5 @@ try:
 except ImportError as _err:
     raise SystemExit(f"checks/: this ReFrame's Python ({sys.executable}) cannot import "
                      f"{_err.name or _err} (fix: run t2hx's ReFrame, "
-                     f"{Path(__file__).resolve().parents[2] / '.venv' / 'bin' / 'reframe'}, "
+                     f"{ROOT / '.venv' / 'bin' / 'reframe'}, "
                      "which run/setup installs)") from None

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
+from t2hx import ROOT
 from t2hx import argtypes as A
 
 from t2hx.spackenv import check_env
 
-DEFAULT_ENV = Path(__file__).resolve().parents[2] / "spack-env"
+DEFAULT_ENV = ROOT / "spack-env"
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

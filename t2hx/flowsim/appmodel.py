@@ -38,10 +38,10 @@ from typing import Protocol
 import numpy as np
 import yaml
 
+from t2hx import ROOT
 from t2hx.errors import WorkloadError
 from t2hx.grids import grid3, grid4, hpcg_grid, hpl_grid, npb_lu_grid, npb_mg_grid
 
-ROOT = Path(__file__).resolve().parents[2]
 MODELS_FILE = ROOT / "conf" / "appmodels.yaml"
 CALIBRATION_DIR = ROOT / "conf" / "calibration"
 MACHINE_FILE = CALIBRATION_DIR / "machine.json"

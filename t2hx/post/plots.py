@@ -14,9 +14,10 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+from t2hx import ROOT
 from t2hx.errors import T2hxError
 
-GNUPLOT_DIR = Path(__file__).resolve().parents[2] / "paper" / "gnuplot"
+GNUPLOT_DIR = ROOT / "paper" / "gnuplot"
 TIMEOUT = 120
 
 

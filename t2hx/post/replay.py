@@ -23,6 +23,7 @@ from collections.abc import Callable
 
 import pandas as pd
 
+from t2hx import ROOT
 from t2hx.errors import T2hxError
 from t2hx.post.freshness import freshness
 from t2hx.post import figures as F
@@ -37,7 +38,7 @@ from t2hx.progress import Progress
 from t2hx.routing.reroute import demand_sources
 from t2hx.wire import COMPANION_ENGINE, NETWORK_BENCHMARK
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = ROOT
 
 
 @dataclass

@@ -238,8 +238,9 @@ def portable(arg: str) -> str:
     if not arg.startswith("/"):
         return arg
     path = Path(arg)
-    root = Path(__file__).resolve().parents[2]
-    return str(path.relative_to(root)) if path.is_relative_to(root) else f".../{path.name}"
+    from t2hx import ROOT
+
+    return str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else f".../{path.name}"
 
 
 def record_profile(command: list[str], ranks: int, dest: Path, prefix: str,
