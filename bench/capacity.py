@@ -44,9 +44,8 @@ from t2hx.reframe_site import usable_nodes  # noqa: E402
 from t2hx.jobmix import capacity_jobs  # noqa: E402
 from t2hx.study import load_study  # noqa: E402
 from t2hx.flowsim import appmodel  # noqa: E402
+from t2hx.routing_engines import routing_engine  # noqa: E402
 
-#: Engines' LMC where the plane's is not the routing's (PARX: docs/routing.md).
-ENGINE_LMC = {"parx": 2}
 SMOKE_WINDOW_S = 30.0
 
 
@@ -56,7 +55,7 @@ def mix(system, combo, study, work: str, quiet: bool = False):
     usable = [h for h in system.hostnames() if h not in system.nodes["down"]]
     order = place(system, combo.placement, sum(apps.values()), usable, Options())
     net = open_network(system, combo.plane, combo.routing, hosts=order, work=work,
-                       lmc=ENGINE_LMC.get(combo.routing), quiet=quiet)
+                       lmc=routing_engine(combo.routing).lmc, quiet=quiet)
     spans, at = {}, 0
     for app, n in apps.items():
         spans[app], at = np.arange(at, at + n), at + n

@@ -93,7 +93,7 @@ SMOKE_LEFT_OUT = {
 
 def network(system, hosts, args):
     return open_network(system, "hyperx", "dfsssp", hosts=hosts, work=args.work,
-                        routing=args.routing_dir, quiet=False)
+                        dumps=args.routing_dir, quiet=False)
 
 
 def timed(fn, *a, **kw):

@@ -49,6 +49,7 @@ from t2hx.flowsim import patterns  # noqa: E402
 from t2hx.flowsim.network import open_network  # noqa: E402
 from t2hx.placement.hostfiles import Options, place  # noqa: E402
 from t2hx.progress import Progress  # noqa: E402
+from t2hx.routing_engines import JOBS, RoutingInput  # noqa: E402
 
 MIB = 1 << 20
 JOB_SIZES = (224, 168, 56)
@@ -104,7 +105,8 @@ def timings(system, fabric, jobfile: Path, repeats: int, tmp: Path, prog) -> dic
               "dfsssp_qos": {"lmc": 0, "extra_conf": qos},
               "dfsssp_qos_lmc2": {"lmc": 2, "extra_conf": qos},
               "parx": parx.routing_args(fabric, "parx", source=system.path),
-              "sar": parx.routing_args(fabric, "sar", jobs=str(jobfile), source=system.path)}
+              "sar": parx.routing_args(fabric, "sar", RoutingInput(JOBS, str(jobfile)),
+                                            source=system.path)}
     best: dict[str, dict] = {}
     for rep in range(repeats):
         for case, kw in kwargs.items():

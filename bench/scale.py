@@ -66,7 +66,7 @@ def one(name: str, work: Path, progress: Progress) -> dict:
         raise SystemExit(f"{name}: OpenSM fell back to {run.summary['engine_used']}")
     progress.say(f"{name}: routed in {route_s:.1f} s (OpenSM {run.summary['seconds']} s)")
     hosts = system.hostnames()
-    net, open_s = timed(open_network, system, plane, "ftree", hosts=hosts, routing=run.out_dir)
+    net, open_s = timed(open_network, system, plane, "ftree", hosts=hosts, dumps=run.out_dir)
     progress.say(f"{name}: tables loaded in {open_s:.1f} s")
     g, mpigraph_s = timed(patterns.mpigraph, net)
     progress.say(f"{name}: mpiGraph in {mpigraph_s:.1f} s")

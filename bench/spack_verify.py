@@ -33,6 +33,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+#: The engine Spack's plugin build is checked with.
+ENGINE = "parx"
 from t2hx.atomic import atomic_write  # noqa: E402
 
 
@@ -92,11 +94,11 @@ def route_mini_hyperx(opensm_prefix: str, parx_prefix: str) -> dict:
     from t2hx.conf import load_system
     from t2hx.fabric.build import build_plane
     from t2hx.routing import parx
-    from t2hx.routing.opensm import route
+    from t2hx.routing.opensm import PLUGIN_NAME, route
 
     fab = build_plane(load_system(ROOT / "conf" / "systems" / "mini.yaml"), "hyperx")
-    kw = parx.routing_args(fab, "parx")
-    kw["extra_conf"]["event_plugin_name"] = "parx"
+    kw = parx.routing_args(fab, ENGINE)
+    kw["extra_conf"]["event_plugin_name"] = PLUGIN_NAME
     lib = Path(parx_prefix) / "lib"
     env = {"PATH": f"{Path(opensm_prefix) / 'sbin'}:{os.environ['PATH']}",
            "LD_LIBRARY_PATH": str(lib)}
@@ -107,7 +109,7 @@ def route_mini_hyperx(opensm_prefix: str, parx_prefix: str) -> dict:
                              text=True, check=True).stdout
     linked = str(Path(opensm_prefix) / "lib") in runpath
     with tempfile.TemporaryDirectory() as tmp:
-        result = route(fab, Path(tmp) / "route", "parx", timeout=180, env=env, **kw)
+        result = route(fab, Path(tmp) / "route", ENGINE, timeout=180, env=env, **kw)
         log = (result.out_dir / "opensm.log").read_text(errors="replace")
     loaded = [line.split("-> ", 1)[-1].strip() for line in log.splitlines()
               if "parx:" in line or "parx tables" in line or "-> OpenSM " in line]
@@ -115,12 +117,12 @@ def route_mini_hyperx(opensm_prefix: str, parx_prefix: str) -> dict:
             "opensm_on_path": resolved,
             "plugin": str(lib / "libparx.so"),
             "plugin_runpath_has_spack_opensm_lib": linked,
-            "system": "conf/systems/mini.yaml", "plane": "hyperx", "engine": "parx",
+            "system": "conf/systems/mini.yaml", "plane": "hyperx", "engine": ENGINE,
             "engine_used": result.summary.get("engine_used"),
             "fallback": result.summary.get("fallback"),
             "routing_s": round(float(result.summary.get("seconds", 0.0)), 2),
             "opensm_log": loaded[:4],
-            "ok": (result.summary.get("engine_used") == "parx"
+            "ok": (result.summary.get("engine_used") == ENGINE
                    and not result.summary.get("fallback") and linked)}
 
 
@@ -152,7 +154,7 @@ def smoke(folder: Path) -> int:
                               "find` and the install records are read only by a real run "
                               "after `spack install` (spack-env/README.md)"}}
     atomic_write(folder / "spack_verify.json", json.dumps(doc, indent=2) + "\n")
-    ok = routing["engine_used"] == "parx" and not routing["fallback"]
+    ok = routing["engine_used"] == ENGINE and not routing["fallback"]
     return 0 if ok else 1
 
 

@@ -13,6 +13,7 @@ import string
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from t2hx import routing_engines
 from t2hx.errors import ConfError
 from t2hx.fabric.fattree import kary_shape
 from t2hx.launcher import NAME as SLURM_NAME, launcher_of, sbatch_option, word_check
@@ -28,8 +29,8 @@ MAX_PORTS = 254
 HOSTNAME_FIELDS = ("rack", "slot", "index")
 HOSTNAME_RE = re.compile(r"[A-Za-z0-9_.-]{1,63}")   # what hostfile readers accept
 
-ENGINES = ("minhop", "updn", "dnup", "ftree", "sssp", "dfsssp", "lash", "nue", "dor",
-           "torus-2QoS", "parx", "sar")
+#: Routing engine names, a live view of the engine table (t2hx/routing_engines.py).
+ENGINES = routing_engines.ENGINES
 
 
 def _host_name(value: str) -> str | None:
@@ -298,9 +299,6 @@ def _sl2vl(value: object) -> str | None:
     return None
 
 
-#: PARX's LMC: four LIDs per port, one per HyperX quadrant (docs/routing.md#lmc-and-lid-policy);
-#: t2hx.routing.parx routes with it.
-PARX_LMC = 2
 #: PARX's message-size threshold in bytes: messages below it use Table 1a, others 1b
 #: (t2hx.routing.parx selects with it; here, so the CLI's default needs no numpy).
 PARX_THRESHOLD = 512
@@ -615,21 +613,25 @@ def _plane(name: str, spec: dict, path: Path) -> Plane:
 
 
 def _check_lmc(opensm: dict, path: Path, where: str) -> None:
-    """PARX always routes at its own LMC: any other LMC on its plane would be ignored."""
+    """An engine with its own LMC (PARX's) always routes at it: any other LMC on its plane
+    would be ignored."""
     lmc = opensm["lmc"]
-    if "parx" in opensm["routing"] and lmc not in (0, PARX_LMC):
-        raise ConfError(f"lmc {lmc} on a plane routed with parx, which always routes at LMC "
-                        f"{PARX_LMC} (docs/routing.md#lmc-and-lid-policy)", file=path,
-                        field=f"{where}.lmc", fix=f"set lmc: 0 or {PARX_LMC}, or route the "
-                        "other LMC on a plane without parx")
+    for name in opensm["routing"]:
+        own = routing_engines.routing_engine(name).lmc
+        if own is not None and lmc not in (0, own):
+            raise ConfError(f"lmc {lmc} on a plane routed with {name}, which always routes at "
+                            f"LMC {own} (docs/routing.md#lmc-and-lid-policy)", file=path,
+                            field=f"{where}.lmc", fix=f"set lmc: 0 or {own}, or route the "
+                            f"other LMC on a plane without {name}")
 
 
 def _check_sm(opensm: dict, path: Path, where: str) -> None:
     """Switching engines between combos needs access to the plane's OpenSM."""
     _check_lmc(opensm, path, where)
     if opensm["sm"]["via"] == "none" and (len(opensm["routing"]) > 1
-                                         or set(opensm["routing"]) & {"parx", "sar"}):
-        raise ConfError("a plane routed with several engines (or parx/sar) needs its OpenSM",
+                                         or set(opensm["routing"]) & set(routing_engines.ours())):
+        raise ConfError("a plane routed with several engines (or one of ours: "
+                        f"{'/'.join(routing_engines.ours())}) needs its OpenSM",
                         file=path, field=f"{where}.sm.via",
                         fix="use via: agent or ssh (docs/cluster.md), or list one stock engine")
 

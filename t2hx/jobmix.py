@@ -1,7 +1,7 @@
 """Several jobs at once on one simulated plane: seed 000's capacity mix (every app on its own
 nodes, rerun back to back until the window closes) and seed 003's multi-job workloads.
 Each job is its benchmark module's fluid job (t2hx/benchmarks/), run by one of the fluid
-engines (t2hx/flowsim/fluid.py, the exact reference, or fluid_fast.py, its compiled twin);
+solvers (t2hx/flowsim/fluid.py, the exact reference, or fluid_fast.py, its compiled twin);
 the output is the records checks/capacity.py and checks/workload.py read (t2hx/wire.py).
 """
 
@@ -27,13 +27,13 @@ if TYPE_CHECKING:
 
 REPEATS = 100000            # "thousands of runs": more than any window can finish
 
-#: Fluid engines of the capacity model (docs/modelling.md, capacity runs).
-FLUID_ENGINES = {"fast": ("t2hx.flowsim.fluid_fast", "run_jobs_fast"),
+#: Fluid solvers of the capacity model (docs/modelling.md, capacity runs).
+FLUID_SOLVERS = {"fast": ("t2hx.flowsim.fluid_fast", "run_jobs_fast"),
                  "exact": ("t2hx.flowsim.fluid", "run_jobs")}
 
 
-def fluid_engine(name: str) -> Callable:
-    module, func = FLUID_ENGINES[name]
+def fluid_solver(name: str) -> Callable:
+    module, func = FLUID_SOLVERS[name]
     return getattr(importlib.import_module(module), func)
 
 
@@ -77,7 +77,7 @@ def fluid_job_of(bench: Benchmark) -> Callable[..., Job]:
 
 
 def capacity_text(system: str, plane: str, routing: str, capacity: Path, window: float,
-                  work: str, routing_dir: str | None, lmc: int | None, engine: str) -> str:
+                  work: str, routing_dir: str | None, lmc: int | None, solver: str) -> str:
     """All capacity apps at once on their node sets (``capacity.json`` of
     checks/capacity.py) until the simulated window closes: each app's run length alone (its
     parts), the records the real driver prints (finished runs, the run the window cut),
@@ -98,12 +98,12 @@ def capacity_text(system: str, plane: str, routing: str, capacity: Path, window:
         mine = Path(job["hostfile"]).read_text().split()
         spans[app] = np.arange(len(hosts), len(hosts) + len(mine))
         hosts += mine
-    net = open_network(system, plane, routing, hosts=hosts, work=work, routing=routing_dir,
+    net = open_network(system, plane, routing, hosts=hosts, work=work, dumps=routing_dir,
                        lmc=lmc)
     study, node = load_study(), system_node(system)
     overhead = RunOverhead.of(net.system.model)
     jobs = capacity_jobs(net, spans, study, node, REPEATS, overhead)
-    simulate = fluid_engine(engine)
+    simulate = fluid_solver(solver)
     simulate(net, jobs, until=window)
     # Each app alone on its nodes, one run: the run length it would have without the mix
     # (reported), and the slowdown the interference term corrects.
@@ -113,7 +113,7 @@ def capacity_text(system: str, plane: str, routing: str, capacity: Path, window:
     if term is not None:
         interference.correct(net, jobs, alone, window, term)
     out = [wire.sim_header({"system": system, "plane": plane, "routing": routing,
-                            "window": f"{window:g}", "engine": engine,
+                            "window": f"{window:g}", "engine": solver,
                             "interference": term.label if term else "off",
                             "run_overhead": overhead.label if overhead else "off"},
                            kind="capacity")]
@@ -152,7 +152,7 @@ def _first_run(job: Job) -> float:
 
 
 def workload_text(system_name: str, plane: str, routing: str, workload: int,
-                  window: float | None, work: str, engine: str) -> str:
+                  window: float | None, work: str, solver: str) -> str:
     """One multi-job workload of the study (seed 003 §6): its jobs drawn from (seed, k) alone,
     so the same on every configuration; one record per job, then the window's end."""
     from t2hx.conf import load_system, system_path
@@ -178,11 +178,11 @@ def workload_text(system_name: str, plane: str, routing: str, workload: int,
     codes = [benchmarks.app(app, field="workloads.apps") for app in apps]
     term = interference.Term.of(system.model)
     results = multijob.run_workload(net, codes, spans, inputs, float(spec["compute_scale"]),
-                                    system_node(system_name), window, fluid_engine(engine),
+                                    system_node(system_name), window, fluid_solver(solver),
                                     term)
     head = wire.sim_header({
         "system": system.name, "plane": plane, "routing": routing, "workload": workload,
         "window": f"{window:g}", "compute_scale": f"{spec['compute_scale']:g}",
-        "engine": engine, "interference": term.label if term else "off"}, kind="workload")
+        "engine": solver, "interference": term.label if term else "off"}, kind="workload")
     return head + "".join(wire.workload_line(r) + "\n" for r in results) + \
         wire.WORKLOAD_CLOSED + "\n"

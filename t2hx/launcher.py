@@ -28,6 +28,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from t2hx.errors import ConfError
+from t2hx.routing_engines import routing_engine
 from t2hx.schema import F, one_line, validate
 
 #: sbatch options t2hx sets itself from the study and the case (ReFrame's #SBATCH lines, the
@@ -175,7 +176,7 @@ LAUNCHER = {
              doc="Open MPI MCA parameters of every job, e.g. {btl_openib_allow_ib: 1}"),
     "engine_mca": F(dict, default={}, values=F(dict, values=SCALAR, check=_mca_name),
                     doc="MCA parameters per routing engine over t2hx's defaults (parx: the "
-                    "PARX patch's, ENGINE_MCA), e.g. {parx: {pml_ob1_parx_threshold: 1024}}"),
+                    "PARX patch's, the engine table's mca column), e.g. {parx: {pml_ob1_parx_threshold: 1024}}"),
     "spack_env": F(str, default="spack-env", check=word_check(PATH_WORD, "a path without spaces"),
                    doc="Spack environment directory (from the root)"),
     "spack_view": F(str, default="spack-env/view", check=word_check(PATH_WORD,
@@ -191,13 +192,6 @@ LAUNCHER = {
                 doc="per-plane site options, e.g. planes: {hyperx: {partition: hx}}"),
 }
 
-#: MCA parameters a routing engine needs in MPI. PARX: the usage line of our Open MPI patch
-#: (patches/openmpi/4.1-parx-lid-selection.patch): ob1 with one openib module per LID picks
-#: each message's destination LID by Table 1; without them every message takes base LIDs.
-ENGINE_MCA: dict[str, dict[str, object]] = {
-    "parx": {"pml": "ob1", "btl": "openib,self,vader", "btl_openib_max_lmc": 4,
-             "pml_ob1_parx_enable": 1, "pml_ob1_parx_threshold": 512},
-}
 
 
 def launcher_of(raw: dict, planes: list[str], source: object) -> dict:
@@ -224,7 +218,7 @@ def plane_site(spec: dict, plane: str) -> dict:
 def engine_mca(spec: dict, engine: str) -> dict[str, object]:
     """MCA parameters of a job routed by ``engine``: the launcher's, then the engine's
     defaults, then the site's overrides for that engine."""
-    return {**spec.get("mca", {}), **ENGINE_MCA.get(engine, {}),
+    return {**spec.get("mca", {}), **routing_engine(engine).mca,
             **spec.get("engine_mca", {}).get(engine, {})}
 
 

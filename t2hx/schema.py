@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from typing import Any, cast
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 
 from t2hx.errors import ConfError
 
@@ -18,7 +18,7 @@ class F:
     types: type | tuple[type, ...]
     required: bool = False
     default: Any = None
-    choices: tuple | None = None
+    choices: Collection[Any] | None = None
     min: float | None = None
     max: float | None = None
     items: F | dict | None = None          # for lists: schema of each item

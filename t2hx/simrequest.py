@@ -1,7 +1,7 @@
 """A typed simulation request: what one simulated run of a benchmark is.
 
 ``t2hx simulate`` builds it from its command line (t2hx/commands/simulate.py); the simulator
-(t2hx/simulation.py) opens the network of the engine it names (t2hx/flowsim/engines.py) and
+(t2hx/simulation.py) opens the network of the model it names (t2hx/flowsim/models.py) and
 hands it to the benchmark's workload (t2hx/benchmarks/), which reads its options from here.
 The run cache key and the noise draw are functions of the request (:meth:`key_options`), so
 two requests that simulate the same thing share their cache entry and noise.
@@ -15,24 +15,25 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from t2hx.routing_engines import RoutingInput
+
 #: baidu-allreduce's sizes (float elements) when the request names none: those its test
 #: runs (test/test.cpp ``main``, ``buffer_sizes``).
 DEFAULT_ELEMENTS = ("0,32,256,1024,4096,16384,65536,262144,1048576,8388608,67108864,"
                     "536870912")
-#: The flow model's network engine; another engine is another row of its ENGINES table.
-FLOW_ENGINE = "flow"
-#: The packet engine (t2hx/flowsim/packet.py): MTU packets, credits, VLs, the host interface.
-PACKET_ENGINE = "packet"
-NETWORK_ENGINES = (FLOW_ENGINE, PACKET_ENGINE)
+#: The flow model; another network model is another row of t2hx/flowsim/models.py's MODELS.
+FLOW_MODEL = "flow"
+#: The packet model (t2hx/flowsim/packet.py): MTU packets, credits, VLs, the host interface.
+PACKET_MODEL = "packet"
+NETWORK_MODELS = (FLOW_MODEL, PACKET_MODEL)
 
 
 @dataclass(frozen=True)
 class NetworkOptions:
-    """How the plane is routed and read; ``None`` = the conf's or the engine's default."""
+    """How the plane is routed and read; ``None`` = the conf's or the model's default."""
     lmc: int | None = None
     routing_dir: str | None = None       # OpenSM dumps to use instead of routing
-    demand: str | None = None            # parx: route with this demand file
-    jobs: str | None = None              # sar: route with this job file
+    routing_input: RoutingInput | None = None   # the demand/job file to route with
     parx_threshold: int | None = None    # parx: Table 1a below this many bytes, 1b from it
     work: str | None = None              # routing cache root (default: t2hx.paths.work_root)
     quiet: bool = True
@@ -71,7 +72,7 @@ class SimRequest:
     repetition: int = 0                  # which repetition of the case (noise draw)
     network: NetworkOptions = field(default_factory=NetworkOptions)
     options: BenchmarkOptions = field(default_factory=BenchmarkOptions)
-    engine: str = FLOW_ENGINE            # network engine (t2hx/flowsim/engines.py)
+    model: str = FLOW_MODEL              # network model (t2hx/flowsim/models.py)
 
     def key_options(self) -> dict[str, Any]:
         """The options a simulated output depends on besides the case's files: the

@@ -31,7 +31,7 @@ from t2hx.campaign.guard import kill_descendants
 from t2hx.simclient import ENV, HEADER
 
 #: Modules the model loads lazily that every simulating case needs.
-WARM = ("numpy", "t2hx.simulation", "t2hx.flowsim.engines", "t2hx.flowsim.noise",
+WARM = ("numpy", "t2hx.simulation", "t2hx.flowsim.models", "t2hx.flowsim.noise",
         "t2hx.flowsim.runcache", "t2hx.commands.simulate")
 
 

@@ -1,7 +1,7 @@
 """The simulator's entry point: one simulated run of a request.
 
 A run (:func:`simulate`): the request's benchmark (t2hx/benchmarks/) runs on the network of
-the engine the request names (t2hx/flowsim/engines.py) and returns typed numbers; a
+the network model the request names (t2hx/flowsim/models.py) and returns typed numbers; a
 deterministic case is simulated once and its numbers kept in the run cache
 (t2hx/flowsim/runcache.py); every repetition multiplies them by its own seeded noise
 factor with the benchmark's noise rule, then prints them in the upstream text format after
@@ -53,13 +53,13 @@ def simulate(request: SimRequest, noise: Noise, cache: RunCache | None) -> str:
 
 def simulate_case(request: SimRequest, bench: Benchmark) -> CaseRun:
     """Simulate the request's case: noiseless numbers and the header that describes them."""
-    from t2hx.flowsim.engines import engine
+    from t2hx.flowsim.models import network_model
 
-    chosen = engine(request.engine)
+    chosen = network_model(request.model)
     net = chosen.open(request)
     result = bench.workload.run(request, net)
     header = {"fabric": net.label, "routing": net.engine, "hostfile": net.hostfile,
-              "model": chosen.model, **bench.workload.header(request)}
+              "model": chosen.header, **bench.workload.header(request)}
     return CaseRun(header, encode(result))
 
 
@@ -74,8 +74,8 @@ def cache_key(request: SimRequest, bench: Benchmark) -> str:
         benchmark=bench.name(request.variant), seeded=bench.workload.seeded,
         system_file=system_path(request.system), plane=request.plane,
         engine=request.routing, lmc=net.lmc, hostfile=request.hostfile,
-        routing_dir=net.routing_dir, demand=net.demand, jobs=net.jobs,
-        options=request.key_options(), seed=request.seed, network_engine=request.engine)
+        routing_dir=net.routing_dir, routing_input=net.routing_input,
+        options=request.key_options(), seed=request.seed, network_model=request.model)
     return runcache.digest({"case": runcache.digest(inputs), "code": runcache.code_version(),
                             "site_code": site_code(bench),
                             "names": [request.system, request.hostfile]})

@@ -13,11 +13,11 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from t2hx import ROOT
+from t2hx import ROOT, routing_engines
 from t2hx.conf import ENGINES, System, load_system, system_path
 from t2hx.errors import ConfError
 from t2hx.schema import F, validate
-from t2hx.simrequest import FLOW_ENGINE, NETWORK_ENGINES
+from t2hx.simrequest import FLOW_MODEL, NETWORK_MODELS, PACKET_MODEL
 from t2hx.textfile import load_yaml
 
 STUDIES = ROOT / "conf" / "studies"
@@ -109,6 +109,11 @@ COMBO = {
     "compute_scale": F((int, float), default=1.0, min=0,
                        doc="apps compute this many times faster (seed 003 §5.2: 2, 10, 25, 50); "
                        "0 = communication only (compute turned off, seed 003 §5.1)"),
+    "background": F(str, default=None,
+                    doc="a job file (from the checkout) of the other jobs running beside the "
+                    "benchmark, which an engine reading job files routes for too (seed 004 "
+                    "Fig 8 on a busy system; t2hx history background), e.g. background: "
+                    "conf/traces/backgrounds/sc16-taurus-day30-1200.txt"),
 }
 SCALE = {
     "from": F(int, required=True, min=1, doc="node count from which the override applies"),
@@ -130,13 +135,13 @@ BENCHMARK = {
     "exclude": F(list, default=[], items=F(int), doc="node counts of the ladder left out"),
     "combos": F(list, default=None, items=F(str),
                 doc="only these combos (default: all), e.g. combos: [sr-edr-comm, dr-hdr-comm]"),
-    "engine": F(str, default=FLOW_ENGINE, choices=NETWORK_ENGINES,
-                doc="network engine of its simulated cases: flow (max-min, the default) or "
-                "packet (docs/modelling.md#packet-engine), e.g. engine: packet"),
+    "model": F(str, default=FLOW_MODEL, choices=NETWORK_MODELS,
+               doc="network model of its simulated cases: flow (max-min, the default) or "
+               "packet (docs/modelling.md#packet-engine), e.g. model: packet"),
     "nodes": F(list, default=None, items=F(int, min=1),
                doc="node counts of its ladder it runs at (default: all), e.g. nodes: [28]"),
     "packet_up_to": F(int, default=None, min=1,
-                      doc="with engine: packet, the flow engine above this node count"),
+                      doc="with model: packet, the flow model above this node count"),
     "draws": F(int, default=1, min=1, max=MAX_REPETITIONS,
                doc="mapping draws: its runs are one per draw of each combo's placement, "
                "repetition r on draw r (hostfiles <n>.r<r>.txt, draw 0 = <n>.txt) instead of "
@@ -244,8 +249,8 @@ PROFILE = {
     "combos": F(list, default=None, items=F(str), doc="a subset of the combos"),
     "inputs": F(dict, default=None, values=F(dict),
                 doc="input keys set per benchmark, e.g. inputs: {ebb: {rounds: 100}}"),
-    "engines": F(dict, default=None, values=F(str, choices=NETWORK_ENGINES),
-                 doc="network engine per benchmark, e.g. engines: {ebb: flow}"),
+    "models": F(dict, default=None, values=F(str, choices=NETWORK_MODELS),
+                doc="network model per benchmark, e.g. models: {ebb: flow}"),
     "nodes": F(dict, default=None, values=F(list, items=F(int, min=1)),
                doc="node counts per benchmark, a subset of its ladder, e.g. nodes: {mpigraph: [28]}"),
     "draws": F(dict, default=None, values=F(int, min=1, max=MAX_REPETITIONS),
@@ -279,7 +284,8 @@ STUDY = {
     "repetitions": F(int, default=10, min=1, max=MAX_REPETITIONS),
     "walltime": F(str, default="15m", check=_duration),
     "ranks_per_node": F(int, default=1, min=1),
-    "reroute_engines": F(list, default=["parx", "sar"], items=F(str, choices=ENGINES)),
+    "reroute_engines": F(list, default=list(routing_engines.input_aware()),
+                         items=F(str, choices=ENGINES)),
     "benchmarks": F(dict, required=True, values=BENCHMARK),
     "capacity": F(dict, default={}, fields=CAPACITY,
                   doc="seed 000's capacity mix (a study without one has no capacity runs)"),
@@ -316,6 +322,7 @@ class Combo:
     only: dict | None = None       # extra combos: {benchmark: [node counts]} they run for
     system: str | None = None      # None: the combo runs on any conf system with the plane
     compute_scale: float = 1.0     # 0: communication only
+    background: str | None = None  # job file of the other running jobs (from the checkout)
 
     @property
     def partition(self) -> str:
@@ -422,15 +429,15 @@ class Study:
     def variants(self, name: str) -> list[str]:
         return list(self.benchmarks.get(name, self.catalog[name])["variants"]) or [""]
 
-    def engine(self, name: str, nodes: int | None = None) -> str:
-        """The network engine a benchmark's simulated cases run on (``engine:``; the flow
-        engine above ``packet_up_to`` nodes, where the packet engine's cost outgrows the run)."""
+    def model(self, name: str, nodes: int | None = None) -> str:
+        """The network model a benchmark's simulated cases run on (``model:``; the flow
+        model above ``packet_up_to`` nodes, where the packet model's cost outgrows the run)."""
         bench = self.catalog[name]
         limit = bench["packet_up_to"]
-        if bench["engine"] == "packet" and nodes is not None and limit is not None \
+        if bench["model"] == PACKET_MODEL and nodes is not None and limit is not None \
                 and nodes > limit:
-            return FLOW_ENGINE
-        return bench["engine"]
+            return FLOW_MODEL
+        return bench["model"]
 
     def input(self, name: str, nodes: int) -> dict:
         """The benchmark's input at this node count (scale overrides applied in order)."""
@@ -631,6 +638,7 @@ def load_study(path: str | Path | None = None, profile: str | None = None) -> St
     _check(data, catalog, path)
     _check_on_system(data, path)
     _check_logs(data, path)
+    _check_backgrounds(data, path)
     combos = [Combo(**c) for c in data["combos"]]
     _local_nodes_override(data, path)
     return Study(path, profile, data["name"], data["system"], data["baseline"], combos,
@@ -641,6 +649,24 @@ def load_study(path: str | Path | None = None, profile: str | None = None) -> St
                  [Combo(**c) for c in data["extra_combos"]], data["workloads"] or None,
                  data["figures"], data["histories"] or None, data["networks"] or None,
                  data["logs"])
+
+
+def _check_backgrounds(data: dict, path: Path) -> None:
+    """A combo's background is a job file an engine that reads job files routes for."""
+    for k, combo in enumerate(data["combos"] + data["extra_combos"]):
+        where = f"combos[{k}].background" if k < len(data["combos"]) else \
+            f"extra_combos[{k - len(data['combos'])}].background"
+        if combo.get("background") is None:
+            continue
+        if routing_engines.routing_engine(combo["routing"]).reads != routing_engines.JOBS:
+            raise ConfError(f"combo '{combo['name']}' routes with {combo['routing']}, which "
+                            "reads no job file", file=path, field=where,
+                            fix="give a background only to a combo routed by " +
+                            "/".join(routing_engines.reading(routing_engines.JOBS)))
+        if not (ROOT / combo["background"]).is_file():
+            raise ConfError(f"no job file {combo['background']}", file=path, field=where,
+                            fix="write it with t2hx history background (a path from the "
+                            "checkout)")
 
 
 def _check_logs(data: dict, path: Path) -> None:
@@ -690,10 +716,10 @@ def _profile(data: dict, profile: str, path: Path) -> dict:
 
 
 def _profile_benchmarks(data: dict, profile: str, path: Path) -> dict:
-    """A profile's ``inputs:`` and ``engines:`` set into its benchmarks' entries."""
+    """A profile's ``inputs:`` and ``models:`` set into its benchmarks' entries."""
     prof = _profile(data, profile, path)
     benches = dict(data["benchmarks"])
-    for key, what in (("inputs", "input"), ("engines", "engine"), ("nodes", "nodes"),
+    for key, what in (("inputs", "input"), ("models", "model"), ("nodes", "nodes"),
                       ("draws", "draws")):
         for name, value in (prof[key] or {}).items():
             if name not in benches:
@@ -704,7 +730,7 @@ def _profile_benchmarks(data: dict, profile: str, path: Path) -> dict:
             benches[name] = {**benches[name], what: new}
     if prof["packet_up_to"] is not None:
         benches = {name: {**b, "packet_up_to": prof["packet_up_to"]}
-                   if b["engine"] == "packet" else b for name, b in benches.items()}
+                   if b["model"] == PACKET_MODEL else b for name, b in benches.items()}
     return {**data, "benchmarks": benches}
 
 
@@ -897,11 +923,12 @@ def _check_histories(spec: dict | None, combos: list[dict], path: Path) -> None:
     if bad:
         raise ConfError(f"unknown combo '{bad[0]}'", file=path, field="histories.combos",
                         fix="use names of combos:")
-    other = [c for c in spec["combos"] if known[c]["routing"] != "sar"]
+    readers = routing_engines.reading(routing_engines.JOBS)
+    other = [c for c in spec["combos"] if known[c]["routing"] not in readers]
     if other:
         raise ConfError(f"combo '{other[0]}' routes with {known[other[0]]['routing']}, the "
-                        "replay's routing under test is sar", file=path,
-                        field="histories.combos", fix="give the combo routing: sar")
+                        f"replay's routing under test is {'/'.join(readers)}", file=path,
+                        field="histories.combos", fix=f"give the combo routing: {readers[0]}")
     if not (ROOT / spec["trace"]).is_file():
         raise ConfError(f"no trace {spec['trace']}", file=path, field="histories.trace",
                         fix="give a path relative to the repository, e.g. "

@@ -36,7 +36,7 @@ def mini_hx16(mini, mini_hyperx_dir):
     from t2hx.flowsim.network import open_network
 
     return open_network(mini, "hyperx", "dfsssp", hosts=mini.hostnames()[:16],
-                        routing=mini_hyperx_dir)
+                        dumps=mini_hyperx_dir)
 
 
 @pytest.fixture(scope="session", params=["flow", "packet"])
@@ -65,7 +65,7 @@ def mini_hyperx(mini, mini_hyperx_dir):
     from t2hx.flowsim.network import open_network
 
     return open_network(mini, "hyperx", "dfsssp", hosts=mini.hostnames(),
-                        routing=mini_hyperx_dir)
+                        dumps=mini_hyperx_dir)
 
 
 @pytest.fixture(scope="session")

@@ -81,7 +81,7 @@ def test_compute_scales_with_the_conf_node():
 @pytest.fixture(scope="module")
 def net(mini, routed):
     hx = routed(mini, "hyperx", "dfsssp").run.out_dir
-    return open_network(mini, "hyperx", "dfsssp", hosts=mini.hostnames()[:16], routing=hx)
+    return open_network(mini, "hyperx", "dfsssp", hosts=mini.hostnames()[:16], dumps=hx)
 
 
 def test_hpl_uses_the_input_n_and_stays_below_peak(net):

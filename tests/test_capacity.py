@@ -28,7 +28,7 @@ def test_imb_repetitions_follow_imbs_default_rule() -> None:
 
 def test_mupp_and_emdl_runs_are_whole_invocations(mini, routed) -> None:
     net = open_network(mini, "hyperx", "dfsssp", hosts=mini.hostnames(),
-                       routing=routed(mini, "hyperx", "dfsssp").run.out_dir)
+                       dumps=routed(mini, "hyperx", "dfsssp").run.out_dir)
     a, b = np.arange(0, 8), np.arange(8, 16)
     mupp = imbjobs.mupp_job(net, "mupp", a, msglog=(20, 21))
     # 0 B, 1 MiB, 2 MiB: a size's repetitions are one fused ping step and one pong step.
@@ -45,7 +45,7 @@ def test_fused_repetitions_take_as_long_as_the_repetitions_alone(mini, routed) -
     """Comm.count: max-min rates do not depend on sizes, so k back-to-back repetitions of a
     step alone take k times one, latencies included, in both engines."""
     net = open_network(mini, "hyperx", "dfsssp", hosts=mini.hostnames(),
-                       routing=routed(mini, "hyperx", "dfsssp").run.out_dir)
+                       dumps=routed(mini, "hyperx", "dfsssp").run.out_dir)
     src = np.arange(0, 16)
     dst = np.random.default_rng(3).permutation(np.arange(16, 32))
     sizes = np.linspace(1 << 14, 1 << 20, 16).astype(np.int64)
@@ -70,7 +70,7 @@ def _mix(net, spans: dict[str, np.ndarray]) -> list[Job]:
 
 def test_fast_engine_agrees_with_exact_engine(mini, routed) -> None:
     net = open_network(mini, "hyperx", "dfsssp", hosts=mini.hostnames(),
-                       routing=routed(mini, "hyperx", "dfsssp").run.out_dir)
+                       dumps=routed(mini, "hyperx", "dfsssp").run.out_dir)
     order = np.random.default_rng(3).permutation(64)
     names = ["amg", "minife", "milc", "hpcg", "mupp", "emdl"]
     spans = {app: order[8 * i:8 * i + 8] for i, app in enumerate(names)}

@@ -19,7 +19,7 @@ def _agree(exact: list[Job], fast: list[Job]) -> None:
 
 def _net(mini, routed):
     return open_network(mini, "hyperx", "dfsssp", hosts=mini.hostnames(),
-                        routing=routed(mini, "hyperx", "dfsssp").run.out_dir)
+                        dumps=routed(mini, "hyperx", "dfsssp").run.out_dir)
 
 
 def _mix(net, spans: dict[str, np.ndarray], scale: float) -> list[Job]:

@@ -100,7 +100,7 @@ def mix(mini, routed, tmp_path_factory):
     spec.write_text(json.dumps(jobs))
     text = capacity_text(str(mini.path), "hyperx", "dfsssp", spec, 300.0, str(tmp / "work"),
                          str(hx), None, "fast")
-    net = open_network(mini, "hyperx", "dfsssp", hosts=hosts[:24], routing=hx)
+    net = open_network(mini, "hyperx", "dfsssp", hosts=hosts[:24], dumps=hx)
     return text, net
 
 

@@ -238,8 +238,8 @@ def nets(mini, routed, tmp_path_factory):
     hx = routed(mini, "hyperx", "dfsssp").run.out_dir
     conf = _conf(tmp_path_factory.mktemp("conf"), OLD)
     hosts = mini.hostnames()[:16]
-    return (open_network(mini, "hyperx", "dfsssp", hosts=hosts, routing=hx),
-            open_network(load_system(conf), "hyperx", "dfsssp", hosts=hosts, routing=hx), conf)
+    return (open_network(mini, "hyperx", "dfsssp", hosts=hosts, dumps=hx),
+            open_network(load_system(conf), "hyperx", "dfsssp", hosts=hosts, dumps=hx), conf)
 
 
 def test_conf_rule_set_changes_the_imb_bcast_simulation(nets) -> None:

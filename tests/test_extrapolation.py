@@ -42,7 +42,7 @@ def net(request, mini, mini_hyperx_dir):
     hosts = mini.hostnames()
     if request.param == "random":
         hosts = list(np.random.default_rng(2019).permutation(hosts))
-    return open_network(mini, "hyperx", "dfsssp", hosts=hosts[:16], routing=mini_hyperx_dir)
+    return open_network(mini, "hyperx", "dfsssp", hosts=hosts[:16], dumps=mini_hyperx_dir)
 
 
 @pytest.fixture(scope="module", params=["flow", "packet"])
@@ -61,7 +61,7 @@ def test_the_random_placement_shares_cables(mini, mini_hyperx_dir) -> None:
     """The contended case is contended: the ring's neighbours, and the pipelines' parents
     and children, cross some cables together."""
     hosts = list(np.random.default_rng(2019).permutation(mini.hostnames()))[:16]
-    net = open_network(mini, "hyperx", "dfsssp", hosts=hosts, routing=mini_hyperx_dir)
+    net = open_network(mini, "hyperx", "dfsssp", hosts=hosts, dumps=mini_hyperx_dir)
     r = np.arange(16)
     assert _shared_cables(net, r, (r + 1) % 16) > 0
 
@@ -78,7 +78,7 @@ def test_the_rule_is_exact_on_a_uniform_chain(mini, mini_hyperx_dir, name, alg, 
     so T_j(S) = T_j(S2) + (S − S2)·t for every S, eager or rendezvous segments alike, and
     the rule gives the whole call's ends to rounding, whatever S1 and S2."""
     net = open_network(mini, "hyperx", "dfsssp", hosts=mini.hostnames()[:4],
-                       routing=mini_hyperx_dir)
+                       dumps=mini_hyperx_dir)
     r = np.arange(3)
     assert len(set(net.paths(r, r + 1)[1].tolist())) == 1          # hops: one switch
     assert _shared_cables(net, r, r + 1) == _shared_cables(net, r + 1, r) == 0
@@ -98,7 +98,7 @@ def test_the_rule_is_exact_on_a_deep_eager_chain(mini, mini_hyperx_dir, name, al
     path's fill plus S times its slowest hop upstream: linear in S from the start, and the
     rule is exact with both truncated calls shorter than the chain."""
     net = open_network(mini, "hyperx", "dfsssp", hosts=mini.hostnames()[:16],
-                       routing=mini_hyperx_dir)
+                       dumps=mini_hyperx_dir)
     r = np.arange(15)
     assert len(set(net.paths(r, r + 1)[1].tolist())) > 1
     assert _shared_cables(net, r, r + 1) == 0

@@ -17,7 +17,7 @@ def hx(t2hx_system, routed):
 
 
 def _net(system, out, hosts):
-    return open_network(system, "hyperx", "dfsssp", hosts=hosts, routing=out)
+    return open_network(system, "hyperx", "dfsssp", hosts=hosts, dumps=out)
 
 
 def _compare_rates(net, phases):
@@ -66,7 +66,7 @@ def test_alltoall_event_driven_matches_simgrid(t2hx_system, hx) -> None:
 def test_fig1_hyperx_well_below_fattree(t2hx_system, hx, routed) -> None:
     rack = t2hx_system.hostnames()[:28]
     ft_dir = routed(t2hx_system, "fattree", "ftree").run.out_dir
-    ft = open_network(t2hx_system, "fattree", "ftree", hosts=rack, routing=ft_dir)
+    ft = open_network(t2hx_system, "fattree", "ftree", hosts=rack, dumps=ft_dir)
     g_ft = patterns.mpigraph(ft)
     g_hx = patterns.mpigraph(_net(t2hx_system, hx, rack))
     ratio = patterns.average(g_hx.send) / patterns.average(g_ft.send)
@@ -92,7 +92,7 @@ def test_seed_001_npb_communication_matches_simgrid(routed, kernel) -> None:
     system = load_system(ROOT / "conf" / "systems" / "thesis-rsn1024.yaml")
     hosts = (ROOT / "hostfiles" / "thesis-rsn1024" / "random" / "128.txt").read_text().split()
     out = routed(system, "shortcut", "minhop").run.out_dir
-    net = open_network(system, "shortcut", "minhop", hosts=hosts, routing=out)
+    net = open_network(system, "shortcut", "minhop", hosts=hosts, dumps=out)
     phases = [p for p in apps.iteration_phases(benchmarks.app(f"npb-{kernel}"), 128, 1.0,
                                                net.loggp.reduce_rate, {"class": "A"},
                                                rules=net.loggp.collectives)

@@ -33,7 +33,7 @@ def hx_dir(mini, routed):
 
 @pytest.fixture(scope="module")
 def net16(mini, hx_dir):
-    return open_network(mini, "hyperx", "dfsssp", hosts=mini.hostnames()[:16], routing=hx_dir)
+    return open_network(mini, "hyperx", "dfsssp", hosts=mini.hostnames()[:16], dumps=hx_dir)
 
 
 @pytest.fixture(scope="module")
@@ -60,7 +60,7 @@ def test_hostfile_forms_and_errors(mini, tmp_path) -> None:
 def test_tables_of_another_fabric_are_rejected(mini, routed) -> None:
     ft_dir = routed(mini, "fattree", "ftree").run.out_dir
     with pytest.raises(T2hxError, match="another fabric"):
-        open_network(mini, "hyperx", "dfsssp", hosts=mini.hostnames()[:4], routing=ft_dir)
+        open_network(mini, "hyperx", "dfsssp", hosts=mini.hostnames()[:4], dumps=ft_dir)
 
 
 def test_unknown_collective_and_app() -> None:
@@ -153,7 +153,7 @@ def test_mupp_ring_allreduce_and_app_scaling(net16) -> None:
 
 
 def test_fluid_jobs_interfere(mini, hx_dir) -> None:
-    net = open_network(mini, "hyperx", "dfsssp", hosts=mini.hostnames(), routing=hx_dir)
+    net = open_network(mini, "hyperx", "dfsssp", hosts=mini.hostnames(), dumps=hx_dir)
     # Two alltoall-heavy jobs on interleaved nodes share cables; alone each is faster.
     a, b = np.arange(0, 64, 2), np.arange(1, 64, 2)
 
@@ -213,7 +213,7 @@ def test_lid_chooser_plugs_in(mini, routed) -> None:
     def by_size(src, dst, size):                # PARX-style: the LID depends on the size
         return np.full(len(src), 1 if size >= 512 else 0)
 
-    net = open_network(mini, "hyperx", "dfsssp", hosts=mini.hostnames(), routing=out,
+    net = open_network(mini, "hyperx", "dfsssp", hosts=mini.hostnames(), dumps=out,
                        chooser=by_size)
     src, dst = np.arange(0, 32), np.arange(32, 64)
     small, _ = net.paths(src, dst, 8)
@@ -224,7 +224,7 @@ def test_lid_chooser_plugs_in(mini, routed) -> None:
         want_l = tables.path(int(net.rank_hca[s]), tables.hca_lid(int(net.rank_hca[d]), 1))
         assert [x for x in row_s if x >= 0] == want_s
         assert [x for x in row_l if x >= 0] == want_l
-    bad = open_network(mini, "hyperx", "dfsssp", hosts=mini.hostnames()[:4], routing=out,
+    bad = open_network(mini, "hyperx", "dfsssp", hosts=mini.hostnames()[:4], dumps=out,
                        chooser=lambda s, d, m: np.full(len(s), 2))
     with pytest.raises(WorkloadError, match="LMC is 1"):
         bad.paths(np.array([0]), np.array([1]), 8)

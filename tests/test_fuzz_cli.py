@@ -95,6 +95,10 @@ ROLE_OF = {
     ("history", "check", "trace"): "in-file", ("history", "sample", "trace"): "in-file",
     ("history", "sample", "--out"): "out-file", ("history", "replay", "samples"): "in-file",
     ("history", "updates", "samples"): "in-file", ("history", "updates", "--out"): "out-file",
+    ("history", "background", "trace"): "in-file", ("history", "background", "--out"): "out-file",
+    ("history", "background", "--exclude"): "in-file",
+    ("campaign", "reroute", "--background"): "in-file",
+    ("conf", "schema", "--out"): "out-file",
     ("campaign", "simulate-history", "--trace"): "in-file",
     ("campaign", "simulate-history", "--rows"): "out-file", ("sar", "watch", "--log"): "out-file",
     ("campaign", "analyse-network", "--rows"): "out-file",
@@ -178,6 +182,8 @@ ALLOW: dict[tuple[str, str, str], str] = {
     ("hostfiles", "--switches", "huge"): "only spread uses it (not the base); n caps it",
     ("history sample", "--first-day", "zero"): "from the trace's first job (the default)",
     ("campaign simulate-history", "--day", "zero"): "the trace's first day",
+    ("history background", "--at", "zero"): "the day's start (the default)",
+    ("history background", "--day", "zero"): "the trace's first day",
     ("campaign analyse-network", "--iterations", "zero"): "two-opt without swaps",
     ("campaign analyse-network", "--iterations", "huge"): "only the random shortcut network "
     "runs two-opt (the base analyses a circulant one)",
@@ -199,6 +205,8 @@ ALLOW: dict[tuple[str, str, str], str] = {
     ("history sample", "--days", "huge"): "to the trace's end",
     ("history sample", "--days", "huge-float"): "to the trace's end",
     ("history sample", "--out", "file"): "an existing samples file is replaced",
+    ("history background", "--out", "file"): "an existing job file is replaced",
+    ("conf schema", "--out", "file"): "an existing schema file is replaced",
     ("history updates", "--limit", "huge"): "every re-route of the samples",
     ("history updates", "--out", "file"): "an existing report is replaced",
     # Output paths that are valid: a new folder is created; .. and odd names are names.
@@ -288,6 +296,8 @@ BASES: dict[tuple[str, ...], list[str]] = {
     ("history", "updates"): ["history", "updates", "{samples}", "--system", "{mini}",
                              "--plane", "fattree", "--out", "{tmp}/updates.json", "--work",
                              "{tmp}/work"],
+    ("history", "background"): ["history", "background", "{trace}", "--system", "{mini}",
+                                "--plane", "fattree", "--day", "0", "--out", "{tmp}/bg.txt"],
     ("hostfiles",): ["hostfiles", "--system", "{mini}", "--out", "{tmp}/hf", "--placements",
                      "linear", "--counts", "2"],
     ("parse",): ["parse", "--benchmark", "hpl", "{hplout}"],
@@ -303,7 +313,7 @@ BASES: dict[tuple[str, ...], list[str]] = {
                     "dfsssp", "--routing-dir", "{dumps}", "--hostfile", "{hosts}",
                     "--benchmark", "imb", "--collectives", "Bcast", "--msglog", "0:2", "--work", "{tmp}/work",
                     "--no-cache"],
-    ("sm", "apply"): ["sm", "apply", "--system", "{mini}", "--plane", "hyperx", "--engine",
+    ("sm", "apply"): ["sm", "apply", "--system", "{mini}", "--plane", "hyperx", "--routing",
                       "dfsssp"],
     ("sm", "serve"): ["sm", "serve", "--system", "{mini}", "--bind", "127.0.0.1"],
     ("sm", "opensm"): ["sm", "opensm", "--system", "{mini}", "--plane", "hyperx", "--state",
@@ -313,7 +323,7 @@ BASES: dict[tuple[str, ...], list[str]] = {
 }
 # The index in a base of its one positional value: a hostile one replaces it.
 POSITIONAL = {("demand", "check"): 2, ("history", "check"): 2, ("history", "sample"): 2,
-              ("history", "replay"): 2, ("history", "updates"): 2,
+              ("history", "replay"): 2, ("history", "updates"): 2, ("history", "background"): 2,
               ("post",): 1, ("replay",): 1, ("conf", "schema"): 2, ("conf", "check"): 2,
               ("scorecard",): 1}
 # Why each of these is fuzzed with rejected values only.
@@ -527,7 +537,7 @@ def test_cli_option(files: dict[str, str], path: tuple[str, ...]) -> None:
             assert code in (0, 1, 2), (argv, code, err)
             assert code == 0 or one_error_line(code, err), (argv, code, err)
         else:
-            assert one_error_line(code, err), (argv, code, err)
+            assert one_error_line(code, err), (" ".join(argv), code, err)
     check()
     assert ran[0] >= round(examples(path) * SCALE), (path, ran[0])
 

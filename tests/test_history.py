@@ -285,6 +285,7 @@ def test_a_sighup_reroute_gives_the_tables_of_a_fresh_routing(tmp_path: Path) ->
     from t2hx.routing.lft import load_tables
     from t2hx.routing.sarjobs import job_file_text
     from t2hx.routing.session import Session
+    from t2hx.routing_engines import JOBS, RoutingInput
 
     fabric = build_plane(MINI, "fattree")
     sets = [[tuple(HOSTS[4:12])], [tuple(HOSTS[4:12]), tuple(HOSTS[20:36])]]
@@ -293,14 +294,15 @@ def test_a_sighup_reroute_gives_the_tables_of_a_fresh_routing(tmp_path: Path) ->
         path = tmp_path / f"jobs{k}.txt"
         path.write_text(job_file_text(jobs))
         out = ensure_routing(MINI, "fattree", "sar", None, tmp_path / "fresh", fabric,
-                             jobs=str(path))
+                             routing_input=RoutingInput(JOBS, str(path)))
         fresh.append(load_tables(fabric, out).lft)
     assert not np.array_equal(fresh[0], fresh[1])        # the job set changes the routes
     live = tmp_path / "live"
     live.mkdir()
     jobs = live / "jobs.txt"
     jobs.write_text(job_file_text(sets[1]))
-    args = route_args(fabric, "sar", MINI.plane("fattree").opensm, MINI.path, jobs=str(jobs))
+    args = route_args(fabric, "sar", MINI.plane("fattree").opensm, MINI.path,
+                      routing_input=RoutingInput(JOBS, str(jobs)))
     with Session(fabric, live, "sar", args, jobs) as session:
         assert np.array_equal(load_tables(fabric, live).lft, fresh[1])
         for k in (0, 1, 0):

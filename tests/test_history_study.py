@@ -30,7 +30,7 @@ def setup_study(tmp: Path) -> Path:
               "model": {"packet": {"hca": {"interface": "pcie", "pcie_gen": 3, "lanes": 8}}}}
     (tmp / "systems").mkdir()
     (tmp / "systems" / "hist64.yaml").write_text(yaml.safe_dump(system))
-    fig8 = {"ladder": "f8", "variants": ["Alltoall"], "engine": "packet",
+    fig8 = {"ladder": "f8", "variants": ["Alltoall"], "model": "packet",
             "input": {"msglog": "20:20"}, "combos": ["ft-ftree-spread", "ft-sar-spread"]}
     study = {"name": "hist-test", "system": "hist64", "baseline": "ft-sar",
              "figures": "histories", "ladders": {"f8": [8]}, "benchmarks": {"imb": fig8},

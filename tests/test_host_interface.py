@@ -58,7 +58,7 @@ def test_packet_engine_without_a_host_interface_is_one_line(tmp_path, mini_hyper
                                                              field) -> None:
     system = load_system(_conf(tmp_path, "minihost", hca))
     net = open_network(system, "hyperx", "dfsssp", hosts=system.hostnames()[:4],
-                       routing=mini_hyperx_dir)
+                       dumps=mini_hyperx_dir)
     assert net.run([Phase.of([0], [1], MIB)]).total > 0     # the flow model needs none
     with pytest.raises(ConfError) as exc:
         open_packet(net).run([Phase.of([0], [1], MIB)])
@@ -82,7 +82,7 @@ def test_ebb_on_a_fast_host_reaches_the_link_payload_rate(tmp_path, routed) -> N
     fast = load_system(_conf(tmp_path, "mini100", {"interface": "pcie", "pcie_gen": 4,
                                                    "lanes": 16}, gbps=100.0))
     ft = routed(fast, "fattree", "ftree").run.out_dir
-    net = open_network(fast, "fattree", "ftree", hosts=fast.hostnames()[:16], routing=ft)
+    net = open_network(fast, "fattree", "ftree", hosts=fast.hostnames()[:16], dumps=ft)
     pk = open_packet(net)
     p = pk.params
     payload = 100e9 / 8 * p["mtu"] / (p["mtu"] + p["header_bytes"])
@@ -116,7 +116,7 @@ def test_a_sim_campaign_with_packet_cases_needs_the_host_interface_first(tmp_pat
     from t2hx.study import load_study
 
     study = load_study()
-    assert any(study.engine(b) == "packet" for b in study.benchmarks)
+    assert any(study.model(b) == "packet" for b in study.benchmarks)
     preflight.check_host_interface(study, mini)
     bare = load_system(_conf(tmp_path, "minibare", None))
     with pytest.raises(ConfError) as exc:

@@ -53,7 +53,7 @@ def test_campaign_case_commands_import_no_network_analysis(tmp_path: Path) -> No
     """``t2hx campaign simulate-*`` builds every verb's parser: analyse-network's options
     (the placement package, scipy) are added only when that verb parses."""
     modules, out = loaded(tmp_path, "campaign", "simulate-capacity", "--help")
-    assert "--engine {fast,exact}" in out
+    assert "--solver {fast,exact}" in out
     assert not modules & {"scipy", "pandas", "t2hx.placement"}, sorted(modules)
 
 

@@ -21,7 +21,7 @@ FLOAT = patterns.FLOAT_BYTES
 
 
 def hyperx(mini, routing, hosts: list[str]):
-    return open_network(mini, "hyperx", "dfsssp", hosts=hosts, routing=routing)
+    return open_network(mini, "hyperx", "dfsssp", hosts=hosts, dumps=routing)
 
 
 @pytest.fixture(scope="module")

@@ -18,7 +18,7 @@ from t2hx.conf import load_system
 from t2hx.errors import ConfError, WorkloadError
 from t2hx.flowsim import hostif, packetk
 from t2hx.flowsim.bulk import Phase
-from t2hx.flowsim.engines import ENGINES
+from t2hx.flowsim.models import MODELS
 from t2hx.flowsim.network import open_network
 from t2hx.flowsim.packet import open_packet
 from t2hx.flowsim import patterns
@@ -308,15 +308,15 @@ def test_sl2vl_dump_is_read() -> None:
 
 
 def test_engine_table_and_cli(mini, hx_dir, tmp_path, capsys) -> None:
-    assert set(ENGINES) == {"flow", "packet"}
+    assert set(MODELS) == {"flow", "packet"}
     hostfile = tmp_path / "8.txt"
     hostfile.write_text("".join(f"{h}\n" for h in mini.hostnames()[:8]))
     common = ["-q", "simulate", "--system", str(MINI), "--plane", "hyperx", "--routing",
               "dfsssp", "--routing-dir", str(hx_dir), "--hostfile", str(hostfile),
               "--work", str(tmp_path), "--benchmark", "mpigraph", "--size", "65536"]
-    assert main(common + ["--engine", "packet"]) == 0
+    assert main(common + ["--model", "packet"]) == 0
     out = capsys.readouterr().out
     assert "model=packet" in out.splitlines()[0]
-    assert main(common + ["--engine", "nosuch"]) == 2
+    assert main(common + ["--model", "nosuch"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and "--engine" in err[0] and "'nosuch'" in err[0], err
+    assert len(err) == 1 and "--model" in err[0] and "'nosuch'" in err[0], err

@@ -13,6 +13,7 @@ from t2hx import ROOT
 from t2hx.routing import parx
 from t2hx.errors import RoutingError, WorkloadError
 from t2hx.flowsim import patterns
+from t2hx.routing_engines import DEMAND, RoutingInput
 from t2hx.flowsim.network import open_network, read_hostfile
 from tests.test_parx_routing import pruned_distances, report, routed_t2hx
 from tests.test_parx_table1 import lib  # noqa: F401  (fixture: parx/libparx_table1.so)
@@ -125,11 +126,11 @@ def test_parx_beats_dfsssp_on_two_switches_of_one_quadrant(mini, work) -> None:
 def test_routing_dir_of_a_reroute_gets_table1_and_others_are_refused(mini, work,
                                                                      parx_net) -> None:
     dumps = parx_net.dumps
-    net = open_network(mini, "hyperx", "parx", hosts=PAIR, routing=dumps)
+    net = open_network(mini, "hyperx", "parx", hosts=PAIR, dumps=dumps)
     assert isinstance(net.chooser, parx.Table1Chooser)
     dfsssp = open_network(mini, "hyperx", "dfsssp", hosts=PAIR, work=work)
     with pytest.raises(RoutingError, match="PARX's Table 1 needs LMC 2") as err:
-        open_network(mini, "hyperx", "parx", hosts=PAIR, routing=dfsssp.dumps)
+        open_network(mini, "hyperx", "parx", hosts=PAIR, dumps=dfsssp.dumps)
     assert "\n" not in str(err.value)
     with pytest.raises(WorkloadError, match="parx routes with LMC 2, not 0"):
         open_network(mini, "hyperx", "parx", hosts=PAIR, work=work, lmc=0)
@@ -140,18 +141,22 @@ def test_routing_cache_keeps_inputs_apart(mini, work, tmp_path) -> None:
     a.write_text("m2n01 m2n05:255\n")
     b.write_text("m2n01 m2n06:255 m3n01:17\n")
     a2.write_text(a.read_text())
-    na = open_network(mini, "hyperx", "parx", hosts=PAIR, work=work, demand=a)
-    nb = open_network(mini, "hyperx", "parx", hosts=PAIR, work=work, demand=b)
+    na = open_network(mini, "hyperx", "parx", hosts=PAIR, work=work,
+                      routing_input=RoutingInput(DEMAND, str(a)))
+    nb = open_network(mini, "hyperx", "parx", hosts=PAIR, work=work,
+                      routing_input=RoutingInput(DEMAND, str(b)))
     da, db = na.dumps, nb.dumps
     assert da != db and da.name.startswith("parx-lmc2-") and db.name.startswith("parx-lmc2-")
     assert f"parx_demand={a}" in (da / "opensm.conf").read_text()
     mtime = (da / "opensm-lfts.dump").stat().st_mtime_ns
-    again = open_network(mini, "hyperx", "parx", hosts=PAIR, work=work, demand=a2)
+    again = open_network(mini, "hyperx", "parx", hosts=PAIR, work=work,
+                      routing_input=RoutingInput(DEMAND, str(a2)))
     assert again.dumps == da
     assert (da / "opensm-lfts.dump").stat().st_mtime_ns == mtime   # same content: reused
     # a changed demand file at the same path is routed again, into its own directory
     a.write_text("m2n01 m2n07:255\n")
-    changed = open_network(mini, "hyperx", "parx", hosts=PAIR, work=work, demand=a)
+    changed = open_network(mini, "hyperx", "parx", hosts=PAIR, work=work,
+                      routing_input=RoutingInput(DEMAND, str(a)))
     assert changed.dumps not in (da, db)
 
 
@@ -167,9 +172,9 @@ def test_fig1_and_ebb14_on_the_t2hx_hyperx(t2hx_system, routed, tmp_path_factory
     fourteen = read_hostfile(hostfiles / "14.txt", t2hx_system)
     fig1, ebb = {}, {}
     for engine, where in dumps.items():
-        net = open_network(t2hx_system, "hyperx", engine, hosts=rack, routing=where)
+        net = open_network(t2hx_system, "hyperx", engine, hosts=rack, dumps=where)
         fig1[engine] = round(patterns.average(patterns.mpigraph(net).send) / 1024, 3)
-        net = open_network(t2hx_system, "hyperx", engine, hosts=fourteen, routing=where)
+        net = open_network(t2hx_system, "hyperx", engine, hosts=fourteen, dumps=where)
         e = patterns.ebb(net, 1 << 20, rounds=1000, reps=1, seed=1).round_times
         ebb[engine] = round((1 << 20) / float(np.nanmean(e)) / 1.048576, 1)
     report(record_property, "flow model, t2hx HyperX", {

@@ -63,7 +63,7 @@ def test_the_case_runs_in_the_clients_folder(server, mini_simulate, tmp_path):
     """Relative paths are the job's: the output file lands in its stage folder."""
     stage = tmp_path / "stage"
     stage.mkdir()
-    argv = [*mini_simulate, "--benchmark", "mpigraph", "--size", "1024", "--engine", "packet",
+    argv = [*mini_simulate, "--benchmark", "mpigraph", "--size", "1024", "--model", "packet",
             "--companion-output", "companion.out"]
     done = _run(argv, stage, server[0])
     assert done.returncode == 0, done.stderr
@@ -90,7 +90,7 @@ def _children(pid: int) -> list[int]:
 
 def test_a_case_whose_client_is_gone_ends(server, mini_simulate, tmp_path):
     path, proc = server
-    argv = [*mini_simulate, "--benchmark", "ebb", "--engine", "packet", "--size", "1048576",
+    argv = [*mini_simulate, "--benchmark", "ebb", "--model", "packet", "--size", "1048576",
             "--rounds", "100000"]
     env = dict(os.environ, **{ENV: str(path)})
     client = subprocess.Popen([*T2HX, *argv], cwd=tmp_path, env=env,

@@ -30,7 +30,7 @@ REPS = 12
 def net(request, mini, mini_hyperx_dir):
     """16 ranks: a recursive-doubling barrier; 13: Bruck, whose exits are skewed."""
     return open_network(mini, "hyperx", "dfsssp", hosts=mini.hostnames()[:request.param],
-                        routing=mini_hyperx_dir)
+                        dumps=mini_hyperx_dir)
 
 
 @pytest.fixture(scope="module", params=["flow", "packet"])
@@ -63,7 +63,7 @@ def test_the_barrier_separates_the_calls(mini, mini_hyperx_dir, n, rules) -> Non
     """No rank enters call k + 1 before the slowest rank (the root's last send) ended call
     k, and every rank's call time is counted from its own barrier exit."""
     net = open_network(mini, "hyperx", "dfsssp", hosts=mini.hostnames()[:n],
-                       routing=mini_hyperx_dir)
+                       dumps=mini_hyperx_dir)
     prog = rooted.program("Scatter", "linear", n, 256 * KIB, rules)
     lp = imbloop.loop(prog, 3, rules)
     assert len(lp.prog.src) == 3 * (len(imbloop.barrier(n, rules).src) + len(prog.src))

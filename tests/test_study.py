@@ -279,11 +279,11 @@ def test_a_profile_sets_inputs_and_engines(tmp_path) -> None:
     text = (ROOT / "conf" / "studies" / "hyperx-vs-fattree-sc19.yaml").read_text()
     path = tmp_path / "s.yaml"
     path.write_text(text.replace("    inputs: {ebb: {rounds: 100}}\n",
-                                 "    inputs: {ebb: {rounds: 7}}\n    engines: {mpigraph: flow}\n"))
+                                 "    inputs: {ebb: {rounds: 7}}\n    models: {mpigraph: flow}\n"))
     quick, full = load_study(path, "quick"), load_study(path, "full")
     assert quick.input("ebb", 28) == {**full.input("ebb", 28), "rounds": 7}
     assert full.input("ebb", 28)["rounds"] == 1000
-    assert (quick.engine("mpigraph"), full.engine("mpigraph")) == ("flow", "packet")
+    assert (quick.model("mpigraph"), full.model("mpigraph")) == ("flow", "packet")
     path.write_text(text.replace("    inputs: {ebb: {rounds: 100}}\n",
                                  "    inputs: {nosuch: {rounds: 7}}\n"))
     with pytest.raises(ConfError) as err:
@@ -315,9 +315,9 @@ def test_paper_profile_cuts_are_data() -> None:
     paper, full = load_study(profile="paper"), load_study(profile="full")
     assert paper.nodes("mpigraph") == [28] and paper.nodes("imb") == full.nodes("imb")
     assert paper.repetitions == 10 and paper.capacity["window"] == "3h"
-    assert [paper.engine("imb", n) for n in (224, 448)] == ["packet", "flow"]
-    assert paper.engine("amg", 672) == full.engine("amg", 672) == "flow"
-    assert full.engine("imb", 672) == "packet"
+    assert [paper.model("imb", n) for n in (224, 448)] == ["packet", "flow"]
+    assert paper.model("amg", 672) == full.model("amg", 672) == "flow"
+    assert full.model("imb", 672) == "packet"
     assert paper.all_cases(672) < full.all_cases(672)
 
 

@@ -140,7 +140,7 @@ def test_imb_gather_rows_come_from_each_ranks_own_time(mini, mini_hyperx_dir) ->
     from t2hx.flowsim.network import open_network
 
     net = open_network(mini, "hyperx", "dfsssp", hosts=mini.hostnames()[:7],
-                       routing=mini_hyperx_dir)
+                       dumps=mini_hyperx_dir)
     rows = patterns.imb(net, "Gather", [4 * KIB, 128 * KIB])
     assert rows[1].algorithm == "linear"
     assert rows[1].algorithm == collectives.choose("Gather", 7, 128 * KIB, net.loggp.collectives)

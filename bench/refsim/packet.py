@@ -43,7 +43,7 @@ def open_engine(ref, fabric: str, data: Path, scratch: Path) -> PacketNetwork:
     info = ref.routing(fabric, data)
     system = load_system(where / info["system"])
     net = open_network(system, info["plane"], info["engine"],
-                       hosts=ref.hosts(fabric, data), routing=scratch)
+                       hosts=ref.hosts(fabric, data), dumps=scratch)
     net.loggp = REFERENCE_LOGGP
     table = np.zeros((net.ranks, net.ranks), np.int64)
     for (a, b), sl in ref.path_sls(fabric, data).items():

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
     from t2hx.benchmarks.proxyapp import AppSpec
     from t2hx.flowsim.apps import AppResult
-    from t2hx.flowsim.engines import SimNetwork
+    from t2hx.flowsim.models import SimNetwork
     from t2hx.flowsim.fluid import Job
     from t2hx.flowsim.network import Network
     from t2hx.simrequest import SimRequest

@@ -14,7 +14,7 @@ from t2hx.simrequest import SimRequest
 if TYPE_CHECKING:
     import numpy as np
 
-    from t2hx.flowsim.engines import SimNetwork
+    from t2hx.flowsim.models import SimNetwork
     from t2hx.flowsim.fluid import Job
     from t2hx.flowsim.network import Network
 

@@ -12,7 +12,7 @@ from t2hx.simrequest import SimRequest
 
 if TYPE_CHECKING:
     from t2hx.flowsim import patterns
-    from t2hx.flowsim.engines import SimNetwork
+    from t2hx.flowsim.models import SimNetwork
 
 IMB_COLLECTIVES = ("Barrier", "Bcast", "Gather", "Scatter", "Reduce", "Allreduce", "Alltoall")
 

@@ -11,7 +11,7 @@ from t2hx.benchmarks.base import Benchmark, Workload, option
 from t2hx.simrequest import SimRequest
 
 if TYPE_CHECKING:
-    from t2hx.flowsim.engines import SimNetwork
+    from t2hx.flowsim.models import SimNetwork
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ from t2hx.benchmarks.proxyapp import AppSpec
 from t2hx.conf import System
 from t2hx.errors import ConfError, T2hxError
 from t2hx.fabric.build import check_planes
+from t2hx.simrequest import PACKET_MODEL
 from t2hx.study import Study
 
 #: ReFrame holds every generated case in memory: about 25 KB each (the paper profile's 9,215
@@ -51,7 +52,7 @@ def check_variants(study: Study) -> None:
 def check_host_interface(study: Study, system: System) -> None:
     """A study with packet-engine benchmarks needs each system's host interface stated
     (the packet engine would stop every such case with this line, one by one)."""
-    packet = [b for b in study.benchmarks if study.engine(b) == "packet"]
+    packet = [b for b in study.benchmarks if study.model(b) == PACKET_MODEL]
     hca = (system.model.get("packet") or {}).get("hca") or {}
     if packet and not hca.get("interface"):
         raise ConfError(f"the study runs {', '.join(packet)} on the packet engine, which needs "

@@ -48,7 +48,8 @@ from t2hx.post.records import better_for
 from t2hx.paths import cli, hostfiles_root, log_root, spack_view, work_root
 from t2hx.reframe_site import campaign
 from t2hx.routing.reroute import demand_meta, route_record
-from t2hx.simrequest import FLOW_ENGINE
+from t2hx.routing_engines import routing_engine
+from t2hx.simrequest import FLOW_MODEL
 from t2hx.study import hostfile_name, load_study
 
 from t2hx.checks import resume
@@ -56,7 +57,6 @@ from t2hx.checks import resume
 
 STUDY = load_study()
 LOCAL = "local"           # the pseudo-combo of the `local` system (no planes)
-ENGINE_LMC = {"parx": 2}  # engines whose LID policy needs an LMC other than the plane's
 
 
 def _git_hash() -> str:
@@ -243,7 +243,7 @@ class T2hxCheck(rfm.RunOnlyRegressionTest):
             self.num_tasks = 1
             self.executable = cli()
             self.executable_opts = self.sim_command()
-            if self.engine != FLOW_ENGINE:       # the flow model's run of the same case
+            if self.model != FLOW_MODEL:       # the flow model's run of the same case
                 self.executable_opts += ["--companion-output", wire.COMPANION_OUTPUT]
             return
         self.num_tasks = self.launch_spec().ranks
@@ -299,8 +299,8 @@ class T2hxCheck(rfm.RunOnlyRegressionTest):
         if model != "none":       # docs/modelling.md#run-to-run-noise
             opts += ["--noise", model, "--noise-cv", str(cv), "--noise-seed", str(seed)]
         opts += sim_lmc(self.routing)
-        if self.engine != FLOW_ENGINE:   # the study's engine: for this benchmark
-            opts += ["--engine", self.engine]
+        if self.model != FLOW_MODEL:   # the study's engine: for this benchmark
+            opts += ["--model", self.model]
         if self.routing in STUDY.reroute_engines:
             # The tables `t2hx campaign reroute` made for this job, when it had a demand.
             opts.append('$([ -d routing ] && echo --routing-dir routing)')
@@ -315,9 +315,9 @@ class T2hxCheck(rfm.RunOnlyRegressionTest):
         return opts + self.entry.sim_options(self.input)
 
     @property
-    def engine(self) -> str:
-        """The network engine of this benchmark's simulated cases (the study's ``engine:``)."""
-        return STUDY.engine(self.study_name, self.num_nodes)
+    def model(self) -> str:
+        """The network model of this benchmark's simulated cases (the study's ``model:``)."""
+        return STUDY.model(self.study_name, self.num_nodes)
 
     @staticmethod
     def command(launch: Launch) -> tuple[str, list[str]]:
@@ -356,7 +356,7 @@ class T2hxCheck(rfm.RunOnlyRegressionTest):
         checks = [sn.assert_found(m, str(path), msg=f"no completion marker {m!r} in "
                                   f"{path.name}") for m in markers]
         checks += route_checks(self)
-        if self.mode == "sim" and self.engine != FLOW_ENGINE:
+        if self.mode == "sim" and self.model != FLOW_MODEL:
             companion = Path(self.stagedir) / wire.COMPANION_OUTPUT
             checks.append(sn.assert_found(re.escape(wire.SIM_MARKER), str(companion),
                                           msg=f"no flow-model companion {companion.name}"))
@@ -492,8 +492,10 @@ def check_class(name: str) -> type[T2hxCheck]:
 
 
 def sim_lmc(routing: str) -> list[str]:
-    """PARX routes with LMC=2 whatever the plane's LMC (docs/routing.md#lmc-and-lid-policy)."""
-    return ["--lmc", str(ENGINE_LMC[routing])] if routing in ENGINE_LMC else []
+    """An engine with its own LMC (PARX: 2) routes with it whatever the plane's
+    (docs/routing.md#lmc-and-lid-policy)."""
+    own = routing_engine(routing).lmc
+    return [] if own is None else ["--lmc", str(own)]
 
 
 SLURM_SCHEDULERS = ("slurm", "squeue")
@@ -516,12 +518,21 @@ def routing_step(check, job: list[str]) -> list[str]:
         return []
     cmd = [cli(), "campaign", "reroute", "--system", check.extras["conf_file"],
            "--plane", check.topology, "--routing", check.routing, "--mode", check.mode,
-           "--out", ROUTING_DIR, *job]
+           "--out", ROUTING_DIR, *job, *background_args(check)]
     return [" ".join(shlex.quote(a) for a in cmd) + " || { echo 't2hx: the routing step "
             f"failed: not running on unverified routing' >&2; exit {ROUTING_FAILED}; }}"]
 
 
 ROUTING_FAILED = 3      # the job script's exit status when its routing step failed
+
+
+def background_args(check) -> list[str]:
+    """The combo's other running jobs, which its engine routes for beside this job's."""
+    name = getattr(check, "combo", LOCAL)
+    combo = None if name == LOCAL else STUDY.combo(name)
+    if combo is None or combo.background is None:
+        return []
+    return ["--background", str(ROOT / combo.background)]
 
 
 def route_checks(check) -> list:

@@ -18,7 +18,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from t2hx import argtypes as A
+from t2hx import argtypes as A, routing_engines
 
 from t2hx.campaign.selection import SIM
 from t2hx.cli import defer
@@ -78,6 +78,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    "benchmark's pattern when no profile was recorded at its rank count)")
     r.add_argument("--jobs-json", type=A.input_file,
                    help="capacity.json of the capacity check (several jobs)")
+    r.add_argument("--background", type=A.input_file, default=None,
+                   help="job file of the other jobs running beside these (a job-file engine "
+                   "routes for them too; t2hx history background)")
     r.set_defaults(func=cmd_route_job)
     register_capacity(verbs)
     register_workload(verbs)
@@ -135,15 +138,18 @@ def cmd_route_job(args: argparse.Namespace) -> int:
     if args.mode == "real":
         jobs = _jobs(args) if args.hostfile or args.jobs_json else []
         result = route_real(system, args.plane, args.routing, jobs, out=out,
-                            quiet=args.quiet or None, derive=derived_traffic)
+                            quiet=args.quiet or None, derive=derived_traffic,
+                            background=args.background)
         print(f"{result['host']}: plane {args.plane} routed with {result['engine_used']}, "
               f"LMC {result['lmc']} (verified from OpenSM's log and dumps)")
         return 0
-    if args.routing not in ("parx", "sar"):
+    if args.routing not in routing_engines.input_aware():
         raise T2hxError(f"{args.routing} is not re-routed per job in simulation",
-                        field="--routing", fix="use parx or sar (or --mode real)")
+                        field="--routing", fix=f"use {' or '.join(routing_engines.input_aware())}"
+                        " (or --mode real)")
     reroute_for_jobs(system, args.plane, args.routing, _jobs(args), out=out,
-                     quiet=args.quiet or None, derive=derived_traffic)
+                     quiet=args.quiet or None, derive=derived_traffic,
+                     background=args.background)
     return 0
 
 
@@ -162,16 +168,17 @@ def register_capacity(verbs: argparse._SubParsersAction) -> None:
                    help="routing cache (work/)")
     c.add_argument("--routing-dir", type=A.input_dir, help="OpenSM dumps from a re-route")
     c.add_argument("--lmc", type=A.lmc, help="LMC (default: the plane's conf; parx needs 2)")
-    defer(c, lambda p: fluid_engine_arg(p, "fluid engine: fast (compiled event loop, "
+    defer(c, lambda p: fluid_solver_arg(p, "fluid solver: fast (compiled event loop, "
                                         "t2hx/flowsim/kernel; default) or exact (the "
                                         "reference it is checked against)"))
     c.set_defaults(func=cmd_simulate_capacity)
 
 
-def fluid_engine_arg(p: argparse.ArgumentParser, text: str) -> None:
-    from t2hx.jobmix import FLUID_ENGINES     # numpy: deferred (t2hx/cli.py)
+def fluid_solver_arg(p: argparse.ArgumentParser, text: str) -> None:
+    from t2hx.jobmix import FLUID_SOLVERS     # numpy: deferred (t2hx/cli.py)
 
-    p.add_argument("--engine", choices=list(FLUID_ENGINES), default="fast", help=text)
+    p.add_argument("--solver", "--engine", dest="solver", choices=list(FLUID_SOLVERS),
+                   default="fast", help=text)
 
 
 def cmd_simulate_capacity(args: argparse.Namespace) -> int:
@@ -179,7 +186,7 @@ def cmd_simulate_capacity(args: argparse.Namespace) -> int:
 
     sys.stdout.write(capacity_text(args.system, args.plane, args.routing, Path(args.capacity),
                                    args.window, args.work, args.routing_dir, args.lmc,
-                                   args.engine))
+                                   args.solver))
     return 0
 
 
@@ -209,7 +216,7 @@ def register_workload(verbs: argparse._SubParsersAction) -> None:
                    help="simulated seconds (default: the study's workloads.window)")
     w.add_argument("--work", default=str(work_root()), type=A.output_dir,
                    help="routing cache (work/)")
-    defer(w, lambda p: fluid_engine_arg(p, "fluid engine: fast (default) or exact (the "
+    defer(w, lambda p: fluid_solver_arg(p, "fluid solver: fast (default) or exact (the "
                                         "reference)"))
     w.set_defaults(func=cmd_simulate_workload)
 
@@ -218,7 +225,7 @@ def cmd_simulate_workload(args: argparse.Namespace) -> int:
     from t2hx.jobmix import workload_text
 
     sys.stdout.write(workload_text(args.system, args.plane, args.routing, args.workload,
-                                   args.window, args.work, args.engine))
+                                   args.window, args.work, args.solver))
     return 0
 
 

@@ -50,6 +50,19 @@ def register(sub: argparse._SubParsersAction) -> None:
     u.add_argument("--naive", action="store_true", help="also count the intermediate "
                    "states with a loop or deadlock cycle without the protocol (slow)")
     u.set_defaults(func=cmd_updates)
+    b = verbs.add_parser("background", help="the multi-switch jobs running at one moment, "
+                         "minus a benchmark's nodes → SAR job file (Fig 8 on a busy system)")
+    _trace_args(b)
+    b.add_argument("--plane", required=True, type=A.name, help="plane whose leaf switches count")
+    b.add_argument("--day", type=A.non_negative_float, required=True,
+                   help="days after the trace's first job")
+    b.add_argument("--at", type=A.non_negative_float, default=0.0,
+                   help="seconds into that day (default 0; noon: 43200)")
+    b.add_argument("--exclude", type=A.input_file, default=None,
+                   help="the benchmark's hostfile: its nodes are taken out of the jobs")
+    b.add_argument("--out", required=True, type=A.as_path(A.output_file),
+                   help="SAR job file to write")
+    b.set_defaults(func=cmd_background)
 
 
 def _samples_args(p: argparse.ArgumentParser) -> None:
@@ -92,6 +105,21 @@ def _load(args: argparse.Namespace) -> tuple[Trace, Placement, str, list[str]]:
     system = load_system(system_path(args.system))
     trace, placement, hosts = samples.load(args.trace, system, args.format, args.placement)
     return trace, placement, system.name, hosts
+
+
+def cmd_background(args: argparse.Namespace) -> int:
+    from t2hx.history.background import background_jobs, background_text
+    from t2hx.routing import demand as dm
+
+    system = load_system(system_path(args.system))
+    exclude = list(dict.fromkeys(dm.read_hostfile(args.exclude))) if args.exclude else []
+    jobs = background_jobs(system, args.plane, args.trace, args.day, args.at, args.placement,
+                           exclude)
+    atomic_write(args.out, background_text(jobs, args.trace, args.day, args.at,
+                                           args.placement, len(exclude)))
+    sizes = ", ".join(str(len(h)) for h in jobs.values()) or "none"
+    print(f"{args.out}: {len(jobs)} multi-switch jobs ({sizes} nodes)")
+    return 0
 
 
 def cmd_check(args: argparse.Namespace) -> int:

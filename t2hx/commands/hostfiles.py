@@ -58,7 +58,8 @@ def arguments(p: argparse.ArgumentParser) -> None:
                    help="clustered: probability of the geometric stride (default 0.8)")
     p.add_argument("--plane", default=None, type=A.name,
                    help="two-opt/hierarchical: plane whose fabric is used (default hyperx)")
-    p.add_argument("--engine", default=None, choices=ENGINES, metavar="ENGINE",
+    p.add_argument("--routing", "--engine", dest="engine", default=None, choices=ENGINES,
+                   metavar="ROUTING",
                    help="two-opt: OpenSM engine (default the plane's first opensm.routing)")
     p.add_argument("--collective", default="allreduce", choices=COLLECTIVES,
                    help="two-opt: collective whose messages are optimised (default allreduce)")
@@ -138,7 +139,7 @@ def run(args: argparse.Namespace) -> int:
         plane = system.plane(args.plane or "hyperx")
         if args.engine is not None and args.engine not in plane.opensm["routing"]:
             raise T2hxError(f"plane {plane.name} does not route with {args.engine}",
-                            file=system.path, field="--engine",
+                            file=system.path, field="--routing",
                             fix=f"use one of: {', '.join(plane.opensm['routing'])}")
     opts = Options(seed=args.seed, p=args.p, plane=args.plane, engine=args.engine,
                    collective=args.collective, objective=args.objective,

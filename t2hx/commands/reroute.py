@@ -13,9 +13,9 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
-from t2hx import argtypes as A
-
+from t2hx import argtypes as A, routing_engines
 from t2hx.conf import load_system, system_path
+from t2hx.routing_engines import RoutingInput
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -24,8 +24,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--system", required=True, type=A.system,
                    help="conf/systems/<sys>.yaml or its name")
     p.add_argument("--plane", default="hyperx", type=A.name, help="plane name (default: hyperx)")
-    p.add_argument("--routing", required=True, choices=("parx", "sar"),
-                   help="routing engine of the plugin")
+    p.add_argument("--routing", required=True, choices=routing_engines.input_aware(),
+                   help="an engine that routes from a demand or job file")
     src = p.add_mutually_exclusive_group(required=True)
     src.add_argument("--demand", type=A.input_file, help="PARX demand file (t2hx demand build)")
     src.add_argument("--jobs", type=A.input_file, help="SAR job file (t2hx demand jobs)")
@@ -44,8 +44,8 @@ def cmd_reroute(args: argparse.Namespace) -> int:
     from t2hx.routing.reroute import reroute
 
     system = load_system(system_path(args.system))
-    summary = reroute(system, args.plane, args.routing, demand=args.demand, jobs=args.jobs,
-                      real=args.real, out=Path(args.out) if args.out else None,
+    summary = reroute(system, args.plane, args.routing,
+                      RoutingInput.of(args.demand, args.jobs), real=args.real, out=Path(args.out) if args.out else None,
                       timeout=args.timeout, quiet=args.quiet or None)
     if args.real:
         print(f"{summary['host']}: OpenSM rerouted with {args.routing}")

@@ -25,9 +25,10 @@ from t2hx import benchmarks
 from t2hx.benchmarks import imbtext
 from t2hx.atomic import atomic_write
 from t2hx.conf import ENGINES, PARX_THRESHOLD as DEFAULT_THRESHOLD
+from t2hx.routing_engines import RoutingInput
 from t2hx.errors import WorkloadError
 from t2hx.paths import work_root
-from t2hx.simrequest import (DEFAULT_ELEMENTS, FLOW_ENGINE, NETWORK_ENGINES, BenchmarkOptions,
+from t2hx.simrequest import (DEFAULT_ELEMENTS, FLOW_MODEL, NETWORK_MODELS, BenchmarkOptions,
                              NetworkOptions, SimRequest)
 
 NO_CACHE_ENV = "T2HX_NO_SIM_CACHE"
@@ -46,16 +47,18 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--benchmark", required=True, type=A.name,
                    help="a benchmark of t2hx/benchmarks/: "
                    f"{', '.join(benchmarks.BY_KEY)}, an alias or e.g. imb-bcast")
-    p.add_argument("--engine", choices=NETWORK_ENGINES, default=FLOW_ENGINE,
-                   help="network engine: flow (max-min fluid model, the default) or packet "
+    p.add_argument("--model", "--engine", dest="model", choices=NETWORK_MODELS,
+                   default=FLOW_MODEL, help="network model: flow (max-min fluid model, the default) or packet "
                    "(MTU packets with credit flow control, docs/modelling.md#packet-engine)")
     p.add_argument("--lmc", type=A.lmc, default=None,
                    help="LMC (default: the plane's conf; parx always routes with 2)")
     p.add_argument("--routing-dir", default=None, type=A.input_dir,
                    help="use these OpenSM dumps (guid2lid, opensm-lfts.dump) instead of routing")
-    p.add_argument("--demand", default=None, type=A.input_file,
-                   help="parx: route with this demand file")
-    p.add_argument("--jobs", default=None, type=A.input_file, help="sar: route with this job file")
+    given = p.add_mutually_exclusive_group()
+    given.add_argument("--demand", default=None, type=A.input_file,
+                       help="parx: route with this demand file")
+    given.add_argument("--jobs", default=None, type=A.input_file,
+                       help="sar: route with this job file")
     p.add_argument("--parx-threshold", type=A.non_negative_int, default=DEFAULT_THRESHOLD,
                    help="parx: messages of fewer bytes use Table 1a, others 1b "
                    f"(default {DEFAULT_THRESHOLD})")
@@ -119,7 +122,7 @@ def run(args: argparse.Namespace) -> int:
     cache = None if args.no_cache else RunCache(args.work)
     text = simulation.simulate(request, noise, cache)
     if args.companion_output:       # one process for both engines: a start-up saved per case
-        flow = simulation.simulate(replace(request, engine=FLOW_ENGINE), noise, cache)
+        flow = simulation.simulate(replace(request, model=FLOW_MODEL), noise, cache)
         atomic_write(args.companion_output, flow)
     if args.output:
         atomic_write(args.output, text)
@@ -154,8 +157,9 @@ def check_ranges(args: argparse.Namespace) -> None:
 def request_of(args: argparse.Namespace) -> SimRequest:
     """The command line as a simulation request."""
     bench, variant = benchmarks.resolve(args.benchmark, field="--benchmark")
-    network = NetworkOptions(lmc=args.lmc, routing_dir=args.routing_dir, demand=args.demand,
-                             jobs=args.jobs, parx_threshold=args.parx_threshold,
+    network = NetworkOptions(lmc=args.lmc, routing_dir=args.routing_dir,
+                             routing_input=RoutingInput.of(args.demand, args.jobs),
+                             parx_threshold=args.parx_threshold,
                              work=args.work, quiet=args.quiet)
     options = BenchmarkOptions(
         msglog=args.msglog, imb_iter=args.imb_iter or "", iter_policy=args.iter_policy,
@@ -165,7 +169,7 @@ def request_of(args: argparse.Namespace) -> SimRequest:
         iterations=args.iterations)
     return SimRequest(args.system, args.plane, args.routing, args.hostfile, bench.key,
                       variant, input_for(bench, args), args.seed, args.repetition, network,
-                      options, getattr(args, "engine", FLOW_ENGINE))
+                      options, getattr(args, "model", FLOW_MODEL))
 
 
 def input_for(bench: benchmarks.Benchmark, args: argparse.Namespace) -> dict | None:

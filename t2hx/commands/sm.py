@@ -31,8 +31,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     a = verbs.add_parser("apply", help="route the plane's OpenSM with an engine and verify it")
     _plane(a)
-    a.add_argument("--engine", required=True, choices=ENGINES, metavar="ENGINE",
-                   help="routing engine (one of the plane's)")
+    a.add_argument("--routing", "--engine", dest="engine", required=True, choices=ENGINES,
+                   metavar="ROUTING", help="routing engine (one of the plane's)")
     a.add_argument("--lmc", type=A.lmc, default=None,
                    help="the LMC the request expects (default: what the engine needs)")
     a.add_argument("--input-kind", choices=("demand", "jobs"), default=None,

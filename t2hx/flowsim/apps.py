@@ -30,7 +30,7 @@ from t2hx.flowsim import appmodel, collectives
 from t2hx.flowsim.collectives import DEFAULT_RULES
 from t2hx.flowsim.appmodel import ModelRules
 from t2hx.flowsim.bulk import Phase
-from t2hx.flowsim.engines import SimNetwork
+from t2hx.flowsim.models import SimNetwork
 from t2hx.flowsim.fluid import Compute, Job, phase_steps
 from t2hx.grids import grid3, grid4, hpl_grid, npb_lu_grid, npb_mg_grid
 

@@ -6,7 +6,7 @@ host). Paths come from the LFTs; which of an HCA's 2^LMC LIDs a message targets 
 a *LID chooser* ``chooser(src_hca_idx, dst_hca_idx, msg_bytes) -> lid_index`` (arrays in,
 array out; default: the base LID); one with ``per_message = True`` gets each call whole, one
 size per message, since it draws per message. A ``parx`` network gets Table 1 there
-(:class:`t2hx.routing.parx.Table1Chooser`), whether routed here or read from ``routing`` dumps.
+(:class:`t2hx.routing.parx.Table1Chooser`), whether routed here or read from routing ``dumps``.
 
 Routing runs come from :mod:`t2hx.routing.cache` (real OpenSM under ibsim, cached per
 conf, fabric and routing inputs).
@@ -31,6 +31,7 @@ from t2hx.fabric.build import build_plane
 from t2hx.fabric.graph import Fabric
 from t2hx.routing.cache import ensure_routing
 from t2hx.routing.lft import Tables, load_tables
+from t2hx.routing_engines import RoutingInput, routing_engine
 from t2hx.textfile import read_text
 
 # size: one for the call, or one per message for a chooser with ``per_message = True``
@@ -56,14 +57,15 @@ class LogGP:
 
     @classmethod
     def from_conf(cls, model: dict, engine: str | None = None) -> LogGP:
-        """``engine``: the routing engine; PARX's networks add the PARX-aware MPI path's
-        per-message cost (``parx_message_ns``, docs/modelling.md#parx-mpi-cost) to a send."""
+        """``engine``: the routing engine; where MPI picks each message's LID (PARX's
+        networks) a send adds that MPI path's per-message cost (``parx_message_ns``,
+        docs/modelling.md#parx-mpi-cost) and runs on its stack (``parx_stack``)."""
+        per_message = engine is not None and routing_engine(engine).lid_per_message
         # .get: a model dict built by hand (not by load_system) may lack the field
-        extra = model.get("parx_message_ns", 0.0) * 1e-9 if engine == "parx" else 0.0
+        extra = model.get("parx_message_ns", 0.0) * 1e-9 if per_message else 0.0
         # the endpoints' MPI stack (docs/modelling.md#mpi-stacks): its cost beyond 4.1's ob1
         mpi = model.get("mpi") or {}
-        stack = MPI_STACKS[mpi.get("parx_stack" if engine == "parx" else "stack",
-                                   "ompi-4.1-ob1")]
+        stack = MPI_STACKS[mpi.get("parx_stack" if per_message else "stack", "ompi-4.1-ob1")]
         return cls(hop=model["switch_latency_ns"] * 1e-9, overhead=model["overhead_us"] * 1e-6,
                    gap=model["gap_us"] * 1e-6 + stack["gap_ns"] * 1e-9,
                    reduce_rate=model["reduce_gbps"] * GBIT,
@@ -143,7 +145,7 @@ class Network:
 
     def run(self, phases: list[bulk.Phase], keep_rates: bool = False) -> bulk.Result:
         """The times of ``phases`` under max-min fair rates: what a workload asks of any
-        network engine (t2hx/flowsim/engines.py)."""
+        network engine (t2hx/flowsim/models.py)."""
         return bulk.run(self, phases, keep_rates)
 
     def run_program(self, prog: timeline.Program) -> np.ndarray:
@@ -313,34 +315,34 @@ def read_hostfile(path: str | Path, system: System) -> list[str]:
 
 def open_network(system: str | Path | System, plane: str, engine: str,
                  hostfile: str | Path | None = None, *, work: str | Path = "work",
-                 lmc: int | None = None, routing: str | Path | None = None,
+                 lmc: int | None = None, dumps: str | Path | None = None,
                  chooser: LidChooser | None = None, quiet: bool = True,
-                 hosts: list[str] | None = None, demand: str | Path | None = None,
-                 jobs: str | Path | None = None,
+                 hosts: list[str] | None = None,
+                 routing_input: RoutingInput | None = None,
                  parx_threshold: int = parx.DEFAULT_THRESHOLD) -> Network:
-    """Build the plane, route it (or read ``routing`` dumps), map the hostfile's ranks.
+    """Build the plane, route it (or read the routing ``dumps``), map the hostfile's ranks.
 
-    ``demand``/``jobs``: the parx demand or sar job file to route with. A parx network
-    chooses LIDs by Table 1 (1a below ``parx_threshold`` bytes, 1b from it on) unless
-    ``chooser`` says otherwise; other engines default to the base LID."""
+    ``routing_input``: the demand or job file to route with. A network whose MPI picks a
+    LID per message (PARX's) chooses LIDs by Table 1 (1a below ``parx_threshold`` bytes,
+    1b from it on) unless ``chooser`` says otherwise; other engines default to the base
+    LID."""
     sys_ = system if isinstance(system, System) else load_system(system_path(str(system)))
     fabric = build_plane(sys_, plane)
-    if routing is None:
-        routing = ensure_routing(sys_, plane, engine, lmc, Path(work), fabric, quiet,
-                                 demand=str(demand) if demand else None,
-                                 jobs=str(jobs) if jobs else None)
-    elif demand or jobs:
-        raise WorkloadError("a demand or job file routes the plane, but routing dumps were "
-                            "given too", field="routing", fix="pass one of them, not both")
-    tables = load_tables(fabric, routing)
+    if dumps is None:
+        dumps = ensure_routing(sys_, plane, engine, lmc, Path(work), fabric, quiet,
+                               routing_input=routing_input)
+    elif routing_input:
+        raise WorkloadError(f"a {routing_input.kind} file routes the plane, but routing dumps "
+                            "were given too", field="routing", fix="pass one of them, not both")
+    tables = load_tables(fabric, dumps)
     if chooser is None:
-        chooser = _default_chooser(engine, fabric, tables, sys_, routing, parx_threshold)
+        chooser = _default_chooser(engine, fabric, tables, sys_, dumps, parx_threshold)
     hosts = _hosts(sys_, fabric, plane, hostfile, hosts)
     rails = MultiRail.from_conf(sys_.model, sys_.path, tuple(sys_.planes))
     return Network(sys_, plane, engine, fabric, tables, list(hosts),
                    str(hostfile) if hostfile else "-", LogGP.from_conf(sys_.model, engine),
                    chooser,
-                   Path(routing), rails, _rail_planes(sys_, plane, engine, lmc, rails, work,
+                   Path(dumps), rails, _rail_planes(sys_, plane, engine, lmc, rails, work,
                                                       quiet))
 
 
@@ -361,10 +363,10 @@ def _rail_planes(system: System, plane: str, engine: str, lmc: int | None, rails
 
 
 def _default_chooser(engine: str, fabric: Fabric, tables: Tables, system: System,
-                     routing: str | Path, threshold: int) -> LidChooser:
-    if engine != "parx":
+                     dumps: str | Path, threshold: int) -> LidChooser:
+    if not routing_engine(engine).lid_per_message:
         return base_lid
-    parx.check_lids(fabric, tables.hca_lids(0), tables.lmc, Path(routing) / "guid2lid")
+    parx.check_lids(fabric, tables.hca_lids(0), tables.lmc, Path(dumps) / "guid2lid")
     return parx.Table1Chooser(fabric, threshold, system.path)
 
 

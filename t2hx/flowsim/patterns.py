@@ -1,5 +1,5 @@
 """The network benchmarks' communication on a network engine's network (bulk-synchronous
-phases, :class:`~t2hx.flowsim.engines.SimNetwork`); t2hx/benchmarks/ turns the numbers into
+phases, :class:`~t2hx.flowsim.models.SimNetwork`); t2hx/benchmarks/ turns the numbers into
 each benchmark's typed output.
 
 * :func:`mpigraph` — mpiGraph v1.5: shift steps k = 1…n-1, rank i sends ``window``
@@ -28,7 +28,7 @@ from t2hx.errors import WorkloadError
 from t2hx.flowsim import collectives, imbjobs, rooted, steady, symmetric
 from t2hx.flowsim.bulk import Phase
 from t2hx.flowsim.mpigraph_mean import average as average  # mpiGraph's "avg", here as well
-from t2hx.flowsim.engines import SimNetwork
+from t2hx.flowsim.models import SimNetwork
 from t2hx.flowsim.timeline import Program
 
 MIB = 1024 * 1024

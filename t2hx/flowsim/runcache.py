@@ -8,8 +8,8 @@ others reuse it, apply their own noise and print it, and say so in the
 docs/formats.md#simulated-output).
 
 The key is a sha256 over everything the result depends on: the benchmark and its options,
-the system conf, plane, routing engine, LMC, the hostfile, routing dumps / demand / job
-files by content, our OpenSM plugin library for its engines, the network engine, and the
+the system conf, plane, routing engine, LMC, the hostfile, routing dumps / routing input
+(demand or job file) by content, our OpenSM plugin library for its engines, the network engine, and the
 model's code version (the sources of t2hx.fabric, t2hx.routing, t2hx.flowsim, the benchmark
 modules and the simulator; a site's benchmark module by its own content). Any change gives a
 new key, so a stale result is never reused.
@@ -34,6 +34,7 @@ from t2hx import ROOT
 from t2hx.atomic import atomic_write
 from t2hx.imports import closure, modules
 from t2hx.paths import work_root
+from t2hx.routing_engines import RoutingInput, routing_engine
 
 # The simulator's entry point and the benchmark modules (loaded by name, t2hx/benchmarks/):
 # every module they reach by import is model code. The compiled kernels are C, and the app
@@ -42,7 +43,6 @@ ENTRY = "t2hx.simulation"
 BENCHMARKS = "t2hx.benchmarks."
 CODE_GLOBS = ("t2hx/flowsim/kernel/*.c", "conf/appmodels.yaml")
 MODEL_DATA = "conf/calibration"     # the app models' calibrations (*.json) are model too
-PLUGIN_ENGINES = ("parx", "sar")
 PLUGIN = ROOT / "parx" / "libparx.so"
 ROUTING_DUMPS = ("guid2lid", "opensm-lfts.dump")
 
@@ -81,18 +81,20 @@ def code_version() -> str:
 
 def case_inputs(*, benchmark: str, seeded: bool, system_file: Path, plane: str,
                 engine: str, lmc: int | None, hostfile: str, routing_dir: str | None,
-                demand: str | None, jobs: str | None, options: dict[str, Any],
-                seed: int, network_engine: str) -> dict[str, Any]:
+                routing_input: RoutingInput | None, options: dict[str, Any],
+                seed: int, network_model: str) -> dict[str, Any]:
     """Everything a simulated result depends on, except the model's code version."""
     routing = None
     if routing_dir:
         routing = {name: file_digest(Path(routing_dir) / name) for name in ROUTING_DUMPS}
     return {"benchmark": benchmark, "system": system_digest(system_file), "plane": plane,
             "engine": engine, "lmc": lmc, "hostfile": file_digest(hostfile),
-            "routing": routing, "demand": file_digest(demand), "jobs": file_digest(jobs),
-            "plugin": file_digest(PLUGIN) if engine in PLUGIN_ENGINES else None,
+            "routing": routing,
+            "routing_input": routing_input and {"kind": routing_input.kind,
+                                                "file": file_digest(routing_input.path)},
+            "plugin": file_digest(PLUGIN) if routing_engine(engine).ours else None,
             "options": options, "seed": seed if seeded else None,
-            "network_engine": network_engine}
+            "network_model": network_model}
 
 
 # Conf sections that say how jobs are launched or scheduled, not what is simulated: a

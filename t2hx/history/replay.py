@@ -32,13 +32,17 @@ from t2hx.history import hostlist
 from t2hx.history.pxsar import SNAPSHOT, PxSar, graph_key, keep_graph
 from t2hx.routing.analysis import all_pairs, inter_switch_mask, link_loads
 from t2hx.atomic import atomic_write
-from t2hx.routing.cache import check_inputs, ensure_routing
+from t2hx.routing.cache import check_input, ensure_routing
 from t2hx.routing.engines import route_args
+from t2hx.routing_engines import JOBS, RoutingInput, reading
 from t2hx.routing.session import Session
 from t2hx.routing.sarjobs import JobKey, job_file_text, leaf_of, multi_switch
 from t2hx.routing.lft import Tables, load_tables
 
 OBLIVIOUS = ("updn", "ftree", "dfsssp")
+#: Engines re-routed for each set of running jobs (SAR): the engine table's readers of a
+#: job file.
+REROUTED = reading(JOBS)
 METRICS = ("max_efi", "avg_job_max_efi", "dark_fiber", "avg_job_links")
 
 
@@ -162,9 +166,10 @@ class Router:
         out = Path(tempfile.mkdtemp(dir=root, prefix="opensm-"))
         jobs = out / "jobs.txt"
         atomic_write(jobs, text)
-        check_inputs(self.fabric, None, str(jobs))
+        check_input(self.fabric, RoutingInput(JOBS, str(jobs)))
         spec = self.system.plane(self.plane).opensm
-        args = route_args(self.fabric, "sar", spec, self.system.path, jobs=str(jobs))
+        args = route_args(self.fabric, "sar", spec, self.system.path,
+                          routing_input=RoutingInput(JOBS, str(jobs)))
         if self.sar_with == "px-sar":
             conf = args["extra_conf"]
             conf["event_plugin_options"] += f",px_snapshot={out / SNAPSHOT}"
@@ -177,7 +182,7 @@ class Router:
         return Routed(tables, inter_switch_mask(tables))
 
 
-def replay(samples: dict, router: Router, engines: Iterable[str] = (*OBLIVIOUS, "sar"),
+def replay(samples: dict, router: Router, engines: Iterable[str] = (*OBLIVIOUS, *REROUTED),
            step: Callable[[int, int], None] | None = None) -> list[dict]:
     """One row per (sample, engine): t, engine, jobs, multi_switch_jobs, rerouted, METRICS."""
     leaf = leaf_of(router.fabric)
@@ -192,10 +197,11 @@ def replay(samples: dict, router: Router, engines: Iterable[str] = (*OBLIVIOUS, 
     for n, sample in enumerate(samples["samples"]):
         jobs = multi_switch((hosts[i] for i in sample["jobs"]), leaf)
         for engine in engines:
-            routed = router.sar(jobs) if engine == "sar" else router.oblivious(engine)
+            rerouted = engine in REROUTED
+            routed = router.sar(jobs) if rerouted else router.oblivious(engine)
             rows.append({"t": sample["t"], "engine": engine, "jobs": len(sample["jobs"]),
                          "multi_switch_jobs": len(jobs),
-                         "rerouted": engine == "sar" and jobs != last,
+                         "rerouted": rerouted and jobs != last,
                          **routed.metrics(jobs)})
         last = jobs
         if step:
@@ -209,7 +215,7 @@ def improvements(rows: list[dict], metric: str, other: str) -> dict[str, float]:
     improvement is the difference in percentage points (Table 1 gives θ in %); for the
     links per job, higher is better, so the improvement is SAR minus other."""
     by = {(r["t"], r["engine"]): r[metric] for r in rows}
-    times = sorted({r["t"] for r in rows if r["engine"] == "sar"})
+    times = sorted({r["t"] for r in rows if r["engine"] in REROUTED})
     sign = 1.0 if metric == "avg_job_links" else -1.0      # higher / lower is better
     gains, pcts = [], []
     for t in times:
@@ -263,7 +269,7 @@ def day_text(system: System, plane: str, trace: str, day: int, interval: float, 
     write_rows(rows, rows_path)
     write_jobs(doc, router, system.hostnames(), rows_path.with_name(wire.HISTORY_JOBS))
     lines = []
-    for engine in (*OBLIVIOUS, "sar"):
+    for engine in (*OBLIVIOUS, *REROUTED):
         mine = [r for r in rows if r["engine"] == engine]
         lines.append(wire.history_line(wire.HistoryEngine(
             engine, len(mine), *(float(np.mean([r[m] for r in mine])) if mine else 0.0

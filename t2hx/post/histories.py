@@ -21,7 +21,7 @@ from pathlib import Path
 import pandas as pd
 
 from t2hx import wire
-from t2hx.history.replay import METRICS, OBLIVIOUS, improvements
+from t2hx.history.replay import METRICS, OBLIVIOUS, REROUTED, improvements
 from t2hx.post import archive, plots
 from t2hx.post.figures import Figure
 from t2hx.post.store import write_text
@@ -111,7 +111,7 @@ def _jobs(jobs: list[dict], combo: str, fig_dir: Path) -> Figure | None:
 
 def _lines(sub: pd.DataFrame, combo: str, metric: str, fig_dir: Path) -> Figure:
     wide = sub.pivot_table(index="days", columns="engine", values=metric, aggfunc="first")
-    wide = wide.reindex(columns=[e for e in (*OBLIVIOUS, "sar") if e in wide.columns])
+    wide = wide.reindex(columns=[e for e in (*OBLIVIOUS, *REROUTED) if e in wide.columns])
     name = f"history-{combo}-{metric.replace('_', '-')}"
     title = f"{combo}: {LABELS[metric]} over the replayed history"
     stem = fig_dir / name
@@ -157,7 +157,7 @@ def _table(sub: pd.DataFrame, combo: str, fig_dir: Path) -> Figure:
 
 
 def _reroutes(sub: pd.DataFrame, combo: str, fig_dir: Path) -> Figure:
-    sar = sub[sub["engine"] == "sar"]
+    sar = sub[sub["engine"].isin(REROUTED)]
     per_day = sar.groupby("day")["rerouted"].sum().astype(int)
     name = f"history-reroutes-{combo}"
     title = f"{combo}: SAR routings per replayed day"

@@ -28,7 +28,7 @@ from t2hx.errors import T2hxError
 from t2hx.post.freshness import freshness
 from t2hx.post import figures as F
 from t2hx.post import scorecard
-from t2hx.post import engines, reference, report, routing
+from t2hx.post import flow_vs_packet, reference, report, routing
 from t2hx.post.gain import choose_baseline, gains
 from t2hx.post.ingest import (MATRIX_COLUMNS, companion_results, ingest, known_systems, log_systems,
                               require_logdir, require_provenance, require_results, row_systems)
@@ -132,7 +132,7 @@ def replay(logdir: Path, out: Path | None = None, quiet: bool | None = None) -> 
             summ["parx_demand"] = sources
         write_json(data_dir / "summary.json", summ)
         if engine_cmp is not None:
-            write_json(data_dir / ENGINES_JSON, engines.as_dict(engine_cmp))
+            write_json(data_dir / ENGINES_JSON, flow_vs_packet.as_dict(engine_cmp))
         campaign = str(ing.provenance.get("campaign") or
                        (results["campaign"].iloc[0] if len(results) else logdir.resolve().name))
         windows = [json.loads(p.read_text())
@@ -279,7 +279,7 @@ def _scorecard(results: pd.DataFrame, systems: pd.Series, own: list[str] | None,
             for x in scores]
 
 
-def _pictures(sc: pd.DataFrame | None, engine_cmp: engines.EngineComparison | None,
+def _pictures(sc: pd.DataFrame | None, engine_cmp: flow_vs_packet.ModelComparison | None,
               combos: list[str], fig_dir: Path, summary) -> dict[str, F.Figure]:
     """The summary pictures (t2hx.post.tiles) the report shows in the scorecard and engine
     sections: ``scorecard`` and ``engines``, each when its table exists."""
@@ -321,15 +321,15 @@ def _link_rate(system: str, partition: str) -> float | None:
 
 
 def _engines(results: pd.DataFrame, logdir: Path, own: list[str] | None,
-             prov: dict[str, Any], summary) -> engines.EngineComparison | None:
-    """Packet-engine cases beside their flow-model companions (t2hx.post.engines), scored on
+             prov: dict[str, Any], summary) -> flow_vs_packet.ModelComparison | None:
+    """Packet-engine cases beside their flow-model companions (t2hx.post.flow_vs_packet), scored on
     the study's own systems; None when the log has no companion runs."""
     flow = companion_results(logdir, COMPANION_ENGINE)
     if flow.empty:
         return None
     path = scorecard.claims_of(prov.get("study") or scorecard.DEFAULT_CLAIMS_STUDY)
     if path is None:
-        return engines.compare(results, flow, lambda frame: [])
+        return flow_vs_packet.compare(results, flow, lambda frame: [])
     try:
         defaults, claims = scorecard.load_claims(path)
     except T2hxError as err:
@@ -342,7 +342,7 @@ def _engines(results: pd.DataFrame, logdir: Path, own: list[str] | None,
                                      logdir=logdir)
         return next((x.verdicts for x in scores if x.own), [])
 
-    return engines.compare(results, flow, own_verdicts)
+    return flow_vs_packet.compare(results, flow, own_verdicts)
 
 
 def _figures(results: pd.DataFrame, matrices: pd.DataFrame, g: pd.DataFrame, combos: list[str],

@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from t2hx.post import html_report
-from t2hx.post.engines import EngineComparison
+from t2hx.post.flow_vs_packet import ModelComparison
 from t2hx.post.scorecard.text import VERDICTS, profile_label
 from t2hx import benchmarks
 from t2hx.post.figures import Figure, bytes_label
@@ -119,7 +119,7 @@ class ReportInputs:
     systems: pd.DataFrame | None = None
     others: list[tuple[str, pd.DataFrame | None]] | None = None
     own: list[str] | None = None
-    engines: EngineComparison | None = None
+    engines: ModelComparison | None = None
     ran: dict[str, int] | None = None
     pictures: dict[str, Figure] = field(default_factory=dict)
 
@@ -256,7 +256,7 @@ def _words(v: Any) -> str:
 
 
 def glance_blocks(ran: dict[str, int], simulated: bool, scorecard: pd.DataFrame | None,
-                  engines: EngineComparison | None, profile: str | None = None) -> list[Block]:
+                  engines: ModelComparison | None, profile: str | None = None) -> list[Block]:
     """What an evaluator needs first: what ran, simulated or measured and how, and the
     scorecard's counts."""
     what = (f"{ran['runs']} runs of {ran['benchmarks']} benchmarks on {ran['combos']} "
@@ -419,7 +419,7 @@ def moves_blocks(logdir: Path, sc: pd.DataFrame) -> list[Block]:
             *([("table", rows)] if len(rows) else [])]
 
 
-def engine_blocks(cmp: EngineComparison, picture: list[Block] | None = None) -> list[Block]:
+def engine_blocks(cmp: ModelComparison, picture: list[Block] | None = None) -> list[Block]:
     """Flow model and packet engine side by side (``picture``: their ratio grid), and the
     verdicts the engine changes."""
     side = cmp.side_by_side.assign(packet_vs_flow=cmp.side_by_side["packet_vs_flow"].round(3))

@@ -6,7 +6,7 @@
   so that the picture reads in grey too;
 * the **packet/flow ratio grid**: one row per benchmark, one column per combo and node count,
   each cell the packet engine's speed relative to the flow model's at the case's largest
-  message size (t2hx.post.engines.side_by_side), >1 faster, <1 slower, whatever the metric's
+  message size (t2hx.post.flow_vs_packet.side_by_side), >1 faster, <1 slower, whatever the metric's
   direction.
 
 Both are gnuplot's ``tiles.gp`` (plots.py); each writes its data file beside the picture."""

@@ -29,6 +29,7 @@ from t2hx.errors import RoutingError, WorkloadError
 from t2hx.fabric.graph import Fabric
 from t2hx.fabric.netfile import render
 from t2hx.routing.engines import route_args
+from t2hx.routing_engines import DEMAND, RoutingInput, routing_engine
 
 STAMP = "t2hx-conf.sha256"
 
@@ -40,12 +41,12 @@ def routing_dir(work: Path, system: System, plane: str, engine: str, lmc: int,
 
 
 def ensure_routing(system: System, plane: str, engine: str, lmc: int | None, work: Path,
-                   fabric: Fabric, quiet: bool = True, demand: str | None = None,
-                   jobs: str | None = None) -> Path:
+                   fabric: Fabric, quiet: bool = True,
+                   routing_input: RoutingInput | None = None) -> Path:
     """Route with real OpenSM unless a cached run for this exact conf and input exists."""
-    check_inputs(fabric, demand, jobs)
+    check_input(fabric, routing_input)
     args = route_args(fabric, engine, system.plane(plane).opensm, system.path, lmc,
-                            demand=demand, jobs=jobs)
+                      routing_input)
     if lmc is not None and lmc != args["lmc"]:     # our engines' LID policy fixes the LMC
         raise WorkloadError(f"{engine} routes with LMC {args['lmc']}, not {lmc}", field="lmc",
                             fix=f"drop --lmc or pass --lmc {args['lmc']}")
@@ -57,15 +58,18 @@ def ensure_routing(system: System, plane: str, engine: str, lmc: int | None, wor
         return _route_locked(system, plane, engine, args, out, fabric, quiet)
 
 
-def check_inputs(fabric: Fabric, demand: str | None, jobs: str | None) -> None:
+def check_input(fabric: Fabric, routing_input: RoutingInput | None) -> None:
     """A demand or job file against the fabric, as ``t2hx demand check`` does: OpenSM's
     plugin only logs a node it does not know and routes without it."""
     from t2hx.routing import demand as dm
 
-    if demand:
-        dm.validate_demand(dm.read_demand(demand), fabric, demand)
-    if jobs:
-        dm.validate_jobs(dm.read_jobs(jobs), fabric, jobs)
+    if routing_input is None:
+        return
+    path = routing_input.path
+    if routing_input.kind == DEMAND:
+        dm.validate_demand(dm.read_demand(path), fabric, path)
+    else:
+        dm.validate_jobs(dm.read_jobs(path), fabric, path)
 
 
 def _route_locked(system: System, plane: str, engine: str, args: dict, out: Path,
@@ -125,7 +129,7 @@ def _content(value: str) -> str:
 def args_digest(args: dict, engine: str) -> str:
     """sha256 of everything a routing run with ``args`` depends on besides the fabric: the
     arguments (input files by content, not by path) and, for our engines, the plugin."""
-    from t2hx.routing.opensm import OPENSM_ENV, PLUGIN_ENGINES, opensm_binary, parx_library
+    from t2hx.routing.opensm import OPENSM_ENV, opensm_binary, parx_library
 
     conf = {k: v for k, v in args.get("extra_conf", {}).items() if k != "event_plugin_options"}
     doc = {"engine": engine, "lmc": args.get("lmc"), "conf": conf,
@@ -133,7 +137,7 @@ def args_digest(args: dict, engine: str) -> str:
            "guid2lid": sorted((args.get("guid2lid") or {}).items())}
     h = hashlib.sha256(json.dumps(doc, sort_keys=True, default=str).encode())
     lib = parx_library()
-    if engine in PLUGIN_ENGINES and lib.is_file():
+    if routing_engine(engine).ours and lib.is_file():
         h.update(lib.read_bytes())
     if os.environ.get(OPENSM_ENV):       # another OpenSM build may route differently
         h.update(Path(opensm_binary()).read_bytes())

@@ -29,14 +29,16 @@ from t2hx.errors import RoutingError
 from t2hx.fabric.graph import Fabric
 from t2hx.atomic import atomic_write
 from t2hx.fabric.netfile import write_netfile
+from t2hx.routing_engines import routing_engine
 
 UMAD2SIM = Path("/usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so")
-#: Our routing engines, registered by the event plugin parx/libparx.so.
-PLUGIN_ENGINES = ("parx", "sar")
 READY_MARK = "Network simulator ready."
 OPENSM_ENV = "T2HX_OPENSM"
 PARX_LIB_ENV = "T2HX_PARX_LIB"
-PARX_LIB_NAME = "libparx.so"   # OpenSM dlopen()s lib<event_plugin_name>.so
+#: Our event plugin, which registers our routing engines: OpenSM dlopen()s
+#: lib<event_plugin_name>.so.
+PLUGIN_NAME = "parx"
+PARX_LIB_NAME = f"lib{PLUGIN_NAME}.so"
 _LIVE: set[int] = set()
 
 
@@ -82,7 +84,7 @@ def opensm_conf(fabric: Fabric, engine: str, lmc: int, dump_dir: Path,
         "sm_priority": 15,
         "max_op_vls": 8,
     }
-    if engine in ("ftree", "updn", "dnup"):
+    if routing_engine(engine).roots:
         lines.update(tree_files(fabric, dump_dir))
     lines.update({k: v for k, v in extra.items()})
     return "".join(f"{k} {v}\n" for k, v in lines.items())
@@ -180,14 +182,19 @@ def parx_library() -> Path:
 def plugin_setup(engine: str, extra: dict[str, object]) -> tuple[dict, dict[str, str]]:
     """For our plugin engines, the conf lines and library path that make the stock opensm
     load the plugin (:func:`parx_library`; OpenSM dlopen()s lib<event_plugin_name>.so)."""
-    if engine not in PLUGIN_ENGINES or "event_plugin_name" in extra:
+    if not routing_engine(engine).ours or "event_plugin_name" in extra:
         return dict(extra), {}
+    return {"event_plugin_name": PLUGIN_NAME, **extra}, plugin_env()
+
+
+def plugin_env() -> dict[str, str]:
+    """The library path under which the stock opensm finds our plugin."""
     lib = parx_library()
     if not lib.exists():
-        raise RoutingError("the parx/sar OpenSM plugin is not built", file=lib,
-                           fix="run run/setup (it runs make -C parx)")
+        raise RoutingError("our OpenSM plugin (the parx, sar ... engines) is not built",
+                           file=lib, fix="run run/setup (it runs make -C parx)")
     paths = [str(lib.parent)] + [p for p in os.environ.get("LD_LIBRARY_PATH", "").split(":") if p]
-    return {"event_plugin_name": "parx", **extra}, {"LD_LIBRARY_PATH": ":".join(paths)}
+    return {"LD_LIBRARY_PATH": ":".join(paths)}
 
 
 def start_ibsim(fabric: Fabric, netfile: Path, out: Path, env: dict[str, str],

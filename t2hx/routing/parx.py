@@ -13,9 +13,10 @@ from pathlib import Path
 
 import numpy as np
 
-from t2hx.conf import PARX_LMC, PARX_THRESHOLD
+from t2hx.conf import PARX_THRESHOLD
 from t2hx.errors import ConfError, RoutingError
 from t2hx.fabric.graph import Fabric
+from t2hx.routing_engines import PARX_LMC, RoutingInput, routing_engine
 
 LMC = PARX_LMC
 NUM_LIDS = 1 << LMC
@@ -219,9 +220,10 @@ def node_quadrants(fabric: Fabric, source: object = None) -> dict[int, int]:
 
 
 def engine_lmc(engine: str, plane_lmc: int) -> int:
-    """The LMC a plane routes with under ``engine``: PARX needs four LIDs per port (LMC 2)
-    whatever the plane's own (docs/routing.md#lmc-and-lid-policy)."""
-    return LMC if engine == "parx" else plane_lmc
+    """The LMC a plane routes with under ``engine``: an engine with its own (PARX needs four
+    LIDs per port) whatever the plane's (docs/routing.md#lmc-and-lid-policy)."""
+    own = routing_engine(engine).lmc
+    return plane_lmc if own is None else own
 
 
 def lid_policy(fabric: Fabric, source: object = None) -> dict[int, int]:
@@ -262,24 +264,29 @@ def guid2lid_file(fabric: Fabric, lids: dict[int, int]) -> str:
     return "\n".join(entries)
 
 
-def routing_args(fabric: Fabric, engine: str, demand: str | None = None,
-                 jobs: str | None = None, max_vls: int | None = None,
-                 fallback: bool = False, source: object = None) -> dict:
+def routing_args(fabric: Fabric, engine: str, routing_input: RoutingInput | None = None,
+                 max_vls: int | None = None, fallback: bool = False,
+                 source: object = None) -> dict:
     """Keyword arguments for ``t2hx.routing.opensm.route`` that run our plugin engines:
-    LMC 2 and the quadrant LIDs for parx, ``qos TRUE`` so OpenSM programs the SL2VL maps
-    the engines ask for, the input files as plugin options, and no silent fallback."""
+    the engine's own LMC and LID policy (PARX's quadrant LIDs), ``qos TRUE`` so OpenSM
+    programs the SL2VL maps the engines ask for, the input file as the engine's plugin
+    option, and no silent fallback."""
+    row = routing_engine(engine)
     options = []
-    if demand:
-        options.append(f"parx_demand={Path(demand).resolve()}")
-    if jobs:
-        options.append(f"sar_jobs={Path(jobs).resolve()}")
+    if routing_input:
+        if routing_input.kind != row.reads:
+            raise ConfError(f"{engine} reads no {routing_input.kind} file",
+                            file=routing_input.path, field="routing input",
+                            fix="route with an engine that reads one "
+                            "(docs/routing.md#engines)")
+        options.append(f"{row.option}={Path(routing_input.path).resolve()}")
     if max_vls:
         options.append(f"max_vls={max_vls}")
     conf: dict[str, object] = {"qos": "TRUE",
                                "routing_engine": engine if fallback else f"{engine},no_fallback"}
     if options:
         conf["event_plugin_options"] = ",".join(options)
-    args: dict = {"lmc": 0, "extra_conf": conf, "guid2lid": None}
-    if engine == "parx":
-        args.update(lmc=LMC, guid2lid=lid_policy(fabric, source))
+    args: dict = {"lmc": row.lmc or 0, "extra_conf": conf, "guid2lid": None}
+    if row.lid_policy:
+        args["guid2lid"] = lid_policy(fabric, source)
     return args

@@ -32,10 +32,10 @@ import numpy as np
 
 from t2hx.errors import RoutingError
 from t2hx.routing.lft import Tables, read_guid2lid
+from t2hx.routing_engines import SL_FROM_LOG, routing_engine
 
 CACHE = "t2hx-path-sl.npz"
 PLUGIN_DUMP = "parx-path-sl.dump"
-LAYERED = ("dfsssp", "parx", "sar")
 _PLUGIN = re.compile(rb"^0x([0-9a-fA-F]+) 0x([0-9a-fA-F]+) (\d+)$", re.M)
 _ROUTE = re.compile(rb"route from src_lid=(\d+) to dest_lid=(\d+) on vl=(\d+)")
 _AVAIL = re.compile(rb"Virtual Lanes available: (\d+)")
@@ -127,7 +127,7 @@ def parse_plugin(text: bytes, tables: Tables, guid2lid: dict[int, tuple[int, int
 
 def path_sl(tables: Tables, run: Path, engine: str) -> PathSL | None:
     """The run's per-path SL table (None for engines without virtual layers)."""
-    if engine not in LAYERED:
+    if routing_engine(engine).path_sl is None:
         return None
     run = Path(run)
     cached = run / CACHE
@@ -149,7 +149,7 @@ def path_sl(tables: Tables, run: Path, engine: str) -> PathSL | None:
 
 def _read(tables: Tables, run: Path, out: Path, engine: str) -> PathSL | None:
     """The table from a routing's outputs in ``out`` (the run's LIDs in ``run``)."""
-    if engine == "dfsssp":
+    if routing_engine(engine).path_sl == SL_FROM_LOG:
         log = out / "opensm.log"
         return parse_log(log.read_bytes()) if log.is_file() else None
     dump = out / PLUGIN_DUMP
@@ -163,7 +163,7 @@ def _reroute(tables: Tables, run: Path, engine: str) -> PathSL:
     from t2hx.routing.opensm import route
 
     conf = _conf(run / "opensm.conf")
-    flags = int(str(conf.get("log_flags", "0x43")), 0) | (DEBUG if engine == "dfsssp" else 0)
+    flags = int(str(conf.get("log_flags", "0x43")), 0) | (DEBUG if routing_engine(engine).path_sl == SL_FROM_LOG else 0)
     extra: dict[str, object] = {k: v for k, v in conf.items() if k not in (
         "lmc", "log_flags", "dump_files_dir", "honor_guid2lid_file", "root_guid_file",
         "cn_guid_file", "event_plugin_name")}     # the plugin's path: opensm.plugin_setup

@@ -29,10 +29,11 @@ from t2hx.fabric.build import build_plane
 from t2hx.fabric.graph import Fabric
 from t2hx.progress import Progress
 from t2hx.routing import demand as dm, parx
-from t2hx.routing.cache import check_inputs, ensure_routing
+from t2hx.routing.cache import check_input, ensure_routing
 from t2hx.routing.opensm import route
 from t2hx.routing.remote import apply_remote
 from t2hx.routing.smhost import request_for
+from t2hx.routing_engines import DEMAND, JOBS, RoutingInput, input_aware, routing_engine
 
 #: What the routing step of a real job writes into its routing directory.
 ROUTE_RECORD = "route.json"
@@ -54,26 +55,24 @@ class JobSpec:
     input: dict | None = None
 
 
-def validated_input(routing: str, fabric: Fabric, demand: str | None,
-                    jobs: str | None) -> str:
+def validated_input(routing: str, fabric: Fabric,
+                    routing_input: RoutingInput | None) -> RoutingInput:
     """One clear line for any file the engine would refuse, before OpenSM starts."""
-    if routing == "parx":
-        if not demand:
-            raise T2hxError("parx reroutes from a demand file", field="--demand",
-                            fix="pass --demand FILE (t2hx demand build)")
-        check_inputs(fabric, demand, None)
-        return demand
-    if not jobs:
-        raise T2hxError("sar reroutes from a job file", field="--jobs",
-                        fix="pass --jobs FILE (t2hx demand jobs)")
-    check_inputs(fabric, None, jobs)
-    return jobs
+    row = routing_engine(routing)
+    if row.reads is None:
+        raise T2hxError(f"{routing} reads no routing input", field="--routing",
+                        fix="re-route with one of " + ", ".join(input_aware()))
+    if routing_input is None or routing_input.kind != row.reads:
+        raise T2hxError(f"{routing} reroutes from a {row.reads} file", field=f"--{row.reads}",
+                        fix=f"pass --{row.reads} FILE (t2hx demand {INPUT_COMMAND[row.reads]})")
+    check_input(fabric, routing_input)
+    return routing_input
 
 
-def reroute(system: System, plane: str, routing: str, *, demand: str | None = None,
-            jobs: str | None = None, real: bool = False, out: Path | None = None,
-            timeout: float | None = None, quiet: bool | None = None) -> dict:
-    """Route ``plane`` with ``routing`` from a demand or job file; the routing summary
+def reroute(system: System, plane: str, routing: str, routing_input: RoutingInput | None, *,
+            real: bool = False, out: Path | None = None, timeout: float | None = None,
+            quiet: bool | None = None) -> dict:
+    """Route ``plane`` with ``routing`` from its demand or job file; the routing summary
     (simulated) or the SM host's verified result (real). Raises RoutingError when the
     engine fails."""
     if plane not in system.planes:
@@ -81,14 +80,13 @@ def reroute(system: System, plane: str, routing: str, *, demand: str | None = No
                         fix=f"pick one of {', '.join(system.planes)}")
     spec = system.planes[plane]
     fabric = build_plane(system, plane)
-    path = validated_input(routing, fabric, demand, jobs)
+    given = validated_input(routing, fabric, routing_input)
     timeout = timeout or float(spec.opensm.get("timeout", 600.0))
     if real:
-        kind = "demand" if routing == "parx" else "jobs"
-        req = request_for(system, plane, routing, kind, Path(path).read_bytes())
+        req = request_for(system, plane, routing, given.kind, Path(given.path).read_bytes())
         return apply_remote(system, req, quiet)
     out = out or work_root() / system.name / plane / f"reroute-{routing}"
-    kw = parx.routing_args(fabric, routing, demand=demand, jobs=jobs, source=system.path)
+    kw = parx.routing_args(fabric, routing, given, source=system.path)
     with Progress("reroute", quiet=quiet) as prog:
         prog.say(f"routing {fabric.name} with {routing} (ibsim + OpenSM)")
         run = route(fabric, out, routing, timeout=timeout, **kw)
@@ -143,15 +141,18 @@ def shown(path: str | Path) -> str:
 
 
 def job_input(system: System, plane: str, routing: str, jobs: list[JobSpec],
-              out: Path, derive: Derive | None = None) -> Path | None:
+              out: Path, derive: Derive | None = None,
+              background: str | Path | None = None) -> Path | None:
     """The input file of ``jobs`` for ``routing``, validated and written into ``out``: the job
     file (sar) or the demand file from the jobs' recorded or derived demands (parx; None
     when no job has one). For parx, the demand note beside ``out`` says where each job's
     demand came from."""
     fabric = build_plane(system, plane)
     out.mkdir(parents=True, exist_ok=True)
-    if routing == "sar":
+    if routing_engine(routing).reads == JOBS:
         table = {j.job: list(dict.fromkeys(dm.read_hostfile(j.hostfile))) for j in jobs}
+        if background is not None:
+            table = merged(table, dm.read_jobs(background), background)
         dm.validate_jobs(table, fabric, out / "jobs.txt")
         return atomic_write(out / "jobs.txt", dm.render_jobs(table))
     demands, notes = [], []
@@ -172,24 +173,24 @@ def job_input(system: System, plane: str, routing: str, jobs: list[JobSpec],
 
 
 def reroute_for_jobs(system: System, plane: str, routing: str, jobs: list[JobSpec], *,
-                     out: Path, quiet: bool | None = None,
-                     derive: Derive | None = None) -> dict | None:
+                     out: Path, quiet: bool | None = None, derive: Derive | None = None,
+                     background: str | Path | None = None) -> dict | None:
     """The simulated checks' pre-run step: the jobs' input file into ``out``, the plane
     routed with it (the routing cache: every repetition of a case, and every case with the
     same demand, shares one OpenSM run), its files linked into ``out``. None when parx has
     no demand for any of the jobs."""
-    path = job_input(system, plane, routing, jobs, out, derive)
+    path = job_input(system, plane, routing, jobs, out, derive, background)
     if path is None:
         if not any(out.iterdir()):
             out.rmdir()
         return None
-    demand, job_file = (None, str(path)) if routing == "sar" else (str(path), None)
+    given = RoutingInput(routing_engine(routing).reads or DEMAND, str(path))
     fabric = build_plane(system, plane)
     with Progress("reroute", quiet=quiet) as prog:
         prog.say(f"routing {fabric.name} with {routing} (ibsim + OpenSM, or the routing "
                  "cache's run for this input)")
         entry = ensure_routing(system, plane, routing, None, work_root(), fabric,
-                               demand=demand, jobs=job_file)
+                               routing_input=given)
     for item in entry.iterdir():
         if not (out / item.name).exists():
             (out / item.name).symlink_to(item)
@@ -197,23 +198,44 @@ def reroute_for_jobs(system: System, plane: str, routing: str, jobs: list[JobSpe
 
 
 def route_real(system: System, plane: str, routing: str, jobs: list[JobSpec], *, out: Path,
-               quiet: bool | None = None, derive: Derive | None = None) -> dict:
+               quiet: bool | None = None, derive: Derive | None = None,
+               background: str | Path | None = None) -> dict:
     """A real job's routing step: the plane's OpenSM runs ``routing`` with the LMC it needs
     (and the jobs' input file for parx/sar), as confirmed by the SM host; the result is
     written to ``out/route.json``. Any failure raises, so the job stops before its
     benchmark runs and nothing is recorded under the wrong routing."""
     kind, data = None, b""
-    if routing in INPUT_KIND and jobs:
-        path = job_input(system, plane, routing, jobs, out, derive)
+    reads = routing_engine(routing).reads
+    if reads and jobs:
+        path = job_input(system, plane, routing, jobs, out, derive, background)
         if path is not None:
-            kind, data = INPUT_KIND[routing], path.read_bytes()
+            kind, data = reads, path.read_bytes()
     result = apply_remote(system, request_for(system, plane, routing, kind, data), quiet)
     out.mkdir(parents=True, exist_ok=True)
     atomic_write(out / ROUTE_RECORD, json.dumps(result, indent=2, sort_keys=True) + "\n")
     return result
 
 
-INPUT_KIND = {"parx": "demand", "sar": "jobs"}
+def merged(own: dict[str, list[str]], background: dict[str, list[str]],
+           source: object) -> dict[str, list[str]]:
+    """The benchmark's jobs beside the background's; a node in both is refused (one job
+    per node on a production system)."""
+    mine = {h: j for j, hosts in own.items() for h in hosts}
+    for job, hosts in background.items():
+        shared = next((h for h in hosts if h in mine), None)
+        if shared is not None:
+            raise T2hxError(f"node {shared} is in background job {job} and in the benchmark's "
+                            f"job {mine[shared]}", file=source, field="background",
+                            fix="regenerate the background without the benchmark's nodes "
+                            "(t2hx history background --exclude HOSTFILE)")
+        if job in own:
+            raise T2hxError(f"job id {job} is used twice", file=source, field="background",
+                            fix="give background jobs their own ids (bg-...)")
+    return {**own, **background}
+
+
+#: The ``t2hx demand`` subcommand that writes each input kind.
+INPUT_COMMAND = {DEMAND: "build", JOBS: "jobs"}
 
 
 def demand_note(out: Path) -> Path:

@@ -144,7 +144,7 @@ class Agent:
             head = json.loads(payload)
             ok = head.get("protocol") == PROTOCOL and isinstance(head.get("plane"), str) \
                 and isinstance(head.get("engine"), str) and isinstance(head.get("lmc"), int) \
-                and head.get("kind") in (None, *smhost.INPUTS) \
+                and head.get("kind") in (None, *smhost.SM_FIELD) \
                 and isinstance(head.get("size"), int) and 0 <= head["size"] <= MAX_INPUT \
                 and isinstance(head.get("sha256"), str)
         except (ValueError, AttributeError):

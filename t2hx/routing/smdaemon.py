@@ -23,9 +23,10 @@ from t2hx.fabric.build import build_plane
 from t2hx.fabric.netfile import write_netfile
 from t2hx.progress import Progress
 from t2hx.routing import parx
-from t2hx.routing.opensm import (PLUGIN_ENGINES, opensm_binary, opensm_conf, plugin_setup,
+from t2hx.routing.opensm import (opensm_binary, opensm_conf, plugin_env,
                                  spawn, start_ibsim, stop, tree_files, umad2sim)
 from t2hx.routing.smhost import Request, install_lid_policy, set_options, wanted_options
+from t2hx.routing_engines import routing_engine
 
 RESTART_PAUSE = 0.5     # seconds between an exit and the next start (no busy loop)
 
@@ -39,7 +40,7 @@ def initial_conf(system: System, plane: str) -> str:
     dumps = Path(spec["dump_dir"])
     dumps.mkdir(parents=True, exist_ok=True)
     extra: dict[str, object] = {"log_file": sm["log_file"], **spec["options"]}
-    if {"ftree", "updn", "dnup"} & set(spec["routing"]):
+    if any(routing_engine(e).roots for e in spec["routing"]):
         extra.update(tree_files(fabric, dumps))
     text = opensm_conf(fabric, engine, req.lmc, dumps, extra)
     return set_options(text, wanted_options(req, sm, {}))
@@ -56,10 +57,9 @@ def run(system: System, plane: str, state: Path, ibsim: bool = False,
     Path(sm["log_file"]).parent.mkdir(parents=True, exist_ok=True)
     if not conf.is_file():
         atomic_write(conf, initial_conf(system, plane))
-        if spec["routing"][0] == "parx":
+        if routing_engine(spec["routing"][0]).lid_policy:
             install_lid_policy(fabric, cache, system.path)
-    _, plugin_env = plugin_setup(PLUGIN_ENGINES[0], {})
-    env = dict(os.environ, OSM_CACHE_DIR=str(cache), **plugin_env)
+    env = dict(os.environ, OSM_CACHE_DIR=str(cache), **plugin_env())
     stopping: list[int] = []
 
     def on_stop(signum: int, _frame: object) -> None:

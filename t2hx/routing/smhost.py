@@ -33,11 +33,12 @@ from t2hx.fabric.graph import Fabric
 from t2hx.progress import Progress
 from t2hx.routing import demand as dm, parx
 from t2hx.routing.lft import load_tables, read_guid2lid, switch_routes
-from t2hx.routing.opensm import PLUGIN_ENGINES, USED
+from t2hx.routing.opensm import PLUGIN_NAME, USED
+from t2hx.routing_engines import DEMAND, JOBS, input_options, routing_engine
 
-#: Input kinds: which engine reads it and where the SM host keeps it (opensm.sm fields).
-INPUTS = {"demand": ("parx", "demand_file", "parx_demand"),
-          "jobs": ("sar", "jobs_file", "sar_jobs")}
+#: Where the SM host keeps each routing input kind (opensm.sm fields); which engine reads
+#: it and by which plugin option is the engine table's (t2hx/routing_engines.py).
+SM_FIELD = {DEMAND: "demand_file", JOBS: "jobs_file"}
 # Log flags t2hx needs: errors, info (the "tables configured" line) and routing (the dumps).
 NEEDED_LOG_FLAGS = 0x43
 ERR = re.compile(r"ERR [0-9A-F]{4}: .*")
@@ -52,7 +53,7 @@ class Request:
     plane: str
     engine: str
     lmc: int
-    kind: str | None = None       # "demand" (parx), "jobs" (sar) or None
+    kind: str | None = None       # the routing input's kind (DEMAND, JOBS) or None
     data: bytes = b""             # the input file's content
 
 
@@ -107,10 +108,12 @@ def wanted_options(req: Request, sm: dict, current: dict[str, str]) -> dict[str,
     # force_log_flush: a daemon's log is otherwise buffered, and the verification reads it.
     want = {"routing_engine": f"{req.engine},no_fallback", "lmc": str(req.lmc),
             "log_flags": f"0x{flags:02x}", "force_log_flush": "TRUE"}
-    if req.engine in PLUGIN_ENGINES:
-        files = ",".join(f"{opt}={sm[field]}" for _, field, opt in INPUTS.values())
-        want.update(event_plugin_name="parx", event_plugin_options=files, qos="TRUE")
-    if req.engine == "parx":
+    row = routing_engine(req.engine)
+    if row.ours:
+        files = ",".join(f"{opt}={sm[SM_FIELD[kind]]}"
+                         for kind, (_, opt) in input_options().items())
+        want.update(event_plugin_name=PLUGIN_NAME, event_plugin_options=files, qos="TRUE")
+    if row.lid_policy:
         want["honor_guid2lid_file"] = "TRUE"
     return want
 
@@ -222,7 +225,7 @@ def apply(system: System, req: Request, timeout: float | None = None,
         new = set_options(text, wanted_options(req, sm, current))
         start_only = {k: v for k, v in read_options(new).items() if k in START_ONLY}
         need_restart = start_only != {k: v for k, v in current.items() if k in START_ONLY}
-        if req.engine == "parx":
+        if routing_engine(req.engine).lid_policy:
             # Before anything is written: a guid2lid of other GUIDs would make OpenSM
             # renumber every port of the real fabric.
             if not same_fabric(fabric, paths.cache / "guid2lid"):
@@ -231,7 +234,7 @@ def apply(system: System, req: Request, timeout: float | None = None,
             need_restart |= install_lid_policy(fabric, paths.cache, system.path)
         pids = opensm_pids(conf)
         mark, before = _size(paths.log), _mtime(paths.dumps / "opensm-lfts.dump")
-        if not need_restart and new == text and req.engine not in PLUGIN_ENGINES:
+        if not need_restart and new == text and not routing_engine(req.engine).ours:
             # Already routing with this engine and nothing to re-read: verify without
             # disturbing the fabric (a re-route of a stock engine gives the same tables).
             used = last_routed(paths.log)
@@ -262,7 +265,7 @@ def apply(system: System, req: Request, timeout: float | None = None,
 def install_input(req: Request, sm: dict, fabric: Fabric) -> None:
     """The engine's input file, validated against the fabric, written whole. A plugin engine
     without input gets an empty file: a previous job's demand must not route this one."""
-    for kind, (engine, field, _) in INPUTS.items():
+    for kind, (engine, _) in input_options().items():
         if engine != req.engine:
             continue
         data = req.data if req.kind == kind else b""
@@ -270,15 +273,15 @@ def install_input(req: Request, sm: dict, fabric: Fabric) -> None:
             with tempfile.NamedTemporaryFile(suffix=".txt") as tmp:
                 tmp.write(data)
                 tmp.flush()
-                if kind == "demand":
+                if kind == DEMAND:
                     dm.validate_demand(dm.read_demand(tmp.name), fabric, f"the job's {kind}")
                 else:
                     dm.validate_jobs(dm.read_jobs(tmp.name), fabric, f"the job's {kind}")
         body = data or f"# no {kind} for this job: balanced routing (t2hx sm apply)\n".encode()
-        atomic_write(sm[field], body)
-    if req.kind and req.kind not in INPUTS:
-        raise T2hxError(f"unknown input kind {req.kind!r}", field="kind",
-                        fix="demand (parx) or jobs (sar)")
+        atomic_write(sm[SM_FIELD[kind]], body)
+    if req.kind and req.kind not in SM_FIELD:
+        readers = " or ".join(f"{k} ({e})" for k, (e, _) in input_options().items())
+        raise T2hxError(f"unknown input kind {req.kind!r}", field="kind", fix=readers)
 
 
 NOT_THIS_FABRIC = ("the plane's conf does not describe this fabric (its GUIDs differ), so "
@@ -432,7 +435,7 @@ def verify(fabric: Fabric, paths: Paths, req: Request, used: str, source: object
         raise Unrouted(f"{missing} switch entries towards HCA LIDs are unrouted",
                            file=paths.dumps / "opensm-lfts.dump", fix="read OpenSM's log")
     same = set(lids) <= fabric_guids(fabric)
-    if req.engine == "parx":
+    if routing_engine(req.engine).lid_policy:
         if not same:
             raise RoutingError(NOT_THIS_FABRIC, file=source, field=f"planes.{req.plane}.topology",
                                fix=NOT_THIS_FABRIC_FIX)

@@ -12,6 +12,7 @@ from collections.abc import Callable
 import pandas as pd
 
 from t2hx.errors import T2hxError
+from t2hx.history.replay import REROUTED
 from t2hx.post.scorecard.selection import (BASE_SPEC, CELL, NotRun, Ours, agg, best,
                                            cell_gains, draw_gains, draws_of, label, listed,
                                            matches, select, workload_jobs)
@@ -220,7 +221,7 @@ def history_kind(comp: dict[str, Any], context: dict[str, Any]) -> Ours:
         if every.empty:
             raise NotRun(f"no job-history rows of {combo} in the log")
         sub = _in_span(every, span)
-        days, samples = days + sub["day"].nunique(), samples + int((sub["engine"] == "sar").sum())
+        days, samples = days + sub["day"].nunique(), samples + int(sub["engine"].isin(REROUTED).sum())
 
         def cell(part: pd.DataFrame, vs: str) -> float:
             if comp["metric"] == "reroutes":
@@ -246,7 +247,7 @@ def reroutes_per_day(rows: pd.DataFrame) -> pd.Series:
     """SAR's re-routings per replayed day (§4.3.2's "reconfigurations per day"): samples whose
     multi-switch job set differs from the sample before. A day is replayed on its own, so its
     first sample has no sample before and is not counted (at most one too few a day)."""
-    sar = rows[rows["engine"] == "sar"].sort_values(["day", "t"])
+    sar = rows[rows["engine"].isin(REROUTED)].sort_values(["day", "t"])
     first = sar.groupby("day")["t"].transform("min") == sar["t"]
     return (sar["rerouted"].astype(bool) & ~first).groupby(sar["day"]).sum()
 

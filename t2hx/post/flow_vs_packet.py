@@ -29,14 +29,14 @@ CHANGE_COLUMNS = ["claim", "source", "published", "ours_flow", "verdict_flow",
 
 
 @dataclass(frozen=True)
-class EngineComparison:
+class ModelComparison:
     cases: int                  # companion runs' rows matched to the campaign's
     side_by_side: pd.DataFrame  # SIDE_COLUMNS, the largest message size of each case
     changes: pd.DataFrame       # CHANGE_COLUMNS, the claims whose verdict the engine changes
     scored: int                 # claims scored both ways
 
 
-def as_dict(cmp: EngineComparison) -> dict[str, object]:
+def as_dict(cmp: ModelComparison) -> dict[str, object]:
     """The comparison as plain data (the report's data/engines.json)."""
     side = cmp.side_by_side.astype(object).where(cmp.side_by_side.notna(), None)
     return {"companion_rows": cmp.cases, "claims_scored": cmp.scored,
@@ -46,11 +46,11 @@ def as_dict(cmp: EngineComparison) -> dict[str, object]:
 
 
 def compare(results: pd.DataFrame, flow: pd.DataFrame,
-            score: Callable[[pd.DataFrame], list[Verdict]]) -> EngineComparison:
+            score: Callable[[pd.DataFrame], list[Verdict]]) -> ModelComparison:
     """The side-by-side table and the verdicts ``score`` gives the campaign as it ran and
     with the flow model's rows in place of the packet engine's."""
     packet_verdicts, flow_verdicts = score(results), score(on_flow(results, flow))
-    return EngineComparison(len(flow), side_by_side(results, flow),
+    return ModelComparison(len(flow), side_by_side(results, flow),
                             verdict_changes(packet_verdicts, flow_verdicts),
                             len(packet_verdicts))
 

@@ -1,6 +1,6 @@
-"""The network engines a simulation request chooses from (``SimRequest.engine``).
+"""The network models a simulation request chooses from (``SimRequest.model``).
 
-An engine opens the network of a request: the plane routed as the request says, with one
+A model opens the network of a request: the plane routed as the request says, with one
 rank per line of its hostfile. The workloads (t2hx/benchmarks/, t2hx/flowsim/patterns.py,
 apps.py) see only :class:`SimNetwork`: its ranks and hosts, its LogGP constants and
 :meth:`SimNetwork.run`, the times of a list of communication phases. The flow model (max-min
@@ -24,7 +24,7 @@ from t2hx.flowsim.network import LogGP, Network, open_network
 from t2hx.flowsim.packet import PacketNetwork, open_packet
 from t2hx.paths import work_root
 from t2hx.routing import parx
-from t2hx.simrequest import FLOW_ENGINE, PACKET_ENGINE, SimRequest
+from t2hx.simrequest import FLOW_MODEL, PACKET_MODEL, SimRequest
 
 
 class SimNetwork(Protocol):
@@ -53,8 +53,8 @@ class SimNetwork(Protocol):
 
 
 @dataclass(frozen=True)
-class Engine:
-    model: str                                  # the output header's ``model=``
+class NetworkModel:
+    header: str                                 # the output header's ``model=``
     open: Callable[[SimRequest], SimNetwork]
 
 
@@ -65,8 +65,8 @@ def open_flow(request: SimRequest) -> Network:
     threshold = parx.DEFAULT_THRESHOLD if opts.parx_threshold is None else opts.parx_threshold
     return open_network(request.system, request.plane, request.routing, request.hostfile,
                         work=opts.work or str(work_root()), lmc=opts.lmc,
-                        routing=opts.routing_dir, quiet=opts.quiet, demand=opts.demand,
-                        jobs=opts.jobs, parx_threshold=threshold)
+                        dumps=opts.routing_dir, quiet=opts.quiet,
+                        routing_input=opts.routing_input, parx_threshold=threshold)
 
 
 def open_packets(request: SimRequest) -> PacketNetwork:
@@ -74,12 +74,12 @@ def open_packets(request: SimRequest) -> PacketNetwork:
     return open_packet(open_flow(request))
 
 
-ENGINES: dict[str, Engine] = {FLOW_ENGINE: Engine("maxmin", open_flow),
-                              PACKET_ENGINE: Engine("packet", open_packets)}
+MODELS: dict[str, NetworkModel] = {FLOW_MODEL: NetworkModel("maxmin", open_flow),
+                                   PACKET_MODEL: NetworkModel("packet", open_packets)}
 
 
-def engine(name: str) -> Engine:
-    if name not in ENGINES:
-        raise WorkloadError(f"unknown network engine '{name}'", field="engine",
-                            fix="use one of: " + ", ".join(ENGINES))
-    return ENGINES[name]
+def network_model(name: str) -> NetworkModel:
+    if name not in MODELS:
+        raise WorkloadError(f"unknown network model '{name}'", field="model",
+                            fix="use one of: " + ", ".join(MODELS))
+    return MODELS[name]

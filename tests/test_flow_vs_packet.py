@@ -1,4 +1,4 @@
-"""The flow model and the packet engine side by side (t2hx.post.engines): companion runs
+"""The flow model and the packet engine side by side (t2hx.post.flow_vs_packet): companion runs
 replace the packet rows of their own cases only, the table takes the best repetition at the
 largest size, and a claim is listed when (and only when) its verdict changes."""
 
@@ -12,7 +12,7 @@ import subprocess
 import pandas as pd
 
 from t2hx import ROOT
-from t2hx.post import engines
+from t2hx.post import flow_vs_packet
 from t2hx.post.ingest import COLUMNS
 from t2hx.post.scorecard.text import Verdict
 from t2hx.study import load_study
@@ -35,12 +35,12 @@ def test_companion_rows_replace_only_their_cases() -> None:
     packet = pd.concat([rows({("ft", 7, 0): 100.0, ("ft", 7, 1): 90.0, ("hx", 7, 0): 50.0}),
                         rows({("ft", 7, 0): 1.0}, bench="hpl", unit="s", msg_size=None)])
     flow = rows({("ft", 7, 0): 200.0, ("ft", 7, 1): 180.0, ("hx", 7, 0): 40.0})
-    swapped = engines.on_flow(packet, flow)
+    swapped = flow_vs_packet.on_flow(packet, flow)
     assert len(swapped) == len(packet)
     ebb = swapped[swapped["benchmark"] == "ebb"].sort_values(["combo", "repetition"])
     assert ebb["value"].tolist() == [200.0, 180.0, 40.0]
     assert swapped[swapped["benchmark"] == "hpl"]["value"].tolist() == [1.0]
-    side = engines.side_by_side(packet, flow)
+    side = flow_vs_packet.side_by_side(packet, flow)
     assert side[["combo", "flow", "packet"]].values.tolist() == [["ft", 200.0, 100.0],
                                                                ["hx", 40.0, 50.0]]
     assert side["packet_vs_flow"].round(3).tolist() == [0.5, 1.25]
@@ -56,11 +56,11 @@ def test_only_changed_verdicts_are_listed() -> None:
                         "agrees" if hx > ft else "contradicts"),
                 Verdict("ft-positive", "Fig 5", "FT moves data", "+", f"{ft:g}", "agrees")]
 
-    cmp = engines.compare(packet, flow, score)
+    cmp = flow_vs_packet.compare(packet, flow, score)
     assert cmp.scored == 2 and cmp.cases == 2
     assert cmp.changes.values.tolist() == [["hx-wins", "Fig 5", "+", "+50%", "agrees",
                                             "-50%", "contradicts"]]
-    same = engines.compare(packet, packet.copy(), score)
+    same = flow_vs_packet.compare(packet, packet.copy(), score)
     assert same.changes.empty
 
 
@@ -69,11 +69,11 @@ def test_a_packet_benchmark_runs_with_its_flow_companion(tmp_path) -> None:
     both are kept, the sim header names each engine, and the report sets them side by
     side with the verdicts they change."""
     text = (ROOT / "conf" / "studies" / "hyperx-vs-fattree-sc19.yaml").read_text()
-    text = re.sub(r"(?m)^    engine: \w+.*\n", "", text)        # the study's own choices
+    text = re.sub(r"(?m)^    model: \w+.*\n", "", text)         # the study's own choices
     study = tmp_path / "study.yaml"
     study.write_text(text.replace("  mpigraph:\n    title: mpiGraph\n",
-                                  "  mpigraph:\n    title: mpiGraph\n    engine: packet\n", 1))
-    assert load_study(study).engine("mpigraph") == "packet"
+                                  "  mpigraph:\n    title: mpiGraph\n    model: packet\n", 1))
+    assert load_study(study).model("mpigraph") == "packet"
     env = {k: v for k, v in os.environ.items() if not k.startswith("T2HX_")}
     env.update(T2HX_LOG_ROOT=str(tmp_path / "log"), T2HX_WORK_ROOT=str(ROOT / "work"),
                T2HX_STUDY=str(study))
