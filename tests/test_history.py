@@ -15,6 +15,7 @@ from hypothesis import given, settings, strategies as st
 from t2hx.cli import main
 from t2hx.conf import load_system, system_path
 from t2hx.history import hostlist
+from t2hx.history.replay import REROUTED
 from t2hx.history.sampling import place, running, sample_times
 from t2hx.history.trace import TraceError, read_trace
 
@@ -258,7 +259,7 @@ def test_replay_routes_sar_once_per_multi_switch_job_set(tmp_path: Path, capsys)
     assert main(["-q", "history", "replay", str(path), "--system", "mini", "--plane",
                  "fattree", "--out", str(out), "--work", str(tmp_path / "work")]) == 0
     rows = json.loads((out / "replay.json").read_text())
-    sar = [r for r in rows if r["engine"] == "sar"]
+    sar = [r for r in rows if r["engine"] in REROUTED]
     assert [r["multi_switch_jobs"] for r in sar] == [0, 1, 2, 2, 1]
     # Sets: {}, {1}, {1,2}, {2,3}={1,2}, {1}: three distinct, so three SAR routings, and a
     # re-routing only where the set changed.

@@ -27,15 +27,15 @@ from t2hx.routing.opensm import guid2lid_text, route, umad2sim
 
 def route_engine(fab: Fabric, out: Path, engine: str, options: dict[str, object] | None = None,
                  fallback: bool = False):
-    """Routes with our plugin: LMC 2 and the quadrant LIDs for parx, QoS on for SL2VL."""
+    """Routes with our plugin: the engine table's LMC and LID policy (LMC 2 and the quadrant
+    LIDs for parx, t2hx.routing.parx.routing_args), QoS on for SL2VL."""
+    args = parx.routing_args(fab, engine, fallback=fallback)
     opts = ",".join(f"{k}={v}" for k, v in (options or {}).items())
-    conf: dict[str, object] = {"qos": "TRUE",
-                               "routing_engine": engine if fallback else f"{engine},no_fallback"}
+    conf: dict[str, object] = dict(args["extra_conf"])
     if opts:
         conf["event_plugin_options"] = opts
-    lids = parx.lid_policy(fab) if engine == "parx" else None
-    return route(fab, out, engine, lmc=2 if engine == "parx" else 0, extra_conf=conf,
-                 guid2lid=lids, timeout=120)
+    return route(fab, out, engine, lmc=args["lmc"], extra_conf=conf, guid2lid=args["guid2lid"],
+                 timeout=120)
 
 
 def pruned_distances(fab: Fabric, x: int | None) -> tuple[np.ndarray, dict[int, int]]:
