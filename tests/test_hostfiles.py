@@ -377,4 +377,4 @@ def test_the_committed_seed_001_runs_used_one_draw_per_repetition():
                 assert name == hostfile_name(128, rep), (path, name)
             else:
                 assert re.fullmatch(r"\d+\.txt", name), (path, name)
-    assert npb == want == 4800
+    assert npb == want == 8800      # 22 NPB combos (10 of them floyd twins) x 100 draws x 4
