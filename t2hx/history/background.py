@@ -6,7 +6,7 @@ jobs of that moment; the machine's own job list is not public. Here the stand-in
 placed on the system as the replay places it (t2hx/history/sampling.py), the jobs running at
 ``day`` + ``at`` are taken, the benchmark's nodes are taken out of them (the benchmark holds
 them), and the jobs left on more than one leaf switch — the only ones SAR routes for — are
-written in SAR's job-file format (docs/formats.md#job-file). docs/history.md#fig-8-on-a-busy-system.
+written in SAR's job-file format (docs/formats.md#job-files). docs/history.md#fig-8-on-a-busy-system.
 """
 
 from __future__ import annotations
