@@ -27,7 +27,7 @@ from pathlib import Path
 from t2hx.atomic import atomic_write
 from t2hx.conf import load_system, system_path
 from t2hx.history import samples
-from t2hx.history.replay import OBLIVIOUS, Router, replay
+from t2hx.history.sample_routing import OBLIVIOUS, Router, route_samples
 
 ROOT = Path(__file__).resolve().parent.parent
 TRACE = ROOT / "conf" / "traces" / "LLNL-Atlas-2006-2.1-cln.swf.gz"
@@ -67,7 +67,7 @@ def measure(system_name: str, plane: str, day: int | None, work: Path) -> dict:
                           ("px-sar, graph kept", "px-sar")):
         t0, c0 = time.monotonic(), cpu()
         with Router(system, plane, work, sar_with=sar_with) as router:
-            rows[how] = replay(doc, router)
+            rows[how] = route_samples(doc, router)
         ways[how] = {"wall_s": round(time.monotonic() - t0, 2), "cpu_s": round(cpu() - c0, 2)}
         routings[how] = router.reroutes
     same = all(rows[h] == rows["opensm"] and routings[h] == routings["opensm"] for h in rows)

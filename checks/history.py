@@ -1,7 +1,7 @@
 """Job-history replay (seed 004 §4.2): a day of the study's ``histories:`` trace placed on the
 combo's system, sampled every interval, and at every sample the routing metrics of the
 running multi-switch jobs under updn, ftree, dfsssp and SAR, each routed by the real OpenSM
-(``t2hx campaign simulate-history``, t2hx/history/replay.py).
+(``t2hx campaign simulate-history``, t2hx/history/sample_routing.py).
 
 One case per (combo of ``histories.combos``, day); the day is the case's ``repetition``
 (0 = ``histories.first_day``). Simulation only: it replays a trace, it measures nothing. The

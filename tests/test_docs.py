@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 import subprocess
+from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
 
@@ -200,3 +201,81 @@ def test_architecture_names_every_module() -> None:
                 f"`{path.stem}`" not in text:
             missing.append(rel)
     assert missing == [], "add to docs/architecture.md: " + ", ".join(missing)
+
+
+# ---- docs → code: what the pages name exists ------------------------------------------------
+PAGES = [*sorted(DOCS.glob("*.md")), ROOT / "README.md"]
+NAMED_PATH = re.compile(r"(?<![\w./=-])((?:t2hx|checks|bench|run|parx|tests|conf|spack-env|patches|"
+                        r"hostfiles)/[A-Za-z0-9_./-]*[A-Za-z0-9_])")
+NAMED_MODULE = re.compile(r"(?<![\w./=-])(t2hx(?:\.[A-Za-z_]\w*)+)")
+FILE_SUFFIXES = ("py", "md", "yaml", "json", "txt", "c", "so")
+# Paths the pages name as what a command writes, not as files of the checkout.
+WRITTEN = ("spack-env/view",        # spack-env/README.md: the environment's view
+           "hostfiles/port512", "hostfiles/mysite")    # `t2hx hostfiles` of a new port
+NAMED_COMMAND = re.compile(r"`(?:run/)?t2hx (?:-q )?([a-z][a-z-]*)(?: ([a-z][a-z-]*))?")
+
+
+def named(pattern: re.Pattern[str]) -> Iterator[tuple[str, re.Match[str]]]:
+    for page in PAGES:
+        for no, line in enumerate(page.read_text(encoding="utf-8").splitlines(), 1):
+            for m in pattern.finditer(line):
+                yield f"{page.relative_to(ROOT)}:{no}", m
+
+
+def test_every_path_the_docs_name_exists() -> None:
+    bad = []
+    for where, m in named(NAMED_PATH):
+        path, after = m.group(1), m.string[m.end():m.end() + 2]
+        # a pattern (`sc17-*.yaml`, `<name>.py`, `NAME.yaml`) names a family, not a file
+        if after[:1] in ("<", "*", "{") or after == "-*" or "NAME" in path or "..." in path:
+            continue
+        if not (ROOT / path).exists() and not path.startswith(WRITTEN):
+            bad.append(f"{where}: {path}")
+    assert not bad, "the docs name files that do not exist:\n" + "\n".join(bad)
+
+
+def _module_and_rest(parts: list[str]) -> tuple[str, list[str]]:
+    """The longest prefix of ``parts`` that is a module of the checkout, and the rest."""
+    for k in range(len(parts), 0, -1):
+        base = ROOT.joinpath(*parts[:k])
+        if base.with_suffix(".py").is_file() or (base / "__init__.py").is_file():
+            return ".".join(parts[:k]), parts[k:]
+    return "", parts
+
+
+def test_every_module_the_docs_name_exists() -> None:
+    import importlib
+
+    bad = []
+    for where, m in named(NAMED_MODULE):
+        parts = m.group(1).split(".")
+        if parts[-1] in FILE_SUFFIXES:      # `t2hx.yaml`: a file name
+            continue
+        module, rest = _module_and_rest(parts)
+        obj = importlib.import_module(module) if module else None
+        for name in rest:
+            obj = getattr(obj, name, None)
+        if obj is None:
+            bad.append(f"{where}: {m.group(1)}")
+    assert not bad, "the docs name modules or attributes that do not exist:\n" + "\n".join(bad)
+
+
+def test_every_command_the_docs_name_exists() -> None:
+    import argparse
+
+    from t2hx.cli import build_parser
+
+    def verbs(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+        return {name: child for a in parser._actions
+                if isinstance(a, argparse._SubParsersAction) for name, child in a.choices.items()}
+
+    commands, bad, seen = verbs(build_parser()), [], 0
+    for where, m in named(NAMED_COMMAND):
+        command, verb = m.group(1), m.group(2)
+        seen += 1
+        if command not in commands:
+            bad.append(f"{where}: t2hx {command}")
+        elif verb and verbs(commands[command]) and verb not in verbs(commands[command]):
+            bad.append(f"{where}: t2hx {command} {verb}")
+    assert seen > 50, "the pattern no longer finds the docs' commands"
+    assert not bad, "the docs name commands that do not exist:\n" + "\n".join(bad)

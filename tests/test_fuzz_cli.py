@@ -57,8 +57,11 @@ def walk(parser: argparse.ArgumentParser, path: tuple[str, ...] = ()) \
         yield path, parser
         return
     for action in subs:
-        for name, child in action.choices.items():
-            yield from walk(child, path + (name,))
+        seen: set[int] = set()
+        for name, child in action.choices.items():     # an alias maps to a parser seen already
+            if id(child) not in seen:
+                seen.add(id(child))
+                yield from walk(child, path + (name,))
 
 
 def options(parser: argparse.ArgumentParser) -> list[argparse.Action]:
@@ -93,7 +96,7 @@ ROLE_OF = {
     ("demand", "record", "--input"): "in-file", ("fabric", "cost", "systems"): "conf",
     ("fabric", "analyze", "--jobs"): "in-file", ("simulate", "--input"): "json",
     ("history", "check", "trace"): "in-file", ("history", "sample", "trace"): "in-file",
-    ("history", "sample", "--out"): "out-file", ("history", "replay", "samples"): "in-file",
+    ("history", "sample", "--out"): "out-file", ("history", "route", "samples"): "in-file",
     ("history", "updates", "samples"): "in-file", ("history", "updates", "--out"): "out-file",
     ("history", "background", "trace"): "in-file", ("history", "background", "--out"): "out-file",
     ("history", "background", "--exclude"): "in-file",
@@ -291,7 +294,7 @@ BASES: dict[tuple[str, ...], list[str]] = {
     ("history", "check"): ["history", "check", "{trace}", "--system", "{mini}"],
     ("history", "sample"): ["history", "sample", "{trace}", "--system", "{mini}", "--out",
                             "{tmp}/samples.json"],
-    ("history", "replay"): ["history", "replay", "{samples}", "--system", "{mini}", "--plane",
+    ("history", "route"): ["history", "route", "{samples}", "--system", "{mini}", "--plane",
                             "fattree", "--out", "{tmp}/replay", "--work", "{tmp}/work"],
     ("history", "updates"): ["history", "updates", "{samples}", "--system", "{mini}",
                              "--plane", "fattree", "--out", "{tmp}/updates.json", "--work",
@@ -323,7 +326,7 @@ BASES: dict[tuple[str, ...], list[str]] = {
 }
 # The index in a base of its one positional value: a hostile one replaces it.
 POSITIONAL = {("demand", "check"): 2, ("history", "check"): 2, ("history", "sample"): 2,
-              ("history", "replay"): 2, ("history", "updates"): 2, ("history", "background"): 2,
+              ("history", "route"): 2, ("history", "updates"): 2, ("history", "background"): 2,
               ("post",): 1, ("replay",): 1, ("conf", "schema"): 2, ("conf", "check"): 2,
               ("scorecard",): 1}
 # Why each of these is fuzzed with rejected values only.
@@ -336,7 +339,7 @@ REJECT_ONLY = {
     ("campaign", "simulate-history"): "routes a plane four ways with OpenSM under ibsim",
     ("sar", "watch"): "polls Slurm and re-routes a running OpenSM until stopped",
     ("demand", "record"): "runs a real MPI program",
-    ("history", "replay"): "routes with OpenSM under ibsim",
+    ("history", "route"): "routes with OpenSM under ibsim",
     ("history", "updates"): "routes with OpenSM under ibsim",
     ("fabric", "route"): "routes with OpenSM under ibsim",
     ("post",): "replays a log into figures and a report (matplotlib)",

@@ -15,7 +15,7 @@ from hypothesis import given, settings, strategies as st
 from t2hx.cli import main
 from t2hx.conf import load_system, system_path
 from t2hx.history import hostlist
-from t2hx.history.replay import REROUTED
+from t2hx.history.sample_routing import REROUTED
 from t2hx.history.sampling import place, running, sample_times
 from t2hx.history.trace import TraceError, read_trace
 
@@ -256,7 +256,7 @@ def test_replay_routes_sar_once_per_multi_switch_job_set(tmp_path: Path, capsys)
     jobs = ["m1n[01-04]", "m1n[05-08],m1n[09-12]", "m2n[01-12]", "m1n[05-08],m1n[09-12]"]
     path = _samples(tmp_path, jobs, [[0], [0, 1], [1, 2], [2, 3], [0, 1]])
     out = tmp_path / "out"
-    assert main(["-q", "history", "replay", str(path), "--system", "mini", "--plane",
+    assert main(["-q", "history", "route", str(path), "--system", "mini", "--plane",
                  "fattree", "--out", str(out), "--work", str(tmp_path / "work")]) == 0
     rows = json.loads((out / "replay.json").read_text())
     sar = [r for r in rows if r["engine"] in REROUTED]
@@ -315,7 +315,7 @@ def test_a_sighup_reroute_gives_the_tables_of_a_fresh_routing(tmp_path: Path) ->
 
 
 def test_improvements_follow_table_1s_reading() -> None:
-    from t2hx.history.replay import improvements
+    from t2hx.history.sample_routing import improvements
 
     rows = [{"t": t, "engine": e, "max_efi": v, "avg_job_links": v}
             for t, e, v in ((0, "sar", 10), (0, "ftree", 20), (1, "sar", 30), (1, "ftree", 30))]

@@ -16,7 +16,7 @@ import pytest
 from t2hx.conf import load_system, system_path
 from t2hx.errors import RoutingError
 from t2hx.history.pxsar import BINARY, MAGIC, read_lfts
-from t2hx.history.replay import Router
+from t2hx.history.sample_routing import Router
 
 MINI = load_system(system_path("mini"))
 HOSTS = MINI.hostnames()

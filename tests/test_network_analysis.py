@@ -197,7 +197,7 @@ def test_network_claims_read_the_kept_analyses(tmp_path):
 
 
 def test_the_mix_of_section_5_4_is_linear_and_its_lines_cross_where_the_totals_meet():
-    from t2hx.post.networks import MIX_MESSAGES, crossover, mix_total
+    from t2hx.post.generated_networks import MIX_MESSAGES, crossover, mix_total
 
     assert mix_total(3.0, 1.0, 0.0) == MIX_MESSAGES * 3.0
     assert mix_total(3.0, 1.0, 1.0) == MIX_MESSAGES * 1.0

@@ -251,7 +251,7 @@ def register_history(verbs: argparse._SubParsersAction) -> None:
 
 
 def cmd_simulate_history(args: argparse.Namespace) -> int:
-    from t2hx.history.replay import day_text
+    from t2hx.history.sample_routing import day_text
 
     system = load_system(system_path(args.system))
     system.plane(args.plane)

@@ -34,12 +34,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     _trace_args(s)
     defer(s, sample_args)
     s.set_defaults(func=cmd_sample)
-    r = verbs.add_parser("replay", help="samples file → routing metrics per sample under "
-                         "updn, ftree, dfsssp and sar (real OpenSM), and Table 1")
+    # "replay" was its first name: t2hx replay regenerates a log's figures, this routes samples
+    r = verbs.add_parser("route", aliases=["replay"], help="samples file → routing metrics per "
+                         "sample under updn, ftree, dfsssp and sar (real OpenSM), and Table 1")
     _samples_args(r)
     r.add_argument("--out", required=True, type=A.as_path(A.output_dir),
                    help="folder for replay.json (rows) and table1.json")
-    r.set_defaults(func=cmd_replay)
+    r.set_defaults(func=cmd_route)
     u = verbs.add_parser("updates", help="samples file → each SAR re-route checked as seed "
                          "004's property-preserving network update (Def 6)")
     _samples_args(u)
@@ -141,8 +142,8 @@ def cmd_sample(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_replay(args: argparse.Namespace) -> int:
-    from t2hx.history.replay import METRICS, OBLIVIOUS, Router, improvements, replay
+def cmd_route(args: argparse.Namespace) -> int:
+    from t2hx.history.sample_routing import METRICS, OBLIVIOUS, Router, improvements, route_samples
     from t2hx.history.samples import DAY_S
     from t2hx.paths import work_root
     from t2hx.progress import Progress
@@ -150,8 +151,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
     doc = _samples_of(args)
     system = load_system(system_path(args.system))
     with Router(system, args.plane, args.work or work_root(), quiet=args.quiet) as router, \
-            Progress("history replay", len(doc["samples"]), quiet=args.quiet) as prog:
-        rows = replay(doc, router, step=lambda n, total: prog.step(
+            Progress("history route", len(doc["samples"]), quiet=args.quiet) as prog:
+        rows = route_samples(doc, router, step=lambda n, total: prog.step(
             f"t={doc['samples'][n - 1]['t'] / DAY_S:.2f} d, {router.reroutes} SAR "
             "routings"))
     table = {m: {o: improvements(rows, m, o) for o in OBLIVIOUS} for m in METRICS}

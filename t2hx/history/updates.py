@@ -16,7 +16,7 @@ from pathlib import Path
 from t2hx.conf import System
 from t2hx.history import hostlist
 from t2hx.history.pxsar import SNAPSHOT, PxSar
-from t2hx.history.replay import Router
+from t2hx.history.sample_routing import Router
 from t2hx.routing.cache import ensure_routing
 from t2hx.routing.lft import load_tables
 from t2hx.routing.lftupdate import State, check_update, compose

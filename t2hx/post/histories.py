@@ -4,7 +4,7 @@ per-sample rows the history check keeps in ``log/<campaign>/histories/`` (checks
 * Fig 7 ``history-<combo>-<metric>``: each of §4.2's four metrics over the replayed days,
   one line per routing (updn, ftree, dfsssp, sar);
 * Table 1 ``history-table1-<combo>``: SAR's improvement over each oblivious routing, the
-  maximum over samples and the mean, absolute and in % (t2hx.history.replay.improvements);
+  maximum over samples and the mean, absolute and in % (t2hx.history.sample_routing.improvements);
 * ``history-reroutes-<combo>``: SAR routings per replayed day (§4.3.2: how often the
   filtering tool re-routes);
 * Fig 1 ``history-jobs-<combo>``: every job on more than one leaf switch as boxes over time
@@ -21,7 +21,7 @@ from pathlib import Path
 import pandas as pd
 
 from t2hx import wire
-from t2hx.history.replay import METRICS, OBLIVIOUS, REROUTED, improvements
+from t2hx.history.sample_routing import METRICS, OBLIVIOUS, REROUTED, improvements
 from t2hx.post import archive, plots
 from t2hx.post.figures import Figure
 from t2hx.post.store import write_text

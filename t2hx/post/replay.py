@@ -75,7 +75,7 @@ def replay(logdir: Path, out: Path | None = None, quiet: bool | None = None) -> 
         ing = ingest(logdir)
         require_results(ing, logdir)    # before anything is written: nothing to replay
         # Seed 001's generated-network analyses are graph metrics, not benchmark runs: their
-        # figures come from the kept analyses (t2hx.post.networks), never from gain grids.
+        # figures come from the kept analyses (t2hx.post.generated_networks), never gain grids.
         results = ing.results[ing.results["benchmark"] != NETWORK_BENCHMARK]
         summary = ing.summary
         baseline = choose_baseline(results, ing.provenance)
@@ -96,10 +96,10 @@ def replay(logdir: Path, out: Path | None = None, quiet: bool | None = None) -> 
                                             fig_dir, summary, prog, study, ing.provenance,
                                             single))
         if study is not None and study.networks:
-            from t2hx.post import collective_times, networks
+            from t2hx.post import collective_times, generated_networks
 
             prog.say("generated networks (seed 001 Figs 5.1-5.5, 5.12, 5.19, Tables 3.4-3.6)")
-            figs += networks.figures(logdir, fig_dir)
+            figs += generated_networks.figures(logdir, fig_dir)
             prog.say("collective times per message size (seed 001 Figs 3.10-3.12, 4.6-4.8, 5.6-5.11)")
             figs += collective_times.figures(g, study, combos, fig_dir)
         sim = bool(results["simulated"].any()) or bool(ing.provenance.get("simulated"))

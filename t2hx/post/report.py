@@ -532,7 +532,7 @@ def histories_map(figs: list[Figure]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["seed 004", "what", "figures here"])
 
 
-# Seed 001's figures and ours (by name prefix): t2hx/post/networks.py and the NPB whiskers.
+# Seed 001's figures and ours (by name prefix): t2hx/post/generated_networks.py and the NPB whiskers.
 SEED001_FIGURES = {
     "Tables 3.4–3.6": ("two-opt's total hops from each mapping", ("network-twoopt",)),
     "Figs 3.17, 3.18": ("a Broadcast's total hops and CPU time: conventional, two-opt, simulated "

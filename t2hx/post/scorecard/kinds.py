@@ -12,7 +12,7 @@ from collections.abc import Callable
 import pandas as pd
 
 from t2hx.errors import T2hxError
-from t2hx.history.replay import REROUTED
+from t2hx.history.sample_routing import REROUTED
 from t2hx.post.scorecard.selection import (BASE_SPEC, CELL, NotRun, Ours, agg, best,
                                            cell_gains, draw_gains, draws_of, label, listed,
                                            matches, select, workload_jobs)
@@ -197,9 +197,9 @@ def routing_kind(comp: dict[str, Any], context: dict[str, Any]) -> Ours:
 def history_kind(comp: dict[str, Any], context: dict[str, Any]) -> Ours:
     """A cell of seed 004's Table 1 from the campaign's job-history rows
     (``log/<campaign>/histories/``, t2hx.post.histories): SAR's improvement over ``vs`` in
-    ``metric``, ``stat`` one of max, max_pct, avg, avg_pct (t2hx.history.replay.improvements).
+    ``metric``, ``stat`` one of max, max_pct, avg, avg_pct (t2hx.history.sample_routing.improvements).
     Percentages, and θ's percentage points, are returned as fractions (50.8 % -> 0.508)."""
-    from t2hx.history.replay import improvements
+    from t2hx.history.sample_routing import improvements
     from t2hx.post.histories import load_rows
 
     logdir = context.get("logdir")
@@ -281,20 +281,20 @@ def _other_spans(rows: pd.DataFrame, span: dict[str, Any]) -> list[pd.DataFrame]
 
 def network_kind(comp: dict[str, Any], context: dict[str, Any]) -> Ours:
     """A metric of seed 001's generated networks (``log/<campaign>/networks/``,
-    t2hx.post.networks): the ``subject`` network's (``{kind:, mapping:}``) relative to the
+    t2hx.post.generated_networks): the ``subject`` network's (``{kind:, mapping:}``) relative to the
     ``base`` network's (subject/base − 1) at each size of ``switches`` (or mapped node
     count of ``nodes``), or the subject's own value without a base; aggregated by ``stat``
     (median, max or min). Metrics: diameter, aspl, cable_mean_m (per network); hops and
     hops_per_message of ``collective`` (per mapping); mean_hops (point to point, per mapped
     node count); reduction (the two-opt tables: final/initial − 1 of ``collective``);
     total_hops and cpu_s (§3.5's Broadcast by method: ``mapping`` conv, two-opt, sa-<k>)."""
-    from t2hx.post import networks
+    from t2hx.post import generated_networks
 
     logdir = context.get("logdir")
     if logdir is None:
         raise NotRun("no log directory")
     if "network_tables" not in context:
-        context["network_tables"] = networks.frames(networks.load(Path(logdir)))
+        context["network_tables"] = generated_networks.frames(generated_networks.load(Path(logdir)))
     tables = context["network_tables"]
     if comp["metric"] == "crossover":
         cells = _crossovers(tables, comp)
@@ -333,8 +333,8 @@ P2P_METRICS = ("mean_hops", "p2p_time_us", "alltoall_hops", "mix_change", "cross
 
 def _crossovers(tables: dict[str, pd.DataFrame], comp: dict[str, Any]) -> pd.Series:
     """§5.4: per mapped node count, the Alltoall share above which the subject's mix takes
-    fewer hops than the base's (t2hx.post.networks.crossover)."""
-    from t2hx.post.networks import crossover
+    fewer hops than the base's (t2hx.post.generated_networks.crossover)."""
+    from t2hx.post.generated_networks import crossover
 
     parts = [pd.concat([_network_cells(tables, {**comp, "metric": m}, comp[side])
                         for m in ("mean_hops", "alltoall_hops")], axis=1,

@@ -182,7 +182,7 @@ class Router:
         return Routed(tables, inter_switch_mask(tables))
 
 
-def replay(samples: dict, router: Router, engines: Iterable[str] = (*OBLIVIOUS, *REROUTED),
+def route_samples(samples: dict, router: Router, engines: Iterable[str] = (*OBLIVIOUS, *REROUTED),
            step: Callable[[int, int], None] | None = None) -> list[dict]:
     """One row per (sample, engine): t, engine, jobs, multi_switch_jobs, rerouted, METRICS."""
     leaf = leaf_of(router.fabric)
@@ -265,7 +265,7 @@ def day_text(system: System, plane: str, trace: str, day: int, interval: float, 
     doc = samples.samples_doc(loaded[0], loaded[1], system.name, len(loaded[2]), interval,
                               first_day=day, days=1)
     with Router(system, plane, work, quiet) as router:
-        rows = replay(doc, router)
+        rows = route_samples(doc, router)
     write_rows(rows, rows_path)
     write_jobs(doc, router, system.hostnames(), rows_path.with_name(wire.HISTORY_JOBS))
     lines = []
