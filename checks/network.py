@@ -7,7 +7,7 @@ network), point-to-point hops per mapped node count, the two-opt tables, cable l
 One case per (kind, switches) of the study's ``networks:``, on the study's own system (the
 analysis does not depend on it). Simulation only: graph computations, nothing measured. The
 perf variables are the headline numbers; the whole analysis goes to
-``log/<campaign>/networks/`` for the figures and the claims (t2hx/post/networks.py).
+``log/<campaign>/networks/`` for the figures and the claims (t2hx/post/generated_networks.py).
 """
 
 from pathlib import Path
