@@ -2,8 +2,9 @@
 model, each repeating its time step for the simulated window, and each alone on the same
 nodes (``t2hx campaign simulate-workload``, t2hx/flowsim/multijob.py).
 
-One case per (combo of ``workloads.combos``, workload index). Simulation only: seed 003's
-workloads are 17 jobs on 4,352 nodes with compute scaled 10x, which no machine here runs.
+One case per (combo of ``workloads.combos``, workload index), at the combo's compute scale
+and the window the study gives that scale. Simulation only: seed 003's workloads are 17 jobs
+on 4,352 nodes with compute scaled 2x and 10x, which no machine here runs.
 The perf variables are each job's mean step time, in the workload (``j<k>-<app>``) and alone
 (``j<k>-<app>-alone``; ReFrame splits perf variable names at colons); the per-job lines also go to
 ``log/<campaign>/workloads/`` for the figures (t2hx/post/configs.py).
@@ -19,7 +20,7 @@ from t2hx import wire
 from t2hx.checks import keep, resume
 from t2hx.checks.base import STUDY, T2hxCheck
 from t2hx.paths import cli, work_root
-from t2hx.study import seconds
+from t2hx.study import workload_window
 
 SPEC = STUDY.workloads or {}
 
@@ -40,7 +41,7 @@ class Workload(T2hxCheck):
     def set_case(self):
         """Replaces T2hxCheck.set_case: no registry entry; one case per combo and workload."""
         self.descr = "multi-job workload: jobs at once for the window, then each alone"
-        self.window = seconds(SPEC["window"])
+        self.window = workload_window(SPEC, STUDY.combo(self.combo).compute_scale)
         # The limit is on simulating, not on the jobs (they run in simulated time): about
         # 40 s of wall time per simulated second alone, several workloads share 2 cores.
         self.time_limit = f"{int(1800 + 600 * self.window)}s"
@@ -64,7 +65,8 @@ class Workload(T2hxCheck):
         self.executable_opts = [
             "campaign", "simulate-workload", "--system", self.extras["conf_file"],
             "--plane", self.topology, "--routing", self.routing,
-            "--workload", str(self.repetition), "--work", str(work_root())]
+            "--workload", str(self.repetition), "--work", str(work_root()),
+            "--compute-scale", f"{STUDY.combo(self.combo).compute_scale:g}"]
 
     @run_before("run")
     def launch(self):

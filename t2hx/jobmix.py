@@ -152,22 +152,27 @@ def _first_run(job: Job) -> float:
 
 
 def workload_text(system_name: str, plane: str, routing: str, workload: int,
-                  window: float | None, work: str, solver: str) -> str:
+                  window: float | None, work: str, solver: str,
+                  compute_scale: float | None = None) -> str:
     """One multi-job workload of the study (seed 003 §6): its jobs drawn from (seed, k) alone,
-    so the same on every configuration; one record per job, then the window's end."""
+    so the same on every configuration; one record per job, then the window's end.
+    ``compute_scale``: the case's combo's (default: the study's ``workloads.compute_scale``,
+    else 1)."""
     from t2hx.conf import load_system, system_path
     from t2hx.flowsim import interference, multijob
     from t2hx.flowsim.appmodel import system_node
     from t2hx.flowsim.network import open_network
     from t2hx.placement.jobs import draw
-    from t2hx.study import load_study, seconds
+    from t2hx.study import load_study, workload_window
 
     study = load_study()
     system = load_system(system_path(system_name))
     apps, sets = draw(study, system, workload)
     spec = study.workloads
     assert spec is not None, "draw() raises for a study without workloads"
-    window = window if window is not None else seconds(spec["window"])
+    scale = float(compute_scale if compute_scale is not None else
+                  spec.get("compute_scale") or 1.0)
+    window = window if window is not None else workload_window(spec, scale)
     hosts = [h for s in sets for h in s]
     net = open_network(system, plane, routing, hosts=hosts, work=work)
     spans, at = [], 0
@@ -177,12 +182,12 @@ def workload_text(system_name: str, plane: str, routing: str, workload: int,
     inputs = [study.input(app, len(s)) for app, s in zip(apps, sets)]
     codes = [benchmarks.app(app, field="workloads.apps") for app in apps]
     term = interference.Term.of(system.model)
-    results = multijob.run_workload(net, codes, spans, inputs, float(spec["compute_scale"]),
+    results = multijob.run_workload(net, codes, spans, inputs, scale,
                                     system_node(system_name), window, fluid_solver(solver),
                                     term)
     head = wire.sim_header({
         "system": system.name, "plane": plane, "routing": routing, "workload": workload,
-        "window": f"{window:g}", "compute_scale": f"{spec['compute_scale']:g}",
+        "window": f"{window:g}", "compute_scale": f"{scale:g}",
         "engine": solver, "interference": term.label if term else "off"}, kind="workload")
     return head + "".join(wire.workload_line(r) + "\n" for r in results) + \
         wire.WORKLOAD_CLOSED + "\n"

@@ -91,6 +91,21 @@ def _capacity_app(value: int | dict) -> str | None:
     return "a node count, or {benchmark: <name>, nodes: <count>}"
 
 
+SCALE_KEY = re.compile(r"^x(\d+(?:\.\d+)?)$")      # a compute scale as a key: x2, x10, x2.5
+
+
+def _scale_keys(value: dict) -> str | None:
+    ok = all(SCALE_KEY.match(str(k)) for k in value)
+    return None if ok else "compute scales as keys, x<scale>, e.g. {x2: 50s}"
+
+
+def workload_window(spec: dict, compute_scale: float) -> float:
+    """Simulated seconds of a workload at ``compute_scale``: its ``window_at`` entry, else
+    ``window``."""
+    at = {float(str(k).lstrip("x")): v for k, v in (spec.get("window_at") or {}).items()}
+    return seconds(at.get(float(compute_scale), spec["window"]))
+
+
 def seconds(duration: str) -> float:
     match = DURATION_RE.match(duration)
     assert match is not None, f"{duration!r} passed the schema's duration check"
@@ -170,9 +185,14 @@ WORKLOADS = {
     "cluster": F(int, default=16, min=1, doc="nodes per cluster of the randomized-clusters "
                  "placement (t2hx/placement/jobs.py)"),
     "apps": F(list, required=True, items=F(str), doc="applications the jobs are drawn from"),
-    "compute_scale": F((int, float), default=1.0, min=0,
-                       doc="compute scaling of every job (seed 003 Fig 9-10: 10)"),
+    # A case runs at its combo's compute_scale (seed 003 §6 runs 2x, then 10x for Figs 9-10):
+    # this key, kept for study files that state it, may only restate the combos' one value.
+    "compute_scale": F((int, float), min=0,
+                       doc="the compute scaling every listed combo has (left out: each combo's)"),
     "window": F(str, default="10s", check=_duration, doc="simulated time per workload"),
+    "window_at": F(dict, default={}, values=F(str, check=_duration), check=_scale_keys,
+                   doc="the window at a compute scale, e.g. window_at: {x2: 50s} (slower steps "
+                   "need a longer window to hold as many)"),
     "note": F(str, default="", doc="what the window leaves out (the report prints it)"),
 }
 #: How a trace without node lists gets nodes (t2hx/history/sampling.py, docs/history.md).
@@ -260,6 +280,7 @@ PROFILE = {
     "workloads": F(dict, default={}, fields={
         "count": F(int, default=None, min=1),
         "window": F(str, default=None, check=_duration),
+        "window_at": F(dict, default=None, values=F(str, check=_duration), check=_scale_keys),
         "note": F(str, default=None)}),
     "networks": F(dict, default={}, fields={
         "switches": F(list, default=None, items=F(int, min=4)),
@@ -828,7 +849,7 @@ def _check(data: dict, catalog: dict, path: Path) -> None:
                                 fix="name combos of its combos: list under a word, e.g. "
                                 "circ: [circ-random]")
     _check_extra_only(data["extra_combos"], catalog, path)
-    _check_workloads(data["workloads"], names, catalog, path)
+    _check_workloads(data["workloads"], data["combos"] + data["extra_combos"], catalog, path)
     _check_histories(data["histories"], data["combos"], path)
     _check_networks(data["networks"], path)
     for app, bench in data["capacity"]["benchmarks"].items():
@@ -898,13 +919,22 @@ def _check_on_system(data: dict, path: Path) -> None:
                         f"of {file}")
 
 
-def _check_workloads(spec: dict | None, combos: list[str], catalog: dict, path: Path) -> None:
+def _check_workloads(spec: dict | None, combos: list[dict], catalog: dict, path: Path) -> None:
     if not spec:
         return
-    bad = [c for c in spec["combos"] if c not in combos]
+    known = {c["name"]: c for c in combos}
+    bad = [c for c in spec["combos"] if c not in known]
     if bad:
         raise ConfError(f"unknown combo '{bad[0]}'", file=path, field="workloads.combos",
                         fix="use names of combos:")
+    stated = spec.get("compute_scale")
+    other = [c for c in spec["combos"] if stated is not None
+             and float(known[c].get("compute_scale", 1.0)) != float(stated)]
+    if other:
+        raise ConfError(f"compute_scale {stated:g} is not combo '{other[0]}''s "
+                        f"({float(known[other[0]].get('compute_scale', 1.0)):g}); each workload "
+                        "case runs at its combo's", file=path, field="workloads.compute_scale",
+                        fix="leave compute_scale out, or list only combos of that scale")
     bad = [a for a in spec["apps"] if a not in catalog]
     if bad:
         raise ConfError(f"workload app '{bad[0]}' is not a benchmark", file=path,

@@ -45,6 +45,8 @@ combos:
   - {name: taper-comm, system: t-taper, plane: fattree, routing: ftree, placement: linear, compute_scale: 0}
   - {name: full-x10,   system: t-full,  plane: fattree, routing: ftree, placement: linear, compute_scale: 10}
   - {name: taper-x10,  system: t-taper, plane: fattree, routing: ftree, placement: linear, compute_scale: 10}
+  - {name: full-x2,    system: t-full,  plane: fattree, routing: ftree, placement: linear, compute_scale: 2}
+  - {name: taper-x2,   system: t-taper, plane: fattree, routing: ftree, placement: linear, compute_scale: 2}
 ladders: {scale: [8, 16], small: [16]}
 repetitions: 1
 benchmarks:
@@ -56,15 +58,15 @@ benchmarks:
     input: {msglog: "16:20", iter_policy: dynamic, time: 10}
     combos: [full-comm, taper-comm]
 workloads:
-  combos: [full-x10, taper-x10]
+  combos: [full-x10, taper-x10, full-x2, taper-x2]
   count: 1
   seed: 1
   jobs: 2
   nodes_per_job: 8
   cluster: 2
   apps: [swfft]
-  compute_scale: 10
   window: 0.2s
+  window_at: {x2: 0.5s}
 """
 
 
@@ -94,8 +96,8 @@ def test_the_campaign_runs_every_case_on_its_own_system(campaign):
     tmp, env, study = campaign
     results = ingest(tmp / "log" / "cfg").results
     apps = results[results["benchmark"].isin(["swfft", "minife"])]
-    # 2 apps x 4 combos x 2 node counts; each combo on the partition of its system.
-    assert len(apps.groupby(["benchmark", "combo", "nodes"])) == 16
+    # 2 apps x 6 combos x 2 node counts; each combo on the partition of its system.
+    assert len(apps.groupby(["benchmark", "combo", "nodes"])) == 24
     for combo, system in (("full-comm", "t-full"), ("taper-x10", "t-taper")):
         parts = set(results[results["combo"] == combo]["partition"])
         assert parts == {f"{system}-fattree"}
@@ -112,8 +114,13 @@ def test_the_campaign_runs_every_case_on_its_own_system(campaign):
 def test_workload_records_every_job_in_the_mix_and_alone(campaign):
     tmp, env, study = campaign
     outs = sorted((tmp / "log" / "cfg" / "workloads").rglob("workload.out"))
-    assert len(outs) == 2                                   # two configurations x 1 workload
+    assert len(outs) == 4                      # two configurations x two scales x 1 workload
     for out in outs:
+        # each case at its combo's compute scale, with the window the study gives that scale
+        head = out.read_text().splitlines()[0]
+        scale = "2" if out.parent.name.endswith("-x2_w0") else "10"
+        assert f"compute_scale={scale} " in head
+        assert f"window={'0.5' if scale == '2' else '0.2'} " in head
         lines = [ln for ln in out.read_text().splitlines() if ln.startswith("T2HX workload job")]
         assert len(lines) == 2
         for line in lines:
@@ -123,7 +130,7 @@ def test_workload_records_every_job_in_the_mix_and_alone(campaign):
             assert float(fields["step_s"]) >= float(fields["alone_step_s"]) * (1 - 1e-9)
     results = ingest(tmp / "log" / "cfg").results
     jobs = scorecard.workload_jobs(results[results["benchmark"] == "workload"])
-    assert len(jobs) == 4 and (jobs["mix"] >= jobs["alone"] * (1 - 1e-9)).all()
+    assert len(jobs) == 8 and (jobs["mix"] >= jobs["alone"] * (1 - 1e-9)).all()
 
 
 def test_replay_draws_the_configs_figures_and_scores_workload_claims(campaign):
@@ -133,7 +140,9 @@ def test_replay_draws_the_configs_figures_and_scores_workload_claims(campaign):
                          env=env, capture_output=True, text=True, timeout=300, cwd=ROOT)
     assert ran.returncode == 0, ran.stderr[-3000:]
     for name in ("configs-gain-comm", "configs-spread", "configs-scaling-x10",
-                 "configs-workload-gain", "configs-workload-slowdown", "configs-throughput"):
+                 "configs-workload-gain", "configs-workload-slowdown", "configs-throughput",
+                 "configs-workload-gain-x2", "configs-workload-slowdown-x2",
+                 "configs-throughput-x2"):
         assert (out / "figures" / f"{name}.png").stat().st_size > 1000, name
     assert (out / "figures" / "configs-cost.dat").is_file()
     report = (out / "report.md").read_text()
@@ -175,6 +184,18 @@ def test_random_clusters_give_disjoint_whole_clusters_spread_over_the_machine():
     assert set(assign_apps(["a", "b"], 50, np.random.default_rng(0))) == {"a", "b"}
 
 
+def test_the_sc17_workloads_run_at_2x_and_10x_with_a_window_each():
+    from t2hx.study import workload_window
+
+    for profile, at2, at10 in (("full", 50.0, 10.0), ("quick", 10.0, 2.0)):
+        spec = load_study("fattree-configs-sc17", profile).workloads
+        assert spec is not None and spec["compute_scale"] is None
+        scales = {load_study("fattree-configs-sc17").combo(c).compute_scale
+                  for c in spec["combos"]}
+        assert scales == {2, 10}
+        assert (workload_window(spec, 2), workload_window(spec, 10.0)) == (at2, at10)
+
+
 def test_sc17_study_loads_and_names_its_systems():
     full = load_study("fattree-configs-sc17")
     quick = load_study("fattree-configs-sc17", "quick")
@@ -193,8 +214,13 @@ def test_sc17_study_loads_and_names_its_systems():
 
 
 @pytest.mark.parametrize("old,new,field", [
-    ("  combos: [full-x10, taper-x10]", "  combos: [nope]", "workloads.combos"),
+    ("  combos: [full-x10, taper-x10, full-x2, taper-x2]", "  combos: [nope]",
+     "workloads.combos"),
     ("  apps: [swfft]", "  apps: [nope]", "workloads.apps"),
+    # a stated compute_scale must be every listed combo's (each case runs at its combo's)
+    ("  window: 0.2s\n", "  window: 0.2s\n  compute_scale: 10\n", "workloads.compute_scale"),
+    ("  window_at: {x2: 0.5s}", "  window_at: {2: 0.5s}", "workloads.window_at"),
+    ("  window_at: {x2: 0.5s}", "  window_at: {x2: soon}", "workloads.window_at.x2"),
     ("  cluster: 2", "  cluster: 3", "workloads.cluster"),
     ("    combos: [full-comm, taper-comm]", "    combos: [nope]", "benchmarks.imb.combos"),
 ])

@@ -214,6 +214,9 @@ def register_workload(verbs: argparse._SubParsersAction) -> None:
                    help="which of the study's workloads (0 .. workloads.count - 1)")
     w.add_argument("--window", type=A.seconds, default=None,
                    help="simulated seconds (default: the study's workloads.window)")
+    w.add_argument("--compute-scale", type=A.non_negative_float, default=None,
+                   help="the jobs' compute scaling, the case's combo's (0: communication "
+                   "only; default: the study's workloads.compute_scale, else 1)")
     w.add_argument("--work", default=str(work_root()), type=A.output_dir,
                    help="routing cache (work/)")
     defer(w, lambda p: fluid_solver_arg(p, "fluid solver: fast (default) or exact (the "
@@ -225,7 +228,7 @@ def cmd_simulate_workload(args: argparse.Namespace) -> int:
     from t2hx.jobmix import workload_text
 
     sys.stdout.write(workload_text(args.system, args.plane, args.routing, args.workload,
-                                   args.window, args.work, args.solver))
+                                   args.window, args.work, args.solver, args.compute_scale))
     return 0
 
 

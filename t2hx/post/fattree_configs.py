@@ -16,7 +16,8 @@ the best of N of a case, like every gain in t2hx (docs/modelling.md#relative-gai
   of the step time in the workload over the same job alone;
 * Fig 10 ``configs-throughput``: total normalised performance of the workloads,
   P_w = sum over jobs of (steps/s on this configuration) / (best over configurations),
-  averaged over the workloads (seed 003 §6);
+  averaged over the workloads (seed 003 §6); Figs 9-10 are drawn at the workloads' largest
+  compute scale (10x), and again as ``...-x<k>`` at each other one (§6's 2x);
 * Table 5 ``configs-cost``: switches and cables per configuration (t2hx fabric cost), relative
   to the baseline's, beside Fig 10's performance.
 """
@@ -24,6 +25,7 @@ the best of N of a case, like every gain in t2hx (docs/modelling.md#relative-gai
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
@@ -79,11 +81,32 @@ def figures(results: pd.DataFrame, study, logdir: Path, outdir: Path) -> list[Fi
     figs = [gain_comm(times, configs, base, outdir), spread(times, outdir)]
     figs += scaling(times, configs, outdir)
     jobs = workload_jobs(logdir, combos)
-    figs += [workload_gain(jobs, configs, base, outdir), workload_slowdown(jobs, configs, outdir)]
-    perf = throughput(jobs, configs, outdir)
-    figs += [perf, cost_table(study, combos, configs, base,
-                              perf.table if perf is not None else None, outdir)]
+    perf = None
+    # Seed 003 §6 runs its workloads at 2x, then at 10x for Figs 9-10: the largest scale
+    # keeps the figures' names, another adds -x<k>.
+    for k, scale in enumerate(sorted(jobs["scale"].unique(), reverse=True)):
+        part, tag = jobs[jobs["scale"] == scale], Scale(scale, k == 0)
+        figs += [workload_gain(part, configs, base, outdir, tag),
+                 workload_slowdown(part, configs, outdir, tag)]
+        fig = throughput(part, configs, outdir, tag)
+        figs.append(fig)
+        perf = fig if k == 0 else perf
+    figs.append(cost_table(study, combos, configs, base,
+                           perf.table if perf is not None else None, outdir))
     return [f for f in figs if f is not None]
+
+
+@dataclass(frozen=True)
+class Scale:
+    """The compute scale of a set of workloads, and whether it names the figures alone."""
+    value: float
+    main: bool
+
+    def name(self, stem: str) -> str:
+        return stem if self.main else f"{stem}-x{self.value:g}"
+
+    def title(self, text: str) -> str:
+        return f"{text} ({self.value:g}x compute)"
 
 
 def _bars(name: str, title: str, wide: pd.DataFrame, ylabel: str, outdir: Path,
@@ -173,12 +196,12 @@ def workload_jobs(logdir: Path, combos: pd.DataFrame) -> pd.DataFrame:
                          "step_s": job.step_s, "alone_s": job.alone_step_s})
     if not rows:
         return pd.DataFrame(columns=["combo", "workload", "job", "app", "step_s", "alone_s",
-                                     "config"])
-    return pd.DataFrame(rows).merge(combos[["combo", "config"]], on="combo")
+                                     "config", "scale"])
+    return pd.DataFrame(rows).merge(combos[["combo", "config", "scale"]], on="combo")
 
 
-def workload_gain(jobs: pd.DataFrame, configs: list[str], base: str, outdir: Path
-                  ) -> Figure | None:
+def workload_gain(jobs: pd.DataFrame, configs: list[str], base: str, outdir: Path,
+                  scale: Scale) -> Figure | None:
     """Fig 9a: % gain of the mean step time in the workload over the baseline config."""
     if jobs.empty:
         return None
@@ -187,23 +210,26 @@ def workload_gain(jobs: pd.DataFrame, configs: list[str], base: str, outdir: Pat
     if base not in wide.columns:
         return None
     pct = wide.apply(lambda col: 100 * gain(col, wide[base], "lower"))
-    return _bars("configs-workload-gain", f"Multi-job workloads: % gain in step time over "
-                 f"{base}", pct, f"% gain over {base}", outdir)
+    return _bars(scale.name("configs-workload-gain"), scale.title(
+        f"Multi-job workloads: % gain in step time over {base}"), pct, f"% gain over {base}",
+        outdir)
 
 
-def workload_slowdown(jobs: pd.DataFrame, configs: list[str], outdir: Path) -> Figure | None:
+def workload_slowdown(jobs: pd.DataFrame, configs: list[str], outdir: Path, scale: Scale
+                      ) -> Figure | None:
     """Fig 9b: % slowdown of the step time in the workload over the job alone."""
     if jobs.empty:
         return None
     slow = jobs.assign(slowdown=100 * (jobs["step_s"] / jobs["alone_s"] - 1))
     wide = slow.groupby(["app", "config"])["slowdown"].mean().unstack("config")
     wide = wide.reindex(columns=[c for c in configs if c in wide.columns])
-    return _bars("configs-workload-slowdown", "Multi-job workloads: % slowdown by "
-                 "interference (step time in the workload / alone - 1)", wide,
-                 "% slowdown", outdir)
+    return _bars(scale.name("configs-workload-slowdown"), scale.title(
+        "Multi-job workloads: % slowdown by interference (step time in the workload / alone "
+        "- 1)"), wide, "% slowdown", outdir)
 
 
-def throughput(jobs: pd.DataFrame, configs: list[str], outdir: Path) -> Figure | None:
+def throughput(jobs: pd.DataFrame, configs: list[str], outdir: Path, scale: Scale
+               ) -> Figure | None:
     """Fig 10: sum over jobs of the normalised step rate, mean over workloads."""
     if jobs.empty:
         return None
@@ -214,9 +240,9 @@ def throughput(jobs: pd.DataFrame, configs: list[str], outdir: Path) -> Figure |
     total = total.reindex([c for c in configs if c in total.index])
     wide = pd.DataFrame({"total normalised performance": total})
     jobs_n = int(jobs.groupby(["combo", "workload"])["job"].count().max())
-    return _bars("configs-throughput", f"Multi-job workloads: total normalised performance "
-                 f"(bounded by {jobs_n} jobs)", wide, "sum of normalised step rates", outdir,
-                 label="config", extra=f"set yrange [0:{jobs_n}]")
+    return _bars(scale.name("configs-throughput"), scale.title(
+        f"Multi-job workloads: total normalised performance (bounded by {jobs_n} jobs)"), wide,
+        "sum of normalised step rates", outdir, label="config", extra=f"set yrange [0:{jobs_n}]")
 
 
 # --- Table 5 ----------------------------------------------------------------------------
