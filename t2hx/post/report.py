@@ -190,6 +190,7 @@ def blocks(r: ReportInputs) -> list[Block]:
     if r.values is not None:
         b += values_blocks(r.values)
     b.append(("h", 2, "Figures"))
+    b.append(("p", FIGURE_FILES))
     if r.values is None:
         b.append(("p", "Where each figure of the study's seed paper stands here:"))
         b.append(("table", paper_map(r.figs)))
@@ -361,14 +362,19 @@ VERDICT_RULES = ("agrees: within the claim's tolerance; same direction: same sig
 
 
 def picture_block(fig: Figure | None, out: Path) -> list[Block]:
-    """A figure's PNG with links to its PNG, PDF and data file (paths relative to the report)."""
+    """A figure's PNG with a link to it (relative to the report). Its PDF and data file are
+    not linked: a committed log keeps only the report and the PNGs (FIGURE_FILES)."""
     if fig is None:
         return []
     png = next((f for f in fig.files if f.suffix == ".png"), None)
-    links = [(f.suffix[1:].upper(), os.path.relpath(f, out)) for f in fig.files]
-    if fig.data is not None:
-        links.append(("data", os.path.relpath(fig.data, out)))
-    return [("img", fig.title, os.path.relpath(png, out), links)] if png is not None else []
+    return [("img", fig.title, os.path.relpath(png, out),
+             [("PNG", os.path.relpath(png, out))])] if png is not None else []
+
+
+FIGURE_FILES = ("Each figure's PDF and the gnuplot data file it was drawn from "
+                "(`figures/<name>.pdf`, `figures/<name>.dat`) and the tidy tables (`data/`) "
+                "are written beside this report by `t2hx replay` of the log; a committed log "
+                "keeps the report and the PNGs (docs/formats.md#paper-directory).")
 
 
 def scorecard_blocks(sc: pd.DataFrame, study: str = "hyperx-vs-fattree-sc19",
