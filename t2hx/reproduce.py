@@ -158,9 +158,11 @@ def selecting(args: list[str]) -> list[str]:
 
 def start(logdir: Path) -> Path | None:
     """Prepare the campaign directory; returns the results of the previous complete run
-    (a parquet table) to compare with, if any."""
+    (a parquet table) to compare with, if any. An interrupted campaign resumes, unless its
+    runs came from another model, system or study (t2hx/post/freshness.py): resuming would
+    keep their cases beside today's, so it starts over like a complete one."""
     aside = logdir.with_name(f".{logdir.name}.previous")
-    if (logdir / COMPLETE).is_file():
+    if (logdir / COMPLETE).is_file() or _stale(logdir):
         shutil.rmtree(aside, ignore_errors=True)
         aside.mkdir(parents=True)
         os.replace(logdir, aside / logdir.name)
@@ -170,6 +172,18 @@ def start(logdir: Path) -> Path | None:
 
         ingest(aside / logdir.name).results.to_parquet(table)
     return table if table.is_file() else None
+
+
+def _stale(logdir: Path) -> bool:
+    from t2hx.post.freshness import freshness
+
+    if not (logdir / "provenance.json").is_file():
+        return False
+    state = freshness(logdir)
+    if state.state == "stale":
+        print(f"reproduce: {state.line}; starting over (the old log goes to "
+              f"{logdir.with_name(f'.{logdir.name}.previous')})", file=sys.stderr)
+    return state.state == "stale"
 
 
 def analysis_only(opts: Options) -> int:

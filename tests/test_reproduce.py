@@ -52,6 +52,18 @@ def test_complete_campaign_restarts_incomplete_resumes(tmp_path):
     assert start(log) == previous                          # interrupted again: same baseline
 
 
+def test_an_interrupted_campaign_of_another_model_starts_over(tmp_path, capsys):
+    log = tmp_path / "sar-full"
+    (log / "perflogs").mkdir(parents=True)
+    old = {"model": "0" * 64, "systems": {}, "study": "0" * 64}
+    (log / "provenance.json").write_text(json.dumps({"simulated": True, "runs": [
+        {"date": "2026-01-01T00:00:00+00:00", "fingerprint": old}]}))
+    previous = start(log)                  # resuming would mix two models' cases
+    assert previous is not None and not log.exists()
+    assert (previous.parent / "sar-full" / "provenance.json").is_file()
+    assert "STALE" in capsys.readouterr().err
+
+
 def test_selecting_options_are_found_with_their_values():
     assert selecting(["-x", "NetgaugeEBB", "--max-retries", "1"]) == ["-x", "NetgaugeEBB"]
     assert selecting(["-nHPL", "--name=IMB", "-P", "num_nodes=7"]) == \
