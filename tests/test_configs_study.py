@@ -163,6 +163,11 @@ def test_replay_draws_the_configs_figures_and_scores_workload_claims(campaign):
         "base": {"combo": "full-x10"}}}, {})
     fwd = scorecard.compute(results, claims[1], {})
     assert fwd.value >= 0 >= back.value
+    # A list of subjects is their union, not every workload (the 2x ones included).
+    for claim in claims:
+        one = scorecard.compute(results, {**claim, "compute": {
+            **claim["compute"], "subject": [{"combo": "full-x10"}]}}, {})
+        assert one.value == scorecard.compute(results, claim, {}).value
 
 
 def test_random_clusters_give_disjoint_whole_clusters_spread_over_the_machine():

@@ -432,10 +432,11 @@ def _workload_kind(df: pd.DataFrame, comp: dict[str, Any], base: dict[str, str],
         return _app_gain(df, jobs, comp, base)
     pick = {}
     for name, spec in (("subject", subject), ("base", base)):
-        combos = set(df[matches(df, spec)]["combo"])
+        # a list of specs is their union (a claim over several configurations)
+        combos = {c for one in listed(spec) for c in df[matches(df, one)]["combo"]}
         pick[name] = jobs[jobs["combo"].isin(combos)]
         if pick[name].empty:
-            raise NotRun(f"no workload records of {label(spec)}")
+            raise NotRun(f"no workload records of {', '.join(map(label, listed(spec)))}")
     text = f"{len(jobs[['workload', 'job']].drop_duplicates())} jobs"
     if kind == "interference":
         if comp.get("most"):
