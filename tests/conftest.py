@@ -3,7 +3,6 @@ stray-process guard."""
 
 from __future__ import annotations
 
-import re
 import subprocess
 from pathlib import Path
 
@@ -146,19 +145,26 @@ def leftovers(marker: str) -> list[str]:
             or any(t in line for t in GUARDED_T2HX)]
 
 
-def stray_namespaces() -> list[str]:
-    """Network namespaces of a test cluster (tests/cluster.py names them t2hx<tag>-<node>)."""
+def stray_namespaces(basetemp: Path) -> list[str]:
+    """Network namespaces that a test cluster under ``basetemp`` made (tests/cluster.py
+    lists them in its folder) and that still exist."""
+    from tests.cluster import NETNS_RECORD
+
+    made = {ns for record in basetemp.rglob(NETNS_RECORD) for ns in record.read_text().split()}
     out = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True)
     return [line.split()[0] for line in out.stdout.splitlines()
-            if re.match(r"t2hx[0-9a-f]{4}-", line)]
+            if line.split() and line.split()[0] in made]
 
 
 def pytest_sessionfinish(session, exitstatus):
-    """The suite fails if any daemon started from a test's temp dir is still alive, or a
-    test cluster's namespace is left behind."""
+    """The suite fails if any daemon started from this session's temp dirs is still alive, or
+    a namespace of its test clusters is left behind. Another test run on the machine (its
+    temp dirs are not ours) does not count."""
     if hasattr(session.config, "workerinput"):
         return  # xdist worker: the controller checks once everything has finished
-    stray = leftovers("pytest-of-") + stray_namespaces()
+    # xdist workers' temp dirs are folders of the controller's
+    basetemp = session.config._tmp_path_factory.getbasetemp()
+    stray = leftovers(f"{basetemp}/") + stray_namespaces(basetemp)
     if stray:
         session.exitstatus = 1
         print("\nstray daemons or namespaces after the test suite:\n" + "\n".join(stray))
