@@ -28,7 +28,7 @@ sys.path.insert(0, str(ROOT))
 from t2hx.atomic import atomic_write  # noqa: E402
 from t2hx.fabric.shortcut import random_shortcut  # noqa: E402
 from t2hx.placement import costs, mappings  # noqa: E402
-from t2hx.placement.collectives import messages  # noqa: E402
+from t2hx.placement.collective_messages import messages  # noqa: E402
 from t2hx.placement.seeding import rng_for  # noqa: E402
 from t2hx.placement.twoopt import ContentionObjective, HopObjective, two_opt  # noqa: E402
 

@@ -1,8 +1,8 @@
 """Open MPI's recursive-doubling and recursive-halving rank schedules (``coll/base``): the one
-source of them for seed 001's placement objective (t2hx/placement/collectives.py) and the
-simulator's Allreduce, Rabenseifner and Allgather (t2hx/flowsim/collectives.py). A module of
-its own at the bottom layer, so the simulator's import closure — and with it the run cache's
-key — does not take in the placement package."""
+source of them for seed 001's placement objective (t2hx/placement/collective_messages.py)
+and the simulator's Allreduce, Rabenseifner and Allgather (t2hx/flowsim/collectives.py). A
+module of its own at the bottom layer, so the simulator's import closure — and with it the
+run cache's key — does not take in the placement package."""
 
 from __future__ import annotations
 

@@ -31,7 +31,7 @@ PLACEMENTS = ("linear", "clustered", "random", "spread", "two-opt", "hierarchica
 #: (seed 001 §3.3.2: job mapping, then rank placement) for one collective and objective:
 #: ``<base>+two-opt-<objective>-<collective>``, e.g. ``random+two-opt-hops-alltoall``.
 TWO_OPT_OBJECTIVES = ("hops", "contention")            # t2hx.placement.hostfiles.OBJECTIVES
-TWO_OPT_COLLECTIVES = ("bcast", "allreduce", "alltoall")   # t2hx.placement.collectives
+TWO_OPT_COLLECTIVES = ("bcast", "allreduce", "alltoall")   # t2hx.placement.collective_messages
 REFINED_RE = re.compile(r"^([a-z-]+)\+two-opt-([a-z]+)-([a-z]+)$")
 #: ``<base>+cco``: the base's nodes in seed 001's Chain Concatenation Order (§2.4.2, the
 #: thesis' competitor in §3.4.2), for no collective in particular.

@@ -10,7 +10,7 @@ from t2hx.errors import T2hxError
 from t2hx.fabric.pathlengths import hop_matrix
 from t2hx.fabric.shortcut import random_shortcut_edges
 from t2hx.placement.annealing import anneal
-from t2hx.placement.collectives import messages
+from t2hx.placement.collective_messages import messages
 from t2hx.placement.seeding import rng_for
 from t2hx.placement.twoopt import HopObjective, two_opt
 

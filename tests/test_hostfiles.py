@@ -230,7 +230,7 @@ def test_refined_placements_keep_the_base_nodes_and_lower_the_hops(tmp_path):
     import numpy as np
 
     from t2hx.fabric.build import build_plane
-    from t2hx.placement.collectives import messages
+    from t2hx.placement.collective_messages import messages
     from t2hx.placement.costs import graph_hops
     from t2hx.placement.twoopt import HopObjective
 

@@ -19,7 +19,7 @@ from t2hx.errors import ConfError, T2hxError
 from t2hx.fabric.cabling import Layout, cable_lengths
 from t2hx.fabric.dragonfly import dragonfly_edges, group_size
 from t2hx.fabric.pathlengths import diameter_aspl, hop_matrix
-from t2hx.placement.collectives import COLLECTIVES, messages
+from t2hx.placement.collective_messages import COLLECTIVES, messages
 from t2hx.placement.network_analysis import Sweep, analyse, degree_for, network_edges
 from t2hx.post.scorecard import score
 from t2hx.study import load_study

@@ -103,7 +103,8 @@ def test_installed_package_is_the_copy_and_ships_the_kernel_sources(installed: P
     package = Path(where.stdout.strip()).parent
     assert "site-packages" in package.parts and package.is_relative_to(installed.parent)
     kernel = package / "flowsim" / "kernel"
-    assert sorted(p.name for p in kernel.iterdir()) == ["Makefile", "fluidk.c", "packetk.c"]
+    assert sorted(p.name for p in kernel.iterdir()) == ["Makefile", "fluidk.c", "packetk.c",
+                                                        "timelinek.c"]
 
 
 def test_help_runs_without_a_checkout(installed: Path, outside: Path) -> None:
@@ -175,10 +176,11 @@ def test_kernels_build_from_the_shipped_sources(installed: Path, outside: Path,
                                                 tmp_path: Path) -> None:
     work = tmp_path / "work"
     env = clean_env(T2HX_ROOT=str(CHECKOUT), T2HX_WORK_ROOT=str(work))
-    code = ("from t2hx.flowsim import fluid_fast, packetk\n"
-            "print(fluid_fast._kernel()._name); print(packetk._kernel()._name)")
+    code = ("from t2hx.flowsim import fluid_fast, packetk, timeline\n"
+            "print(fluid_fast._kernel()._name); print(timeline._kernel()._name)\n"
+            "print(packetk._kernel()._name)")
     done = run([installed / "python", "-c", code], cwd=outside, env=env)
     assert done.returncode == 0, done.stderr[-3000:]
     built = [Path(p) for p in done.stdout.split()]
-    assert [p.name for p in built] == ["libfluidk.so", "libpacketk.so"]
+    assert [p.name for p in built] == ["libfluidk.so", "libtimelinek.so", "libpacketk.so"]
     assert all(p.is_file() and p.is_relative_to(work / "kernels") for p in built), built

@@ -10,7 +10,7 @@ from t2hx.routing.lft import load_tables
 from t2hx.routing.opensm import route
 from t2hx.fabric.shortcut import circulant, random_shortcut
 from t2hx.placement import basic, costs, mappings
-from t2hx.placement.collectives import messages
+from t2hx.placement.collective_messages import messages
 from t2hx.placement.seeding import rng_for
 from t2hx.placement.twoopt import ContentionObjective, HopObjective, incidence, two_opt
 from t2hx import ROOT

@@ -36,7 +36,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def arguments(p: argparse.ArgumentParser) -> None:
     # the placement package (numpy): deferred (t2hx/cli.py)
-    from t2hx.placement.collectives import COLLECTIVES
+    from t2hx.placement.collective_messages import COLLECTIVES
     from t2hx.placement.hostfiles import DEFAULT_SEED, OBJECTIVES
 
     p.add_argument("--system", required=True, metavar="FILE", type=A.system,

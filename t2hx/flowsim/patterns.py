@@ -203,8 +203,7 @@ def exchange(prog: Program, after: list[list[int]], to: list[int], size: list[in
     sends to it) and sends ``size[r]`` bytes to ``to[r]`` (a permutation) once it completed
     ``after[r]``, and waits for both. Returns each rank's send and receive: what its next
     step waits on."""
-    sent = [prog.add(r, to[r], size[r], send_after=after[r], recv_after=after[to[r]])
-            for r in range(prog.n)]
+    sent = prog.extend(list(range(prog.n)), to, size, after, [after[t] for t in to])
     came = [0] * prog.n
     for r, t in enumerate(to):
         came[t] = sent[r]
@@ -215,7 +214,8 @@ def local_work(prog: Program, after: list[list[int]], seconds: list[float]
                ) -> list[list[int]]:
     """Every rank works ``seconds[r]`` once it completed ``after[r]`` (a copy, a
     reduction); its next sends and receives wait for it."""
-    return [[prog.work(r, seconds[r], after[r])] for r in range(prog.n)]
+    ranks = list(range(prog.n))
+    return [[k] for k in prog.extend(ranks, ranks, [0] * prog.n, after, compute=seconds)]
 
 
 def lengths_allgather(prog: Program, rules: str) -> list[list[int]]:

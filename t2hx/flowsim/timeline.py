@@ -32,9 +32,11 @@ flows in flight, whenever a data flow starts or drains).
 
 from __future__ import annotations
 
+import ctypes
 import heapq
 import itertools
 from dataclasses import dataclass, field
+from functools import partial
 
 import numpy as np
 
@@ -74,24 +76,32 @@ class Program:
             recv_after: list[int] | None = None, compute: float = 0.0,
             sync: bool = False) -> int:
         """Append a message; its index. ``src == dst``: local work of ``compute`` seconds
-        after ``send_after`` (see :meth:`work`)."""
-        before, posted = list(send_after or ()), list(recv_after or ())
+        after ``send_after`` (see :meth:`work`). What it waits on is checked by
+        :func:`compile`, for all messages at once (a call adds millions)."""
         k = len(self.src)
-        for refs in (before, posted):
-            if refs and (min(refs) < 0 or max(refs) >= k):
-                bad = next(j for j in refs if not 0 <= j < k)
-                raise ValueError(f"message {k} waits on unknown message {bad}")
-        if src == dst and (size or posted):
-            raise ValueError(f"message {k} from rank {src} to itself carries data: a rank's "
-                             "own data is a local copy, use work()")
         self.src.append(src)
         self.dst.append(dst)
         self.size.append(int(size))
-        self.send_after.append(before)
-        self.recv_after.append(posted)
+        self.send_after.append(list(send_after or ()))
+        self.recv_after.append(list(recv_after or ()))
         self.compute.append(float(compute))
         self.sync.append(bool(sync))
         return k
+
+    def extend(self, src: list[int], dst: list[int], size: list[int],
+               send_after: list[list[int]], recv_after: list[list[int]] | None = None,
+               compute: list[float] | None = None) -> range:
+        """:meth:`add` for many messages (no synchronous send); their indices. The lists
+        of what they wait on are kept, not copied: the caller does not change them."""
+        k, m = len(self.src), len(src)
+        self.src += src
+        self.dst += dst
+        self.size += [int(x) for x in size]
+        self.send_after += send_after
+        self.recv_after += recv_after if recv_after is not None else [[] for _ in range(m)]
+        self.compute += [0.0] * m if compute is None else [float(x) for x in compute]
+        self.sync += [False] * m
+        return range(k, k + m)
 
     def work(self, rank: int, seconds: float, after: list[int] | None = None) -> int:
         """Local work of ``rank``: ``seconds`` once it completed ``after`` (a reduction at
@@ -155,6 +165,7 @@ def compile(prog: Program, eager: int) -> Wire:
     inline = handshake & (size <= eager)            # synchronous at an eager size
     s_off, s_ref = _csr(prog.send_after)
     r_off, r_ref = _csr(prog.recv_after)
+    _check(src, work, size, s_off, s_ref, r_off, r_ref)
     posted = np.diff(r_off) > 0
     join = (~handshake & ~work & posted) | (inline & posted)
     count = np.where(handshake & ~inline, 3, 1 + handshake + join)
@@ -211,6 +222,31 @@ def compile(prog: Program, eager: int) -> Wire:
                 w_comp, prog.n)
 
 
+def _check(src: np.ndarray, work: np.ndarray, size: np.ndarray, s_off: np.ndarray, s_ref: np.ndarray,
+           r_off: np.ndarray, r_ref: np.ndarray) -> None:
+    """What :meth:`Program.add` would refuse, for the first message that has it: a wait on
+    a message not added before it, or a message to its own rank that carries data or
+    waits for a receive."""
+    m = len(work)
+    owner_s = np.repeat(np.arange(m), np.diff(s_off))
+    owner_r = np.repeat(np.arange(m), np.diff(r_off))
+    bad_s = (s_ref < 0) | (s_ref >= owner_s)
+    bad_r = (r_ref < 0) | (r_ref >= owner_r)
+    selfish = work & ((size != 0) | (np.diff(r_off) > 0))
+    firsts = [int(owner_s[bad_s][0]) if bad_s.any() else m,
+              int(owner_r[bad_r][0]) if bad_r.any() else m,
+              int(np.flatnonzero(selfish)[0]) if selfish.any() else m]
+    k = min(firsts)
+    if k == m:
+        return
+    if firsts[2] < min(firsts[:2]):
+        raise ValueError(f"message {k} from rank {int(src[k])} to itself carries data: a "
+                         "rank's own data is a local copy, use work()")
+    refs = np.concatenate([s_ref[owner_s == k], r_ref[owner_r == k]])
+    bad = int(refs[(refs < 0) | (refs >= k)][0])
+    raise ValueError(f"message {k} waits on unknown message {bad}")
+
+
 def _done_of(ref: np.ndarray, rank: np.ndarray, src: np.ndarray, dst: np.ndarray,
              sender_done: np.ndarray, receiver_done: np.ndarray) -> np.ndarray:
     """The wire message completing program message ``ref[i]`` for ``rank[i]``."""
@@ -256,12 +292,52 @@ def fluid_times(paths: np.ndarray, capacity: np.ndarray, size: np.ndarray,
     Max-min rates of flows that share no link, even through other flows, do not depend on
     each other, so an event re-solves only the connected component of the flows it
     touches (a flow alone on its links runs at its path's narrowest link), and a
-    component's rates are kept under its flows' paths (segments and steps repeat them)."""
+    component's rates are kept under its flows' paths (segments and steps repeat them).
+
+    The loop runs in C (t2hx/flowsim/kernel/timelinek.c), event for event the Python one
+    (:func:`fluid_times_python`), with the same results to the bit."""
+    n = len(size)
+    p = np.ascontiguousarray(np.asarray(paths).reshape(n, -1), np.int32)
+    cap = np.ascontiguousarray(capacity, np.float64)
+    f64 = partial(np.ascontiguousarray, dtype=np.float64)
+    sizes = f64(size)
+    lat = f64(np.broadcast_to(np.asarray(latency, np.float64), (n,)))
+    busy = np.zeros(n) if compute is None else f64(compute)
+    off = np.ascontiguousarray(dep_off, np.int64)
+    deps = np.ascontiguousarray(dep, np.int32)
+    out = np.empty(n)
+    counters = np.zeros(3, np.int64)
+    c = ctypes.POINTER
+    code = _kernel().t2hx_timeline_run(
+        ctypes.c_int64(n), p.ctypes.data_as(c(ctypes.c_int32)), ctypes.c_int(p.shape[1]),
+        cap.ctypes.data_as(c(ctypes.c_double)), ctypes.c_int64(len(cap)),
+        sizes.ctypes.data_as(c(ctypes.c_double)), lat.ctypes.data_as(c(ctypes.c_double)),
+        busy.ctypes.data_as(c(ctypes.c_double)), off.ctypes.data_as(c(ctypes.c_int64)),
+        deps.ctypes.data_as(c(ctypes.c_int32)), out.ctypes.data_as(c(ctypes.c_double)),
+        counters.ctypes.data_as(c(ctypes.c_int64)))
+    if code == 1:
+        raise MemoryError("the per-rank timeline kernel ran out of memory")
+    if code == 2:
+        raise ZeroDivisionError("a message's path has a link of capacity 0")
+    return out
+
+
+def _kernel() -> ctypes.CDLL:
+    from t2hx.flowsim import ckernel
+
+    return ckernel.load("libtimelinek.so", "t2hx_timeline_run", "the per-rank timelines")
+
+
+def fluid_times_python(paths: np.ndarray, capacity: np.ndarray, size: np.ndarray,
+                       latency: np.ndarray, dep_off: np.ndarray, dep: np.ndarray,
+                       compute: np.ndarray | None = None) -> np.ndarray:
+    """:func:`fluid_times` in Python: the reference its kernel is tested against."""
     return _Fluid(paths, capacity, size, latency, dep_off, dep, compute).run()
 
 
 class _Fluid:
-    """The event loop of :func:`fluid_times` (Python lists: scalar access dominates)."""
+    """The event loop of :func:`fluid_times_python` (Python lists: scalar access
+    dominates)."""
 
     def __init__(self, paths: np.ndarray, capacity: np.ndarray, size: np.ndarray,
                  latency: np.ndarray, dep_off: np.ndarray, dep: np.ndarray,

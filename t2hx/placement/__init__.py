@@ -14,7 +14,7 @@ A placement is an ordered list of distinct nodes: rank ``i`` runs on entry ``i``
 """
 
 from t2hx.placement.basic import clustered, linear, random_order
-from t2hx.placement.collectives import COLLECTIVES, messages
+from t2hx.placement.collective_messages import COLLECTIVES, messages
 from t2hx.placement.nodes import PlacementError, usable_nodes
 from t2hx.placement.seeding import rng_for
 from t2hx.placement.twoopt import ContentionObjective, HopObjective, two_opt

@@ -33,7 +33,7 @@ from t2hx import __version__
 from t2hx.conf import System
 from t2hx.study import PLACEMENT_FIX, hostfile_name, load_study, split_placement
 from t2hx.placement import basic, mappings
-from t2hx.placement.collectives import messages
+from t2hx.placement.collective_messages import messages
 from t2hx.placement.nodes import PlacementError, check_count, usable_nodes
 from t2hx.placement.seeding import rng_for
 from t2hx.placement.twoopt import ContentionObjective, HopObjective, two_opt

@@ -37,7 +37,7 @@ from t2hx.fabric.dragonfly import dragonfly_edges, group_size
 from t2hx.fabric.pathlengths import diameter_aspl, hop_matrix
 from t2hx.fabric.shortcut import circulant_edges, edge_fabric, random_shortcut_edges
 from t2hx.placement import mappings
-from t2hx.placement.collectives import COLLECTIVES, messages
+from t2hx.placement.collective_messages import COLLECTIVES, messages
 from t2hx.placement.seeding import rng_for
 from t2hx.placement.annealing import anneal
 from t2hx.placement.twoopt import HopObjective, two_opt

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from t2hx.errors import T2hxError
-from t2hx.placement.collectives import Messages
+from t2hx.placement.collective_messages import Messages
 
 
 def incidence(msgs: Messages) -> tuple[np.ndarray, np.ndarray]:

@@ -25,7 +25,7 @@ from pathlib import Path
 import pandas as pd
 
 from t2hx import wire
-from t2hx.placement.collectives import COLLECTIVES
+from t2hx.placement.collective_messages import COLLECTIVES
 from t2hx.post import archive, plots
 from t2hx.post.figures import Figure
 from t2hx.post.store import write_text
