@@ -43,14 +43,15 @@ def warm() -> None:
 
     for name in WARM:
         importlib.import_module(name)
-    version = runcache.code_version()                # the sources as they are imported
+    versions = {"all": runcache.code_version(),      # the sources as they are imported
+                runcache.FLOW: runcache.code_version(runcache.FLOW)}
     for path in runcache.model_sources():
         if path.suffix == ".py" and path.is_relative_to(ROOT / "t2hx"):
             importlib.import_module(module_name(path))
-    if runcache.code_version() != version:
+    if runcache.code_version() != versions["all"]:
         raise SystemExit("simulation server: the model's sources changed while it loaded "
                          "them (fix: start the campaign again once the edit is done)")
-    runcache.PINNED = version
+    runcache.PINNED = versions
 
 
 def serve(path: Path) -> None:

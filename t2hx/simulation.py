@@ -76,7 +76,7 @@ def cache_key(request: SimRequest, bench: Benchmark) -> str:
         engine=request.routing, lmc=net.lmc, hostfile=request.hostfile,
         routing_dir=net.routing_dir, routing_input=net.routing_input,
         options=request.key_options(), seed=request.seed, network_model=request.model)
-    return runcache.digest({"case": runcache.digest(inputs), "code": runcache.code_version(),
+    return runcache.digest({"case": runcache.digest(inputs), "code": runcache.code_version(request.model),
                             "site_code": site_code(bench),
                             "names": [request.system, request.hostfile]})
 

@@ -34,7 +34,7 @@ def test_a_log_of_todays_model_is_fresh(tmp_path) -> None:
 
 def test_a_changed_model_makes_it_stale_and_says_so(tmp_path, monkeypatch) -> None:
     log = _log(tmp_path, [{"fingerprint": _now()}])
-    monkeypatch.setattr(runcache, "code_version", lambda: "f" * 64)
+    monkeypatch.setattr(runcache, "code_version", lambda model=None: "f" * 64)
     got = freshness(log)
     assert got.state == "stale" and "model changed" in got.line and "ffffffffffff" in got.line
 

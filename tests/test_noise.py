@@ -207,7 +207,7 @@ def test_cache_follows_the_inputs(capsys, tmp_path, hostfile8, hx_dir, monkeypat
     with open(dumps / "guid2lid", "a") as fh:
         fh.write("\n")
     assert sim(capsys, work, hostfile8, dumps, "imb-bcast")[0]["cache"] == "miss"
-    monkeypatch.setattr(runcache, "code_version", lambda: "another model version")
+    monkeypatch.setattr(runcache, "code_version", lambda model=None: "another model version")
     assert sim(capsys, work, hostfile8, hx_dir, "imb-bcast", rep=2)[0]["cache"] == "miss"
 
 

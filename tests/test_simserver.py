@@ -111,7 +111,10 @@ def test_the_server_keys_cases_on_the_code_it_loaded(monkeypatch):
     from t2hx import simserver
 
     monkeypatch.setattr(runcache, "PINNED", None)
+    loaded = {"all": runcache.code_version(), "flow": runcache.code_version("flow")}
     simserver.warm()
-    assert runcache.PINNED == runcache.code_version()
-    monkeypatch.setattr(runcache, "model_sources", lambda: [])    # "the files changed"
-    assert runcache.code_version() == runcache.PINNED           # still the loaded code's
+    assert runcache.PINNED == loaded
+    monkeypatch.setattr(runcache, "model_sources", lambda model=None: [])   # "files changed"
+    assert runcache.code_version() == loaded["all"]             # still the loaded code's
+    assert runcache.code_version("flow") == loaded["flow"]
+    assert runcache.code_version("packet") == loaded["all"]

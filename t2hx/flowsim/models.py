@@ -12,7 +12,7 @@ same routed fabric and answers the same calls, so no workload changes.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 from collections.abc import Callable
@@ -21,10 +21,12 @@ from t2hx.errors import WorkloadError
 from t2hx.flowsim.bulk import Phase, Result
 from t2hx.flowsim.timeline import Program
 from t2hx.flowsim.network import LogGP, Network, open_network
-from t2hx.flowsim.packet import PacketNetwork, open_packet
 from t2hx.paths import work_root
 from t2hx.routing import parx
 from t2hx.simrequest import FLOW_MODEL, PACKET_MODEL, SimRequest
+
+if TYPE_CHECKING:
+    from t2hx.flowsim.packet import PacketNetwork
 
 
 class SimNetwork(Protocol):
@@ -70,7 +72,11 @@ def open_flow(request: SimRequest) -> Network:
 
 
 def open_packets(request: SimRequest) -> PacketNetwork:
-    """The packet engine's network: the flow model's routing, the conf's model.packet."""
+    """The packet engine's network: the flow model's routing, the conf's model.packet
+    (imported here: a flow-model case never loads the packet engine, whose files its run
+    cache key leaves out, t2hx/flowsim/runcache.py PACKET_ONLY)."""
+    from t2hx.flowsim.packet import open_packet
+
     return open_packet(open_flow(request))
 
 

@@ -11,8 +11,9 @@ The key is a sha256 over everything the result depends on: the benchmark and its
 the system conf, plane, routing engine, LMC, the hostfile, routing dumps / routing input
 (demand or job file) by content, our OpenSM plugin library for its engines, the network engine, and the
 model's code version (the sources of t2hx.fabric, t2hx.routing, t2hx.flowsim, the benchmark
-modules and the simulator; a site's benchmark module by its own content). Any change gives a
-new key, so a stale result is never reused.
+modules and the simulator, less the packet engine's own files for a flow-model case; a site's
+benchmark module by its own content). Any change gives a new key, so a stale result is never
+reused.
 The request's seed is part of the key only for the benchmarks that draw from it (their
 workload is ``seeded``); for the others it does not change the result.
 
@@ -54,26 +55,42 @@ def file_digest(path: str | Path | None) -> str | None:
     return hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else "missing"
 
 
-def model_sources() -> list[Path]:
-    """Every file a simulated result depends on as model code or model data."""
+#: Model code only the packet model runs (its engine, kernel, host interface, SL/VL tables):
+#: a flow-model case never imports it (tests/test_model_versions.py), so the flow model's
+#: code version leaves it out, and a change to the packet engine re-simulates packet cases
+#: and stales the logs that ran some, not the others (t2hx/post/freshness.py).
+PACKET_ONLY = ("t2hx/flowsim/packet.py", "t2hx/flowsim/packetk.py",
+               "t2hx/flowsim/components.py", "t2hx/flowsim/hostif.py",
+               "t2hx/routing/pathsl.py", "t2hx/routing/slvl.py", "t2hx/flowsim/kernel/packetk.c")
+FLOW = "flow"           # t2hx.simrequest.FLOW_MODEL (not imported: it is no model code)
+
+
+def model_sources(model: str | None = None) -> list[Path]:
+    """Every file a simulated result depends on as model code or model data; for
+    ``model="flow"`` the flow model's (all but PACKET_ONLY), else the packet model's (all)."""
     roots = [ENTRY] + [m for m in modules() if m.startswith(BENCHMARKS)]
     files = set(closure(roots, work_root() / "imports"))
     files |= {p for g in CODE_GLOBS for p in ROOT.glob(g)}
     files |= set((ROOT / MODEL_DATA).glob("*.json"))
+    if model == FLOW:
+        files -= {ROOT / p for p in PACKET_ONLY}
     return sorted(files)
 
 
-#: The code version a long-lived process fixed when it loaded the model (t2hx/simserver.py):
-#: its cases run the code it loaded, so their keys name that code, whatever the files say now.
-PINNED: str | None = None
+#: The code versions a long-lived process fixed when it loaded the model (t2hx/simserver.py),
+#: by model ("flow", or "all" for the packet model): its cases run the code it loaded, so
+#: their keys name that code, whatever the files say now.
+PINNED: dict[str, str] | None = None
 
 
-def code_version() -> str:
-    """sha256 over the model's sources: a code change invalidates every entry."""
+def code_version(model: str | None = None) -> str:
+    """sha256 over the model's sources (:func:`model_sources`): a code change invalidates
+    every entry of the models it is part of."""
+    which = FLOW if model == FLOW else "all"
     if PINNED is not None:
-        return PINNED
+        return PINNED[which]
     h = hashlib.sha256()
-    for path in model_sources():
+    for path in model_sources(model):
         h.update(str(path.relative_to(ROOT)).encode())
         h.update(path.read_bytes())
     return h.hexdigest()

@@ -1,7 +1,9 @@
 """Whether a campaign log was simulated by today's model (#47, "never stale").
 
 A simulated campaign run records a *fingerprint* in provenance.json: the run cache's code
-version of the model (t2hx/flowsim/runcache.py), and digests of the conf systems and the
+versions of the model (t2hx/flowsim/runcache.py: the whole, and the flow model's, which leaves
+the packet engine out; a log of a study that runs no packet case is stale only when the
+flow model's changed), and digests of the conf systems and the
 study file it ran with (their simulated parts, as the run cache's keys take them). Today's
 fingerprint differing in any part makes the log stale, and the line says which part. The
 study counts as changed only where the log's profile reads it: its settings outside
@@ -36,7 +38,7 @@ def fingerprint(system_files: list[Path], study_file: Path, profile: str = "full
     from t2hx.flowsim import runcache
 
     study = yaml.safe_load(Path(study_file).read_text())
-    return {"model": runcache.code_version(),
+    return {"model": runcache.code_version(), "model_flow": runcache.code_version(runcache.FLOW),
             "systems": {Path(p).stem: runcache.system_digest(Path(p)) for p in system_files},
             "study": runcache.digest(study), "study_profile": profile_digest(study, profile)}
 
@@ -111,7 +113,7 @@ def _study_changed(prov: dict, run: dict, now: dict) -> bool:
 def _by_fingerprint(name: str, prov: dict, runs: list[dict]) -> Freshness:
     last = runs[-1]["fingerprint"]
     now = _current(prov, sorted(last.get("systems", {})), runs[-1].get("profile") or "full")
-    changed = ["model"] if last.get("model") != now["model"] else []
+    changed = ["model"] if _model_changed(prov, last, now) else []
     changed += ["study"] if _study_changed(prov, runs[-1], now) else []
     changed += [f"system {s}" for s, d in sorted(last.get("systems", {}).items())
                 if now["systems"].get(s) != d]
@@ -123,6 +125,32 @@ def _by_fingerprint(name: str, prov: dict, runs: list[dict]) -> Freshness:
     return Freshness("stale", f"{name}: STALE, produced by model {last['model'][:12]}; "
                      f"today's is {now['model'][:12]} ({', '.join(changed)} changed since)"
                      f"{note}: rerun the campaign")
+
+
+def _model_changed(prov: dict, last: dict, now: dict) -> bool:
+    """Whether the model the log ran changed: the whole model (the packet model's code), or
+    for a study that runs the flow model only, the flow model's (runcache.PACKET_ONLY left
+    out). A study whose benchmarks name no packet model runs none (t2hx.study)."""
+    if last.get("model") == now["model"]:
+        return False
+    if last.get("model_flow") != now["model_flow"]:
+        return True
+    import yaml
+
+    study = yaml.safe_load((ROOT / _study_file(prov)).read_text()) or {}
+    return runs_packet_model(study)
+
+
+def runs_packet_model(study: dict) -> bool:
+    """Whether any benchmark of the study, in any profile, names the packet model."""
+    def names_packet(node: object) -> bool:
+        if isinstance(node, dict):
+            return node.get("model") == "packet" or any(names_packet(v) for v in node.values())
+        if isinstance(node, list):
+            return any(names_packet(v) for v in node)
+        return False
+
+    return names_packet(study.get("benchmarks")) or names_packet(study.get("profiles"))
 
 
 def _by_git(name: str, prov: dict, runs: list[dict]) -> Freshness:
