@@ -42,13 +42,114 @@ def all_pairs(t: Tables, hcas: list[int] | None = None,
 
 
 def hop_histogram(t: Tables, lid_indices: list[int] | None = None) -> dict[int, int]:
+    """Switch-to-switch hops of every route between two HCAs, per LID index: how many."""
     counts: dict[int, int] = {}
     for index in lid_indices or [0]:
-        src, lids = all_pairs(t, lid_index=index)
-        for hops, n in enumerate(np.bincount(t.switch_hops(src, lids))):
+        for hops, n in enumerate(DestinationTrees(t, index).hop_counts()):
             if n:
                 counts[hops] = counts.get(hops, 0) + int(n)
     return dict(sorted(counts.items()))
+
+
+class DestinationTrees:
+    """The routes from every HCA to every HCA's LID ``lid_index`` (port 1 both ends), one
+    destination at a time as the tree the LFTs make toward it: a switch forwards every
+    route to a destination through the same port, so the routes that cross a switch are
+    those of the HCAs below it in that destination's tree. The all-pairs measures (hop
+    counts, EFI, channel dependencies) then cost switches x destinations, not the pairs x
+    hops of walking every route (21 M routes on a 4,608-host fabric); what they return is
+    what walking the routes (:meth:`Tables.paths`) gives, which tests/test_analysis_trees.py
+    holds them to, and a route that loops or ends in a black hole is reported as that walk
+    reports it."""
+
+    def __init__(self, t: Tables, lid_index: int = 0) -> None:
+        self.t = t
+        hcas = np.asarray(t.fabric.hcas(), np.int64)
+        sw = np.asarray(t.fabric.switches(), np.int64)
+        self.hcas, self.sw = hcas, sw
+        self.lids = t.base_lid[hcas, 1] + lid_index           # one destination per HCA
+        row = np.full(len(t.fabric.nodes), -1, np.int64)
+        row[sw] = np.arange(len(sw))
+        self.first = t.link_of[hcas, 1]                        # each HCA's link to its switch
+        self.src_row = row[t.link_dst[self.first]]            # and that switch's row
+        dest = t.lid_node[self.lids]
+        port = t.lft[sw][:, self.lids].astype(np.int64)        # (switches, destinations)
+        out = np.where(port >= 0, t.link_of[sw[:, None], np.maximum(port, 0)], -1)
+        nxt = np.where(out >= 0, t.link_dst[np.maximum(out, 0)], -1)
+        self.out = out                                         # the link toward the destination
+        self.up = np.where(nxt >= 0, row[np.maximum(nxt, 0)], -1)   # its switch's row, -1
+        self.depth = self._depth(nxt == dest[None, :])
+        # HCAs below each switch that route to each destination: all but the destination
+        own = np.zeros((len(sw), len(hcas)), np.int64)
+        np.add.at(own, self.src_row, 1)
+        own[self.src_row, np.arange(len(hcas))] -= 1
+        self.own = own
+        self._check()
+        self.count = self._through()
+
+    def _depth(self, last: np.ndarray) -> np.ndarray:
+        """Links from each switch to each destination; -1 where the route never arrives."""
+        depth = np.where(last, 1, -1)
+        cols = np.arange(depth.shape[1])[None, :].repeat(depth.shape[0], axis=0)
+        for _ in range(len(self.sw)):
+            todo = (depth < 0) & (self.up >= 0)
+            nd = np.full(depth.shape, -1)
+            nd[todo] = depth[self.up[todo], cols[todo]]
+            new = todo & (nd >= 0)
+            if not new.any():
+                break
+            depth[new] = nd[new] + 1
+        return depth
+
+    def _check(self) -> None:
+        """A route that never arrives: the walk of one such route raises its error."""
+        bad = (self.own > 0) & (self.depth < 0)
+        if not bad.any():
+            return
+        s, d = (int(x[0]) for x in np.nonzero(bad))
+        h = int(np.flatnonzero((self.src_row == s) & (self.hcas != self.hcas[d]))[0])
+        self.t.paths(self.hcas[[h]], self.lids[[d]])
+        raise T2hxError(f"no route from switch '{self.t.fabric.nodes[self.sw[s]].name}' to "
+                        f"LID {int(self.lids[d])}", fix="the LFTs are inconsistent; re-route")
+
+    def _through(self) -> np.ndarray:
+        """Routes crossing each switch toward each destination: its own HCAs', and those of
+        the switches whose next hop it is (deepest first)."""
+        count = self.own.copy()
+        flat, width = count.ravel(), count.shape[1]
+        for d in range(int(self.depth.max(initial=0)), 1, -1):
+            rows, cols = np.nonzero((self.depth == d) & (self.up >= 0) & (count > 0))
+            np.add.at(flat, self.up[rows, cols] * width + cols, count[rows, cols])
+        return count
+
+    def hop_counts(self) -> np.ndarray:
+        """How many routes have k switch-to-switch hops (the last link enters an HCA)."""
+        used = self.own > 0
+        return np.bincount(self.depth[used] - 1, weights=self.own[used]).astype(np.int64)
+
+    def link_loads(self) -> np.ndarray:
+        """Routes per directed link: :func:`edge_forwarding_index`."""
+        used = self.count > 0
+        loads = np.bincount(self.out[used], weights=self.count[used],
+                            minlength=self.t.links).astype(np.int64)
+        np.add.at(loads, self.first, len(self.hcas) - 1)       # every other destination
+        return loads
+
+    def dependencies(self) -> np.ndarray:
+        """:func:`channel_dependencies`: (link, next link) on some route, sorted, unique."""
+        links = self.t.links
+        rows, cols = np.nonzero((self.count > 0) & (self.up >= 0))
+        keys = [self.out[rows, cols] * links + self.out[self.up[rows, cols], cols]]
+        # an HCA's first link, then each link its switch routes another HCA's LID by
+        by_switch = {s: np.unique(self.out[s], return_counts=True)
+                     for s in np.unique(self.src_row).tolist()}
+        for h, s in enumerate(self.src_row.tolist()):
+            outs, uses = by_switch[s]
+            own = self.out[s, h]                 # toward h itself: no route of h's takes it
+            keep = (outs != own) | (uses > 1)
+            keys.append(self.first[h] * links + outs[keep])
+        unique = np.unique(np.concatenate(keys))
+        return np.stack([unique // links, unique % links], axis=1)
 
 
 def link_loads(t: Tables, src: np.ndarray, lids: np.ndarray) -> np.ndarray:
@@ -74,7 +175,8 @@ def shift_streams(t: Tables, hosts: list[int], lid_index: int = 0) -> int:
 
 
 def edge_forwarding_index(t: Tables, lid_index: int = 0) -> np.ndarray:
-    return link_loads(t, *all_pairs(t, lid_index=lid_index))
+    """Routes between every two HCAs through each directed link."""
+    return DestinationTrees(t, lid_index).link_loads()
 
 
 def job_metrics(t: Tables, jobs: list[list[str]], lid_index: int = 0) -> JobMetrics:
@@ -103,11 +205,7 @@ def job_metrics(t: Tables, jobs: list[list[str]], lid_index: int = 0) -> JobMetr
 def channel_dependencies(t: Tables, lid_index: int = 0) -> np.ndarray:
     """Unique (link, next link) pairs over all HCA-to-HCA routes: the channel dependency
     graph of the routing on a single virtual lane."""
-    src, lids = all_pairs(t, lid_index=lid_index)
-    p = t.paths(src, lids)
-    a, b = p[:, :-1].ravel(), p[:, 1:].ravel()
-    ok = (a >= 0) & (b >= 0)
-    return np.unique(np.stack([a[ok], b[ok]], axis=1), axis=0)
+    return DestinationTrees(t, lid_index).dependencies()
 
 
 def is_acyclic(edges: np.ndarray, nodes: int) -> bool:
@@ -139,9 +237,10 @@ def summary(t: Tables, routing: dict) -> dict:
     """The routing-summary fields derived from the tables."""
     lid_indices = list(range(1 << t.lmc))
     hist = hop_histogram(t, lid_indices)
-    efi = edge_forwarding_index(t)
+    trees = DestinationTrees(t)
+    efi = trees.link_loads()
     mask = inter_switch_mask(t)
-    deps = channel_dependencies(t)
+    deps = trees.dependencies()
     return {
         "vls": 1, "seconds": 0.0, "engine_used": routing.get("engine", "unknown"),
         **routing,
