@@ -34,7 +34,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from t2hx import ROOT
+from t2hx import ROOT, reframe_deprecations
 from t2hx.conf import System, load_system
 from t2hx.paths import conf_dir, hostfiles_root, log_root, spack_view, work_root
 from t2hx.errors import ConfError
@@ -301,6 +301,7 @@ def register_launchers() -> None:
 
 def site_configuration(systems: list[System] | None = None) -> dict:
     register_launchers()
+    reframe_deprecations.install()    # loading the checks: t2hx/reframe_deprecations.py
     systems = systems if systems is not None else load_systems()
     name = campaign()
     logdir = log_root() / name
