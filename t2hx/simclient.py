@@ -1,6 +1,7 @@
-"""The client side of a campaign's warm simulator (t2hx/simserver.py): ``t2hx simulate``
-hands its command line, working directory, environment and standard streams to the server
-named by ``T2HX_SIM_SERVER`` and exits with the status the server's run ends with.
+"""The client side of a campaign's warm simulator (t2hx/simserver.py): ``t2hx simulate``, and
+``t2hx campaign reroute`` (a re-routed case's routing step), hands its command line, working
+directory, environment and standard streams to the server named by ``T2HX_SIM_SERVER`` and
+exits with the status the server's run ends with.
 
 It imports the standard library only, and :func:`forward` runs before the command line is
 parsed, so a case served warm starts one small interpreter and no t2hx module beyond this
@@ -15,8 +16,9 @@ import struct
 import sys
 
 ENV = "T2HX_SIM_SERVER"
-#: The commands a server runs (a campaign's cases); every other command runs here.
-SERVED = ("simulate",)
+#: The commands a server runs, by their leading words: a campaign's cases and the routing
+#: step before a re-routed one (PARX, SAR); every other command runs here.
+SERVED = (("simulate",), ("campaign", "reroute"))
 #: A length prefix before the request (the server reads exactly that many bytes).
 HEADER = struct.Struct("!I")
 
@@ -24,7 +26,7 @@ HEADER = struct.Struct("!I")
 def forward(argv: list[str]) -> int | None:
     """The exit status of ``argv`` run by the campaign's server, or None: run it here."""
     path = os.environ.get(ENV)
-    if not path or not argv or argv[0] not in SERVED:
+    if not path or not any(argv[:len(words)] == list(words) for words in SERVED):
         return None
     try:
         streams = [sys.stdin.fileno(), sys.stdout.fileno(), sys.stderr.fileno()]

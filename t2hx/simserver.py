@@ -30,9 +30,11 @@ from pathlib import Path
 from t2hx.campaign.guard import kill_descendants
 from t2hx.simclient import ENV, HEADER
 
-#: Modules the model loads lazily that every simulating case needs.
+#: Modules the model loads lazily that every simulating case needs, and those of the routing
+#: step a PARX or SAR case runs first (t2hx campaign reroute: demand, re-route, its command).
 WARM = ("numpy", "t2hx.simulation", "t2hx.flowsim.models", "t2hx.flowsim.noise",
-        "t2hx.flowsim.runcache", "t2hx.commands.simulate")
+        "t2hx.flowsim.runcache", "t2hx.commands.simulate", "t2hx.traffic",
+        "t2hx.routing.reroute", "t2hx.commands.campaign")
 
 
 def warm() -> None:

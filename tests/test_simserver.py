@@ -35,8 +35,11 @@ def server(tmp_path):
     assert not path.exists(), "the server left its socket behind"
 
 
-def _run(argv: list[str], cwd: Path, sock: Path | None) -> subprocess.CompletedProcess:
+def _run(argv: list[str], cwd: Path, sock: Path | None,
+         work: Path | None = None) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if k != ENV}
+    if work is not None:
+        env["T2HX_WORK_ROOT"] = str(work)
     if sock is not None:
         env[ENV] = str(sock)
     return subprocess.run([*T2HX, *argv], cwd=cwd, env=env, capture_output=True, text=True,
@@ -118,3 +121,68 @@ def test_the_server_keys_cases_on_the_code_it_loaded(monkeypatch):
     assert runcache.code_version() == loaded["all"]             # still the loaded code's
     assert runcache.code_version("flow") == loaded["flow"]
     assert runcache.code_version("packet") == loaded["all"]
+
+
+def _listing(folder: Path) -> dict[str, str]:
+    """What a routing step left: each entry's link target, or its bytes."""
+    return {p.name: os.readlink(p) if p.is_symlink() else p.read_text()
+            for p in sorted(folder.iterdir())}
+
+
+def test_a_served_routing_step_leaves_what_a_cold_one_leaves(server, mini, tmp_path):
+    """A PARX case's `t2hx campaign reroute` runs in the server too (t2hx/simclient.py
+    SERVED): the first call routes (ibsim and OpenSM under the server's child), the second,
+    cold, finds the routing cache's run; both leave the same tables for the case."""
+    hosts = tmp_path / "h.txt"
+    hosts.write_text("".join(f"{h}\n" for h in mini.hostnames()[8:16]))
+    argv = ["campaign", "reroute", "--system", str(mini.path), "--plane", "hyperx",
+            "--routing", "parx", "--mode", "sim", "--out", "routing", "--hostfile", str(hosts),
+            "--benchmark", "hpl", "--input", '{"gib_per_rank": 1.0, "nb": 192}']
+    runs = {}
+    for name, sock in (("served", server[0]), ("cold", None)):
+        stage = tmp_path / name
+        stage.mkdir()
+        done = _run(argv, stage, sock, work=tmp_path / "work")
+        assert done.returncode == 0, done.stderr
+        runs[name] = _listing(stage / "routing")
+    assert runs["served"] == runs["cold"] and "opensm-lfts.dump" in runs["cold"]
+    assert "demand.txt" in runs["cold"]
+
+
+def test_the_client_forwards_cases_and_routing_steps_only(tmp_path, monkeypatch):
+    """simclient.forward hands `simulate` and `campaign reroute` to the server named by the
+    variable, and leaves every other command (e.g. `campaign run`) to run where it is."""
+    import json
+    import socket
+    import threading
+
+    from t2hx import simclient
+
+    path = tmp_path / "s.sock"
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(str(path))
+    listener.listen(4)
+    seen = []
+
+    def answer():
+        while True:
+            conn, _ = listener.accept()
+            with conn:
+                data, fds, _, _ = socket.recv_fds(conn, 1 << 16, 3)
+                for fd in fds:
+                    os.close(fd)
+                seen.append(json.loads(data[simclient.HEADER.size:])["argv"])
+                conn.sendall(b"0\n")
+
+    threading.Thread(target=answer, daemon=True).start()
+    monkeypatch.setenv(ENV, str(path))
+    null = open(os.devnull, "r+")              # streams with descriptors to hand over
+    for stream in ("stdin", "stdout", "stderr"):
+        monkeypatch.setattr(sys, stream, null)
+    for argv in (["simulate", "--help"], ["campaign", "reroute", "--help"]):
+        assert simclient.forward(argv) == 0
+    for argv in (["campaign", "run"], ["campaign"], ["scorecard", "log/reference"], []):
+        assert simclient.forward(argv) is None
+    assert seen == [["simulate", "--help"], ["campaign", "reroute", "--help"]]
+    listener.close()
+    null.close()
