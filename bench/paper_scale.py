@@ -14,6 +14,8 @@ overhead measured through Slurm (bench/campaign.py, 2 concurrent jobs on 2 cores
 simulation time this machine spent (the same on a Slurm node of the same speed), a lower
 bound for a partition of that size.
 
+What dominates (#46): ``dominant``, the checks whose jobs held the slots longest.
+
 Packing (#46): per session with a report, how full the machine's job slots were: the time
 integral of min(running jobs, cores) over cores x the session's elapsed time, from each
 case's job submission to its completion (ReFrame's ``job_submit_time`` and
@@ -72,12 +74,37 @@ def packing(report: dict, cores: int = CORES) -> dict:
             "under_cores_s": round(under, 1), "jobs": len(events) // 2}
 
 
-def sessions(logdir: Path) -> list[dict]:
-    out = []
+def _reports(logdir: Path) -> list[tuple[Path, dict]]:
     # ReFrame's report of a paper-scale session is tens of MB of JSON: committed xz'd.
+    out = []
     for path in sorted((logdir / "reframe").glob("report-*.json*")):
         text = lzma.open(path, "rt").read() if path.suffix == ".xz" else path.read_text()
-        report = json.loads(text)
+        out.append((path, json.loads(text)))
+    return out
+
+
+def dominant(logdir: Path, top: int = 8) -> list[dict]:
+    """What the job slots held longest, by check (e.g. NetgaugeEBB, IMBCollective): each
+    check's passing cases, their job seconds (submission to completion) and share of all
+    the sessions' job seconds, the largest first."""
+    held: dict[str, list[float]] = {}
+    for _, report in _reports(logdir):
+        for run in report["runs"]:
+            for case in run["testcases"]:
+                start, end = case.get("job_submit_time"), case.get("job_completion_time_unix")
+                if start is None or end is None or case.get("result") != "pass":
+                    continue
+                held.setdefault(case["name"].split()[0], []).append(float(end) - float(start))
+    total = max(1e-9, sum(sum(v) for v in held.values()))
+    rows = sorted(held.items(), key=lambda kv: -sum(kv[1]))[:top]
+    return [{"check": name, "jobs": len(v), "job_s": round(sum(v), 1),
+             "share": round(sum(v) / total, 3), "longest_s": round(max(v), 1)}
+            for name, v in rows]
+
+
+def sessions(logdir: Path) -> list[dict]:
+    out = []
+    for path, report in _reports(logdir):
         info = report["session_info"]
         out.append({"report": path.name, "start": info["time_start"], "end": info["time_end"],
                     "elapsed_s": round(float(info["time_elapsed"]), 1),
@@ -175,6 +202,9 @@ def main() -> int:
                     "CPU-seconds over cores x wall while the campaign ran (provenance.json "
                     "runs[].cpu; t2hx's start-ups and ReFrame count as busy, other load on "
                     "the machine too)"},
+        "dominant": dominant(logdir),
+        "dominant_note": "job seconds per check over the sessions' passing cases (ReFrame's "
+        "job submission to completion; on 2 cores the slots' seconds, not CPU seconds)",
         "slurm_estimate_h": round((cases * slurm_s_per_case + simulate_s) / 3600, 2),
         "slurm_estimate_basis": "estimate, not a run: cases x the Slurm per-case time "
         "measured by bench/campaign.py (2 concurrent jobs, 2 cores) + the simulation time "
