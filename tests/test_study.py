@@ -155,6 +155,22 @@ def test_a_variant_the_binary_lacks_is_refused_before_the_campaign(tmp_path):
     assert str(path) in err.value.line() and "\n" not in err.value.line()
 
 
+def test_a_simulated_campaign_refuses_more_than_one_rank_per_node(tmp_path):
+    """The simulator places one rank per node; a study asking for more would otherwise run
+    every simulated case at one rank per node without a word (real systems take it)."""
+    from t2hx.campaign import preflight
+
+    path = tmp_path / "study.yaml"
+    path.write_text(STUDY.replace("ranks_per_node: 1 ", "ranks_per_node: 2 ", 1))
+    study = load_study(path, "full")
+    with pytest.raises(ConfError) as err:
+        preflight.check_one_rank_per_node(study)
+    assert err.value.field == "ranks_per_node" and "2 ranks per node" in err.value.line()
+    assert str(path) in err.value.line() and "\n" not in err.value.line()
+    preflight.check_one_rank_per_node(load_study(ROOT / "conf" / "studies"
+                                                 / "fattree-configs-sc17.yaml", "full"))
+
+
 def test_unknown_profile(tmp_path):
     with pytest.raises(ConfError, match="no profile 'huge'"):
         load_study(ROOT / "conf" / "studies" / "hyperx-vs-fattree-sc19.yaml", "huge")

@@ -27,6 +27,8 @@ def check(study: Study, systems: list[System], rf_system: str = "sim") -> None:
     if rf_system.split(":")[0] not in ("sim", "local"):
         for system in systems:
             check_real(system)
+    if rf_system.split(":")[0] == "sim":
+        check_one_rank_per_node(study)
     for system in systems:
         check_planes(system)
         if rf_system.split(":")[0] == "sim":
@@ -35,6 +37,17 @@ def check(study: Study, systems: list[System], rf_system: str = "sim") -> None:
     check_variants(study)
     check_inputs(study)
     check_size(study, systems)
+
+
+def check_one_rank_per_node(study: Study) -> None:
+    """The simulator places one rank per node (a case's ranks are its hostfile's lines): a
+    study asking for more would run every simulated case at one rank per node without a
+    word, its inputs scaled for more ranks (seed 003 runs 16 per node: docs/fattree-configs.md)."""
+    if study.ranks_per_node > 1:
+        raise ConfError(f"the study asks for {study.ranks_per_node} ranks per node, but the "
+                        "simulator places one rank per node", file=study.path,
+                        field="ranks_per_node",
+                        fix="run it on a real system, or set ranks_per_node: 1 to simulate it")
 
 
 def check_variants(study: Study) -> None:
