@@ -240,6 +240,10 @@ class T2hxCheck(rfm.RunOnlyRegressionTest):
                 f"{self.hostfile}: no hostfile (fix: run/t2hx hostfiles --system "
                 f"{self.extras['conf_file']})")
         if self.mode == "sim":
+            # `reframe -r` without `t2hx campaign` skips its preflight: the same line here
+            from t2hx.campaign.preflight import check_one_rank_per_node
+
+            check_one_rank_per_node(STUDY)
             self.num_tasks = 1
             self.executable = cli()
             self.executable_opts = self.sim_command()
