@@ -79,3 +79,17 @@ def test_the_docs_quote_todays_table(rows: dict[str, Profile]) -> None:
     page = (ROOT / "docs" / "fattree-configs.md").read_text()
     assert mp.table(list(rows.values())) in page, \
         "the stand-ins' profiles changed: paste mp.table(mp.profiles()) into the page"
+
+
+def test_at_the_papers_settings_three_of_five_agree_and_the_docs_quote_it() -> None:
+    """Seed 003 §4's 16 ranks per node on Table 2's per-process problems
+    (docs/fattree-configs.md#at-the-papers-settings): Hypre, Atratus and MILC agree;
+    ParaDiS and Mercury differ; pF3D and Qbox cannot hold their problem and are left out."""
+    rows = {p.code: p for p in mp.paper_profiles(STUDY)}
+    assert {p.ranks for p in rows.values()} == {1024 * 16}
+    assert set(rows) == set(mp.TABLE_4) - {"pF3D", "Qbox"}
+    agree = {code for code, p in rows.items() if p.verdict()[0]}
+    assert agree == {"Hypre", "Atratus", "MILC"}
+    assert rows["Hypre"].p2p == rows["Atratus"].p2p == "light"
+    page = (ROOT / "docs" / "fattree-configs.md").read_text()
+    assert mp.table(list(rows.values())) in page, "docs/fattree-configs.md: paste mp.table(...)"

@@ -97,19 +97,21 @@ def stand_ins(study: Study) -> dict[str, str]:
     return out
 
 
-def profile(study: Study, code: str, benchmark: str, ranks: int) -> Profile:
-    """One step of ``benchmark``'s calibrated model at ``ranks`` ranks, classified."""
+def profile(study: Study, code: str, benchmark: str, ranks: int,
+            inputs: dict | None = None) -> Profile:
+    """One step of ``benchmark``'s calibrated model at ``ranks`` ranks, classified; with
+    ``inputs``, those keys set over the study's input."""
     from t2hx.benchmarks import app
     from t2hx.conf import load_system, system_path
     from t2hx.flowsim import appmodel
     from t2hx.flowsim.apps import term_phases
 
-    spec, inp = app(benchmark), study.catalog[benchmark].get("input", {})
+    spec, inp = app(benchmark), {**study.catalog[benchmark].get("input", {}), **(inputs or {})}
     model = appmodel.model(spec)
     if model is None:
         raise ValueError(f"{benchmark} has no calibrated model (conf/appmodels.yaml)")
     rules = load_system(system_path(study.all_combos()[0].system or study.system)).model["collectives"]
-    sizes, partners = [], np.zeros(ranks)
+    sizes, pairs = [], []
     collectives: dict[str, str] = {}
     for term, total in zip(model.terms, model.term_bytes(ranks, inp)):
         per_rank = total / model.iterations
@@ -125,8 +127,11 @@ def profile(study: Study, code: str, benchmark: str, ranks: int) -> Profile:
         for ph in term_phases(term.pattern, ranks, per_rank, 1e9, rules,
                               model.rules.measure(term.measure, inp, ranks)):
             sizes.append(ph.size)
-            for r in range(ranks):
-                partners[r] += len(np.unique(ph.dst[ph.src == r]))
+            pairs.append(np.unique(ph.src.astype(np.int64) * ranks + ph.dst))
+    # a rank's distinct destinations, summed over the phases (a partner met in two phases
+    # counts twice, as it did per phase)
+    partners = (np.bincount(np.concatenate(pairs) // ranks, minlength=ranks) if pairs
+                else np.zeros(ranks))
     sent = np.concatenate(sizes) if sizes else np.zeros(0)
     share = float((sent >= LARGE).mean()) if len(sent) else 0.0
     return Profile(code, benchmark, ranks, len(sent), share,
@@ -142,6 +147,33 @@ def profiles(study_file: str | Path | None = None, profile_name: str | None = No
     n = nodes or max(max(v) for v in study.ladders.values())
     return [profile(study, code, bench, n * study.ranks_per_node)
             for code, bench in stand_ins(study).items()]
+
+
+#: Seed 003 §4 ran 16 processes per node (16,384 on 1,024 nodes) on Table 2's problems, given
+#: per process. Each stand-in's input holding the same per-process size (docs/fattree-
+#: configs.md#at-the-papers-settings says why each): Hypre's 34,320 unknowns -> AMG cube 33
+#: (35,937); Atratus' 28,740 unknowns -> miniFE n_base 31 (29,791); MILC's 16,384 grid points
+#: (16^4) -> FFVC cube 25 (15,625); ParaDiS' 5.2 M nodes over 16,384 processes (317 each) ->
+#: CoMD 7 atoms per side (343). Mercury's 2,500 particles have no counterpart in mVMC's input
+#: (its study input stays). Two cannot hold their problem: pF3D's 3.9 M grid points per
+#: process would be SWFFT grid_per_rank 157, but SWFFT's global grid must divide by the
+#: process count (t2hx/benchmarks/swfft.py swfft_ng), so on 16,384 processes it is at least
+#: 16,384 per side, 68 times pF3D's per process; Qbox's 512 atoms on 16,384 processes are
+#: under one atom per process, which qb@ll's input (whole atoms per rank) cannot hold.
+PAPER_RANKS_PER_NODE = 16
+PAPER_INPUTS: dict[str, dict | None] = {
+    "Hypre": {"cube": 33}, "Atratus": {"n_base": 31}, "Mercury": {}, "MILC": {"cube": 25},
+    "ParaDiS": {"atoms_per_dim_per_rank": 7}, "pF3D": None, "Qbox": None}
+
+
+def paper_profiles(study_file: str | Path | None = None, nodes: int | None = None
+                   ) -> list[Profile]:
+    """Every stand-in that can hold its Table 2 problem, at seed 003 §4's 16 ranks per node
+    on ``nodes`` (default: the study's largest ladder step)."""
+    study = load_study(study_file)
+    n = nodes or max(max(v) for v in study.ladders.values())
+    return [profile(study, code, bench, n * PAPER_RANKS_PER_NODE, PAPER_INPUTS[code])
+            for code, bench in stand_ins(study).items() if PAPER_INPUTS[code] is not None]
 
 
 def table(rows: list[Profile]) -> str:
