@@ -17,7 +17,7 @@ STUDY = "conf/studies/hyperx-vs-fattree-sc19.yaml"
 
 def _log(tmp_path: Path, runs: list[dict], simulated: bool = True) -> Path:
     log = tmp_path / "camp"
-    log.mkdir()
+    log.mkdir(parents=True)
     (log / "provenance.json").write_text(json.dumps({
         "simulated": simulated, "systems": ["mini"], "study_file": STUDY, "runs": runs}))
     return log
@@ -45,6 +45,44 @@ def test_a_changed_system_or_study_makes_it_stale(tmp_path) -> None:
     old["study"] = old["study_profile"] = "1" * 64
     got = freshness(_log(tmp_path, [{"fingerprint": old}]))
     assert got.state == "stale" and "system mini" in got.line and "study" in got.line
+
+
+def test_code_outside_simulate_goes_stale_for_the_studies_that_run_it(tmp_path,
+                                                                    monkeypatch) -> None:
+    """Capacity runs (seed 000's study has them) are computed by the job-mix model, outside
+    `t2hx simulate`: a change to its code stales the log and says which part; a study
+    without capacity, workloads, histories or networks has no such part."""
+    from t2hx.post import freshness as fr
+
+    code = tmp_path / "jobmix.py"
+    code.write_text("# the job-mix model\n")
+    monkeypatch.setattr(fr, "outside_sources", lambda part: [code])
+    log = _log(tmp_path, [{"fingerprint": _now()}])
+    assert list(_now()["outside"]) == ["capacity"]
+    assert freshness(log).state == "fresh"
+    code.write_text("# the job-mix model, changed\n")
+    got = freshness(log)
+    assert got.state == "stale" and "capacity code changed" in got.line
+    assert fr.outside_parts({"benchmarks": {}, "capacity": {}}) == []
+    assert fr.outside_parts({"histories": {"trace": "x"}, "networks": {"seed": 1}}) == \
+        ["histories", "networks"]
+
+
+def test_a_run_recorded_before_the_outside_digests_is_judged_by_git(tmp_path) -> None:
+    """A fingerprint without ``outside`` (runs before it existed): git compares the part's
+    sources at the run's commit with today's; a commit this clone lacks counts as changed."""
+    import subprocess
+
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True,
+                          text=True, check=True).stdout.strip()
+    dirty = subprocess.run(["git", "status", "--porcelain", "t2hx"], cwd=ROOT,
+                           capture_output=True, text=True, check=True).stdout
+    old = {k: v for k, v in _now().items() if k != "outside"}
+    if not dirty:          # a clean checkout (CI's clone): HEAD's sources are today's
+        got = freshness(_log(tmp_path / "a", [{"fingerprint": old, "git_hash": head}]))
+        assert got.state == "fresh", got.line
+    got = freshness(_log(tmp_path / "b", [{"fingerprint": old, "git_hash": "0" * 40}]))
+    assert got.state == "stale" and "capacity code changed" in got.line
 
 
 def test_runs_of_two_models_are_stale(tmp_path) -> None:

@@ -3,8 +3,9 @@
 A simulated campaign run records a *fingerprint* in provenance.json: the run cache's code
 versions of the model (t2hx/flowsim/runcache.py: the whole, and the flow model's, which leaves
 the packet engine out; a log of a study that runs no packet case is stale only when the
-flow model's changed), and digests of the conf systems and the
-study file it ran with (their simulated parts, as the run cache's keys take them). Today's
+flow model's changed), the code of what the study computes outside ``t2hx simulate``
+(capacity runs, workloads, history replays, network analyses: ``OUTSIDE_SIMULATE``), and
+digests of the conf systems and the study file it ran with (their simulated parts, as the run cache's keys take them). Today's
 fingerprint differing in any part makes the log stale, and the line says which part. The
 study counts as changed only where the log's profile reads it: its settings outside
 ``profiles:`` and its own profile's section (a profile added for another run leaves the log
@@ -16,6 +17,7 @@ model to go stale."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import subprocess
 from dataclasses import dataclass
@@ -32,7 +34,7 @@ class Freshness:
 
 def fingerprint(system_files: list[Path], study_file: Path, profile: str = "full") -> dict:
     """Today's model, conf systems (by name) and study (whole, and as ``profile`` reads it),
-    as digests."""
+    as digests; and the code of what the study computes outside ``t2hx simulate``."""
     import yaml
 
     from t2hx.flowsim import runcache
@@ -40,7 +42,43 @@ def fingerprint(system_files: list[Path], study_file: Path, profile: str = "full
     study = yaml.safe_load(Path(study_file).read_text())
     return {"model": runcache.code_version(), "model_flow": runcache.code_version(runcache.FLOW),
             "systems": {Path(p).stem: runcache.system_digest(Path(p)) for p in system_files},
-            "study": runcache.digest(study), "study_profile": profile_digest(study, profile)}
+            "study": runcache.digest(study), "study_profile": profile_digest(study, profile),
+            "outside": {part: code_digest(part) for part in outside_parts(study)}}
+
+
+#: What a campaign computes outside ``t2hx simulate`` (whose sources the run cache's model
+#: version covers), by the study section that asks for it, and the modules its
+#: ``t2hx campaign`` command starts from (t2hx/commands/campaign.py): capacity runs and
+#: multi-job workloads (the job-mix model), job-history replays, generated-network analyses.
+#: Their results go stale with their code as a case's go with the model's.
+OUTSIDE_SIMULATE: dict[str, tuple[str, ...]] = {
+    "capacity": ("t2hx.jobmix",), "workloads": ("t2hx.jobmix",),
+    "histories": ("t2hx.history.sample_routing",),
+    "networks": ("t2hx.placement.network_analysis", "t2hx.flowsim.exchange")}
+
+
+def outside_parts(study: dict) -> list[str]:
+    """The sections of OUTSIDE_SIMULATE the study has."""
+    return [part for part in OUTSIDE_SIMULATE if study.get(part)]
+
+
+def outside_sources(part: str) -> list[Path]:
+    """The sources a part's results depend on: the model's (the app models it runs) and
+    every module its entry modules reach."""
+    from t2hx.flowsim import runcache
+    from t2hx.imports import closure
+    from t2hx.paths import work_root
+
+    reached = closure(list(OUTSIDE_SIMULATE[part]), work_root() / "imports")
+    return sorted(set(runcache.model_sources()) | set(reached))
+
+
+def code_digest(part: str) -> str:
+    h = hashlib.sha256()
+    for path in outside_sources(part):
+        h.update(str(path.relative_to(ROOT) if path.is_relative_to(ROOT) else path).encode())
+        h.update(path.read_bytes())
+    return h.hexdigest()
 
 
 #: Study keys no run reads: where run/reproduce writes each profile's log.
@@ -114,6 +152,8 @@ def _by_fingerprint(name: str, prov: dict, runs: list[dict]) -> Freshness:
     last = runs[-1]["fingerprint"]
     now = _current(prov, sorted(last.get("systems", {})), runs[-1].get("profile") or "full")
     changed = ["model"] if _model_changed(prov, last, now) else []
+    changed += [f"{part} code" for part in sorted(now["outside"])
+                if _outside_changed(part, runs[-1], now)]
     changed += ["study"] if _study_changed(prov, runs[-1], now) else []
     changed += [f"system {s}" for s, d in sorted(last.get("systems", {}).items())
                 if now["systems"].get(s) != d]
@@ -125,6 +165,22 @@ def _by_fingerprint(name: str, prov: dict, runs: list[dict]) -> Freshness:
     return Freshness("stale", f"{name}: STALE, produced by model {last['model'][:12]}; "
                      f"today's is {now['model'][:12]} ({', '.join(changed)} changed since)"
                      f"{note}: rerun the campaign")
+
+
+def _outside_changed(part: str, run: dict, now: dict) -> bool:
+    """Whether the code of a part the study computes outside ``t2hx simulate`` changed since
+    the run: by its digest, or for a run recorded before the digests existed, by git (its
+    sources at the run's commit against today's; a commit this clone lacks counts as
+    changed)."""
+    recorded = run["fingerprint"].get("outside")
+    if recorded is not None:
+        return recorded.get(part) != now["outside"][part]
+    if not run.get("git_hash"):
+        return True
+    files = [str(p.relative_to(ROOT)) for p in outside_sources(part)]
+    done = subprocess.run(["git", "diff", "--quiet", run["git_hash"], "--", *files], cwd=ROOT,
+                          capture_output=True)
+    return done.returncode != 0
 
 
 def _model_changed(prov: dict, last: dict, now: dict) -> bool:
