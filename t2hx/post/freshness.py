@@ -1,19 +1,18 @@
 """Whether a campaign log was simulated by today's model (#47, "never stale").
 
 A simulated campaign run records a *fingerprint* in provenance.json: the run cache's code
-versions of the model (t2hx/flowsim/runcache.py: the whole, and the flow model's, which leaves
-the packet engine out; a log of a study that runs no packet case is stale only when the
-flow model's changed), the code of what the study computes outside ``t2hx simulate``
+versions of the model (t2hx/flowsim/runcache.py: the whole, and the flow model's, which
+leaves the packet engine out; a log of a study that runs no packet case is stale only when
+the flow model's changed), the code of what the study computes outside ``t2hx simulate``
 (capacity runs, workloads, history replays, network analyses: ``OUTSIDE_SIMULATE``), and
-digests of the conf systems and the study file it ran with (their simulated parts, as the run cache's keys take them). Today's
-fingerprint differing in any part makes the log stale, and the line says which part. The
-study counts as changed only where the log's profile reads it: its settings outside
-``profiles:`` and its own profile's section (a profile added for another run leaves the log
-fresh); a run recorded before that digest existed is compared by the study file at its
-commit. A log
-written before runs recorded one falls back to git: the model's sources, the systems and
-the study as the run's commit had them against the working tree. Measured logs have no
-model to go stale."""
+digests of the conf systems and the study file it ran with (their simulated parts, as the
+run cache's keys take them). Today's fingerprint differing in any part makes the log stale,
+and the line says which part. The study counts as changed only where the log's profile reads
+it: its settings outside ``profiles:`` and its own profile's section (a profile added for
+another run leaves the log fresh); a run recorded before that digest existed is compared by
+the study file at its commit. A log written before runs recorded one falls back to git: the
+model's sources, the systems and the study as the run's commit had them against the working
+tree. Measured logs have no model to go stale."""
 
 from __future__ import annotations
 
