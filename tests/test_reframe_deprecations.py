@@ -9,9 +9,10 @@ import warnings
 
 import pytest
 
+from reframe.core import warnings as rfm_warnings
+
 from t2hx import reframe_deprecations as rd
 
-rfm_warnings = pytest.importorskip("reframe.core.warnings")
 
 
 @pytest.fixture
