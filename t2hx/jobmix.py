@@ -160,7 +160,7 @@ def workload_text(system_name: str, plane: str, routing: str, workload: int,
     else 1)."""
     from t2hx.conf import load_system, system_path
     from t2hx.flowsim import interference, multijob
-    from t2hx.flowsim.appmodel import system_node
+    from t2hx.flowsim.appmodel import rank_share, system_node
     from t2hx.flowsim.network import open_network
     from t2hx.placement.jobs import draw
     from t2hx.study import load_study, workload_window
@@ -173,18 +173,22 @@ def workload_text(system_name: str, plane: str, routing: str, workload: int,
     scale = float(compute_scale if compute_scale is not None else
                   spec.get("compute_scale") or 1.0)
     window = window if window is not None else workload_window(spec, scale)
-    hosts = [h for s in sets for h in s]
+    # Each job at its app's ranks per node (the study's, or the app's own where its
+    # stand-in cannot hold the paper's problem), a node's ranks in a block
+    per_node = [study.ranks_per_node_of(app) for app in apps]
+    hosts = [h for s, rpn in zip(sets, per_node) for h in s for _ in range(rpn)]
     net = open_network(system, plane, routing, hosts=hosts, work=work)
     spans, at = [], 0
-    for s in sets:
-        spans.append(np.arange(at, at + len(s)))
-        at += len(s)
+    for s, rpn in zip(sets, per_node):
+        spans.append(np.arange(at, at + len(s) * rpn))
+        at += len(s) * rpn
     inputs = [study.input(app, len(s)) for app, s in zip(apps, sets)]
     codes = [benchmarks.app(app, field="workloads.apps") for app in apps]
     term = interference.Term.of(system.model)
+    node = system_node(system_name)
     results = multijob.run_workload(net, codes, spans, inputs, scale,
-                                    system_node(system_name), window, fluid_solver(solver),
-                                    term)
+                                    [rank_share(node, rpn) for rpn in per_node], window,
+                                    fluid_solver(solver), term)
     head = wire.sim_header({
         "system": system.name, "plane": plane, "routing": routing, "workload": workload,
         "window": f"{window:g}", "compute_scale": f"{scale:g}",

@@ -37,6 +37,9 @@ class NetworkOptions:
     parx_threshold: int | None = None    # parx: Table 1a below this many bytes, 1b from it
     work: str | None = None              # routing cache root (default: t2hx.paths.work_root)
     quiet: bool = True
+    # Open MPI's --map-by ppr:N:node (t2hx/launcher.py binding): ranks rN .. rN + N - 1 on
+    # line r of the hostfile, intra-node messages over shared memory (flow model only)
+    ranks_per_node: int = 1
 
 
 @dataclass(frozen=True)
@@ -64,7 +67,7 @@ class SimRequest:
     system: str                          # conf/systems/<sys>.yaml or its name
     plane: str
     routing: str                         # OpenSM engine
-    hostfile: str                        # rank i on line i's host
+    hostfile: str                        # its lines' hosts, ranks_per_node each
     benchmark: str                       # registry key (t2hx/benchmarks/)
     variant: str | None = None           # e.g. an IMB collective
     input: dict[str, Any] | None = None  # the study input (apps, x500); None: the study's
@@ -78,5 +81,8 @@ class SimRequest:
         """The options a simulated output depends on besides the case's files: the
         benchmark's options, its input (canonical JSON) and the PARX threshold."""
         text = None if self.input is None else json.dumps(self.input, sort_keys=True)
+        # one rank per node leaves the key as it was before ranks per node existed
+        packed = ({"ranks_per_node": self.network.ranks_per_node}
+                  if self.network.ranks_per_node > 1 else {})
         return {**asdict(self.options), "input": text,
-                "parx_threshold": self.network.parx_threshold}
+                "parx_threshold": self.network.parx_threshold, **packed}

@@ -161,6 +161,9 @@ BENCHMARK = {
                doc="mapping draws: its runs are one per draw of each combo's placement, "
                "repetition r on draw r (hostfiles <n>.r<r>.txt, draw 0 = <n>.txt) instead of "
                "`repetitions` runs on one hostfile, e.g. draws: 10 (seed 001's box plots)"),
+    "ranks_per_node": F(int, default=None, min=1,
+                        doc="ranks per node of its cases (default: the study's), e.g. "
+                        "ranks_per_node: 1"),
     "figures": F(dict, default=None, values=F(list, items=F(str)),
                  doc="seed 001's collective-time figures: groups of its combos drawn "
                  "together, e.g. figures: {circ: [circ-random, circ-ring]} (default: one "
@@ -277,6 +280,9 @@ PROFILE = {
                doc="mapping draws per benchmark, e.g. draws: {npb-ft: 10}"),
     "packet_up_to": F(int, default=None, min=1,
                       doc="packet-engine benchmarks run on the flow engine above this node count"),
+    "ranks_per_node": F(int, default=None, min=1,
+                        doc="the study's ranks per node in this profile (a benchmark's own "
+                        "stays), e.g. ranks_per_node: 1"),
     "workloads": F(dict, default={}, fields={
         "count": F(int, default=None, min=1),
         "window": F(str, default=None, check=_duration),
@@ -459,6 +465,11 @@ class Study:
                 and nodes > limit:
             return FLOW_MODEL
         return bench["model"]
+
+    def ranks_per_node_of(self, name: str) -> int:
+        """Ranks per node of a benchmark's cases: its own ``ranks_per_node``, else the
+        study's."""
+        return self.catalog[name]["ranks_per_node"] or self.ranks_per_node
 
     def input(self, name: str, nodes: int) -> dict:
         """The benchmark's input at this node count (scale overrides applied in order)."""
@@ -760,6 +771,8 @@ def _apply_profile(data: dict, profile: str, path: Path) -> dict:
     data = dict(data)
     if prof["repetitions"] is not None:
         data["repetitions"] = prof["repetitions"]
+    if prof["ranks_per_node"] is not None:
+        data["ranks_per_node"] = prof["ranks_per_node"]
     if prof["ladders"] is not None:
         unknown = [name for name in prof["ladders"] if name not in data["ladders"]]
         if unknown:       # a typo would add an unused ladder and run the full one
@@ -900,11 +913,14 @@ def _check_on_system(data: dict, path: Path) -> None:
     if file.is_file():
         system = load_system(file)
         cores = system.nodes["cores"]
-        if data["ranks_per_node"] > cores:
-            raise ConfError(f"{data['ranks_per_node']} ranks per node, but a node of "
-                            f"{system.name} has {cores} cores", file=path,
-                            field="ranks_per_node",
-                            fix=f"use at most {cores}, or set nodes.cores in {file}")
+        asked = [("ranks_per_node", data["ranks_per_node"])] + [
+            (f"benchmarks.{name}.ranks_per_node", b["ranks_per_node"])
+            for name, b in data["benchmarks"].items() if b["ranks_per_node"]]
+        for field, rpn in asked:
+            if rpn > cores:
+                raise ConfError(f"{rpn} ranks per node, but a node of {system.name} has "
+                                f"{cores} cores", file=path, field=field,
+                                fix=f"use at most {cores}, or set nodes.cores in {file}")
     base = next(c for c in data["combos"] + data["extra_combos"]
                 if c["name"] == data["baseline"])
     file = system_path(base["system"] or data["system"])

@@ -155,20 +155,31 @@ def test_a_variant_the_binary_lacks_is_refused_before_the_campaign(tmp_path):
     assert str(path) in err.value.line() and "\n" not in err.value.line()
 
 
-def test_a_simulated_campaign_refuses_more_than_one_rank_per_node(tmp_path):
-    """The simulator places one rank per node; a study asking for more would otherwise run
-    every simulated case at one rank per node without a word (real systems take it)."""
+def test_a_simulated_campaign_refuses_ranks_per_node_the_simulator_cannot_place(tmp_path):
+    """The flow model places several ranks per node; the capacity mix and the packet engine
+    place one. A study asking them for more would otherwise run at one rank per node without
+    a word (real systems take it)."""
     from t2hx.campaign import preflight
 
     path = tmp_path / "study.yaml"
     path.write_text(STUDY.replace("ranks_per_node: 1 ", "ranks_per_node: 2 ", 1))
-    study = load_study(path, "full")
     with pytest.raises(ConfError) as err:
-        preflight.check_one_rank_per_node(study)
+        preflight.check_ranks_per_node(load_study(path, "full"))
     assert err.value.field == "ranks_per_node" and "2 ranks per node" in err.value.line()
+    assert "capacity" in err.value.line()
     assert str(path) in err.value.line() and "\n" not in err.value.line()
-    preflight.check_one_rank_per_node(load_study(ROOT / "conf" / "studies"
-                                                 / "fattree-configs-sc17.yaml", "full"))
+    raw = yaml.safe_load(STUDY)
+    raw["benchmarks"]["ebb"]["ranks_per_node"] = 4
+    path.write_text(yaml.safe_dump(raw))
+    with pytest.raises(ConfError) as err:
+        preflight.check_ranks_per_node(load_study(path, "full"))
+    assert err.value.field == "benchmarks.ebb.ranks_per_node" and "packet" in err.value.line()
+    raw["benchmarks"]["ebb"]["model"] = "flow"
+    path.write_text(yaml.safe_dump(raw))
+    preflight.check_ranks_per_node(load_study(path, "full"))
+    sc17 = load_study(ROOT / "conf" / "studies" / "fattree-configs-sc17.yaml", "full")
+    preflight.check_ranks_per_node(sc17)
+    assert sc17.ranks_per_node == 16 and sc17.ranks_per_node_of("ebb") == 1
 
 
 def test_unknown_profile(tmp_path):

@@ -28,7 +28,7 @@ def check(study: Study, systems: list[System], rf_system: str = "sim") -> None:
         for system in systems:
             check_real(system)
     if rf_system.split(":")[0] == "sim":
-        check_one_rank_per_node(study)
+        check_ranks_per_node(study)
     for system in systems:
         check_planes(system)
         if rf_system.split(":")[0] == "sim":
@@ -39,15 +39,24 @@ def check(study: Study, systems: list[System], rf_system: str = "sim") -> None:
     check_size(study, systems)
 
 
-def check_one_rank_per_node(study: Study) -> None:
-    """The simulator places one rank per node (a case's ranks are its hostfile's lines): a
-    study asking for more would run every simulated case at one rank per node without a
-    word, its inputs scaled for more ranks (seed 003 runs 16 per node: docs/fattree-configs.md)."""
-    if study.ranks_per_node > 1:
+def check_ranks_per_node(study: Study) -> None:
+    """Several ranks per node are simulated by the flow model (t2hx/flowsim/network.py:
+    a host's ranks share its links, and its memory for their messages to each other). The
+    packet engine gives every rank a host interface of its own and the capacity mix places
+    one rank per node, so a study asking them for more is refused, not run at one rank per
+    node without a word."""
+    if study.capacity["apps"] and study.ranks_per_node > 1:
         raise ConfError(f"the study asks for {study.ranks_per_node} ranks per node, but the "
-                        "simulator places one rank per node", file=study.path,
+                        "simulated capacity mix places one rank per node", file=study.path,
                         field="ranks_per_node",
                         fix="run it on a real system, or set ranks_per_node: 1 to simulate it")
+    for name, bench in study.benchmarks.items():
+        rpn = study.ranks_per_node_of(name)
+        if rpn > 1 and bench["model"] == PACKET_MODEL:
+            raise ConfError(f"{name} asks for {rpn} ranks per node on the packet engine, "
+                            "which gives every rank its own host interface", file=study.path,
+                            field=f"benchmarks.{name}.ranks_per_node",
+                            fix="set ranks_per_node: 1 for it, or model: flow")
 
 
 def check_variants(study: Study) -> None:

@@ -59,6 +59,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                        help="parx: route with this demand file")
     given.add_argument("--jobs", default=None, type=A.input_file,
                        help="sar: route with this job file")
+    p.add_argument("--ranks-per-node", type=A.positive_int, default=1, metavar="N",
+                   help="ranks per hostfile line, as Open MPI's --map-by ppr:N:node places "
+                   "them (flow model; default 1)")
     p.add_argument("--parx-threshold", type=A.non_negative_int, default=DEFAULT_THRESHOLD,
                    help="parx: messages of fewer bytes use Table 1a, others 1b "
                    f"(default {DEFAULT_THRESHOLD})")
@@ -137,7 +140,7 @@ RANGES: dict[str, tuple[float | None, float | None]] = {
     "size": (0, None), "times": (1, None), "window": (1, None), "rounds": (1, None),
     "reps": (1, None), "iterations": (1, None), "lmc": (0, 7), "repetition": (0, None),
     "seed": (0, None), "noise_seed": (0, None), "noise_cv": (0, None),
-    "parx_threshold": (0, None),
+    "parx_threshold": (0, None), "ranks_per_node": (1, None),
     "compute_scale": (0, None)}      # 0: communication only (seed 003's *-comm combos)
 
 
@@ -160,7 +163,8 @@ def request_of(args: argparse.Namespace) -> SimRequest:
     network = NetworkOptions(lmc=args.lmc, routing_dir=args.routing_dir,
                              routing_input=RoutingInput.of(args.demand, args.jobs),
                              parx_threshold=args.parx_threshold,
-                             work=args.work, quiet=args.quiet)
+                             work=args.work, quiet=args.quiet,
+                             ranks_per_node=args.ranks_per_node)
     options = BenchmarkOptions(
         msglog=args.msglog, imb_iter=args.imb_iter or "", iter_policy=args.iter_policy,
         imb_time=args.imb_time, size=args.size, times=args.times, window=args.window,

@@ -366,6 +366,12 @@ def node_of(nodes: dict) -> dict:
     return out
 
 
+def rank_share(node: dict, ranks_per_node: int) -> dict:
+    """What one of ``ranks_per_node`` ranks of a node computes with: its share of the node's
+    rates (a calibration run is one rank on the whole machine, ``t2hx calibrate``)."""
+    return {k: v / ranks_per_node if k in NODE_RATE.values() else v for k, v in node.items()}
+
+
 def system_node(system: str | Path) -> dict:
     """The node rates of a conf system (a conf/systems/ file or name)."""
     from t2hx.conf import load_system, system_path

@@ -281,6 +281,9 @@ def run_app(net: SimNetwork, app: App, scale: float = 1.0, iterations: int | Non
     if scale < 0:
         raise WorkloadError("compute scale must be >= 0", field="compute-scale",
                             fix="use e.g. 1, 2, 10, 25 or 50, or 0 for communication only")
+    per_node = net.ranks // len(set(net.hosts))
+    if per_node > 1:            # the node's ranks share its rates
+        node = appmodel.rank_share(node or appmodel.default_node(), per_node)
     ph = iteration_phases(app, net.ranks, scale, net.loggp.reduce_rate, inp, node,
                           net.loggp.collectives)
     t = net.run(ph).total

@@ -1,7 +1,7 @@
 """The network models a simulation request chooses from (``SimRequest.model``).
 
-A model opens the network of a request: the plane routed as the request says, with one
-rank per line of its hostfile. The workloads (t2hx/benchmarks/, t2hx/flowsim/patterns.py,
+A model opens the network of a request: the plane routed as the request says, with the
+request's ranks per node on each line of its hostfile. The workloads (t2hx/benchmarks/, t2hx/flowsim/patterns.py,
 apps.py) see only :class:`SimNetwork`: its ranks and hosts, its LogGP constants and
 :meth:`SimNetwork.run`, the times of a list of communication phases. The flow model (max-min
 fair rates per phase, t2hx/flowsim/bulk.py) is ``flow``, the default; ``packet``
@@ -68,7 +68,8 @@ def open_flow(request: SimRequest) -> Network:
     return open_network(request.system, request.plane, request.routing, request.hostfile,
                         work=opts.work or str(work_root()), lmc=opts.lmc,
                         dumps=opts.routing_dir, quiet=opts.quiet,
-                        routing_input=opts.routing_input, parx_threshold=threshold)
+                        routing_input=opts.routing_input, parx_threshold=threshold,
+                        ranks_per_node=opts.ranks_per_node)
 
 
 def open_packets(request: SimRequest) -> PacketNetwork:
@@ -77,6 +78,11 @@ def open_packets(request: SimRequest) -> PacketNetwork:
     cache key leaves out, t2hx/flowsim/runcache.py PACKET_ONLY)."""
     from t2hx.flowsim.packet import open_packet
 
+    if request.network.ranks_per_node > 1:
+        raise WorkloadError(f"{request.network.ranks_per_node} ranks per node: the packet "
+                            "engine gives each rank its own host interface",
+                            field="ranks_per_node",
+                            fix="run the benchmark on the flow model (models: {name: flow})")
     return open_packet(open_flow(request))
 
 

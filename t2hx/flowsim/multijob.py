@@ -41,15 +41,16 @@ def mean_step(job: Job, window: float) -> tuple[int, float]:
 
 
 def run_workload(net: Network, apps_of: Sequence[apps.App], spans: list[np.ndarray],
-                 inputs: list[dict], scale: float, node: dict, window: float,
+                 inputs: list[dict], scale: float, nodes: list[dict], window: float,
                  engine: Engine, term: interference.Term | None = None) -> list[WorkloadJob]:
     """All jobs together for ``window`` simulated seconds, then each alone: per job the
     steps finished in the window and the mean seconds per step (nan: none finished); with
     ``term``, each job's slowdown in the mix is the packet-fitted one
-    (t2hx/flowsim/interference.py)."""
+    (t2hx/flowsim/interference.py). ``nodes``: the node rates a rank of each job computes
+    with."""
     def build() -> list[Job]:
         return [step_job(net, app, ranks, scale, inp, node, f"job{j}-{app.key}")
-                for j, (app, ranks, inp) in enumerate(zip(apps_of, spans, inputs))]
+                for j, (app, ranks, inp, node) in enumerate(zip(apps_of, spans, inputs, nodes))]
 
     together = engine(net, build(), until=window)
     alone = [engine(net, [job], until=window)[0] for job in build()]
@@ -59,6 +60,6 @@ def run_workload(net: Network, apps_of: Sequence[apps.App], spans: list[np.ndarr
     for j, job in enumerate(together):
         steps, step_s = mean_step(job, window)
         alone_steps, alone_s = mean_step(alone[j], window)
-        out.append(WorkloadJob(j, apps_of[j].key, len(spans[j]), steps, step_s, alone_steps,
-                               alone_s))
+        used = len(set(net.rank_node[spans[j]].tolist()))
+        out.append(WorkloadJob(j, apps_of[j].key, used, steps, step_s, alone_steps, alone_s))
     return out

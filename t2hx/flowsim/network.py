@@ -1,9 +1,10 @@
 """The routed fabric as the flow model sees it: ranks → HCAs → paths of directed links.
 
 :class:`Network` ties together a system conf, one plane, the routing tables real OpenSM
-produced for it (or dumps copied from a real fabric), and a hostfile (rank i on line i's
-host). Paths come from the LFTs; which of an HCA's 2^LMC LIDs a message targets is asked of
-a *LID chooser* ``chooser(src_hca_idx, dst_hca_idx, msg_bytes) -> lid_index`` (arrays in,
+produced for it (or dumps copied from a real fabric), and a hostfile (line i holds the
+i-th block of ``ranks_per_node`` ranks; two ranks of one host exchange through its
+shared-memory link). Paths come from the LFTs; which of an HCA's 2^LMC LIDs a message
+targets is asked of a *LID chooser* ``chooser(src_hca_idx, dst_hca_idx, msg_bytes) -> lid_index`` (arrays in,
 array out; default: the base LID); one with ``per_message = True`` gets each call whole, one
 size per message, since it draws per message. A ``parx`` network gets Table 1 there
 (:class:`t2hx.routing.parx.Table1Chooser`), whether routed here or read from routing ``dumps``.
@@ -106,6 +107,8 @@ class Network:
     rails: list = field(init=False)            # Rail per rail; [] with one rail
     rank_hca: np.ndarray = field(init=False)   # rank → HCA node index
     rank_hca_idx: np.ndarray = field(init=False)  # rank → position in fabric.hcas()
+    rank_node: np.ndarray = field(init=False)     # rank → its host among the distinct ones
+    shm_link: np.ndarray | None = field(init=False)  # node → its shared-memory link (or None)
     _cache: dict = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
@@ -113,6 +116,10 @@ class Network:
         pos = {h: k for k, h in enumerate(hcas)}
         self.rank_hca = np.array([self.fabric.index(h) for h in self.hosts], dtype=np.int64)
         self.rank_hca_idx = np.array([pos[h] for h in self.rank_hca], dtype=np.int64)
+        nodes, self.rank_node = np.unique(self.rank_hca, return_inverse=True)
+        self._node_hca = nodes if len(nodes) < len(self.rank_hca) else self.rank_hca
+        if len(nodes) == len(self.rank_hca):
+            self.rank_node = np.arange(len(self.rank_hca))
         self._switch = np.array([n.kind == "switch" for n in self.fabric.nodes])
         offsets = {self.plane: 0}
         links = [self.tables.link_gbps]
@@ -120,6 +127,11 @@ class Network:
             offsets[plane] = sum(len(x) for x in links)
             links.append(tables.link_gbps)
         self.capacity = np.concatenate(links) * GBIT
+        self.shm_link = None
+        if len(nodes) < len(self.rank_hca):     # several ranks on a host: its memory copies
+            self.shm_link = np.arange(len(nodes)) + len(self.capacity)
+            self.capacity = np.concatenate([self.capacity, np.full(len(nodes), shm_rate(
+                self.system))])
         self.rails = [self._rail(r, offsets) for r in range(self.multirail.rails)
                       ] if self.multirail.rails > 1 else []
 
@@ -189,17 +201,30 @@ class Network:
         return idx
 
     def _all_pairs(self, lid_index: int) -> tuple[np.ndarray, np.ndarray]:
-        """Paths and switch counts for every rank pair towards LID ``lid_index``, cached:
-        (ranks, ranks, hops) int32 and (ranks, ranks) int16."""
+        """Paths and switch counts for every pair of the ranks' hosts towards LID
+        ``lid_index``, cached: (hosts, hosts, hops) int32 and (hosts, hosts) int16."""
         if lid_index not in self._cache:
-            n = self.ranks
-            src = np.repeat(self.rank_hca, n)
-            lids = self.tables.base_lid[self.rank_hca, 1] + lid_index
+            n = len(self._node_hca)
+            src = np.repeat(self._node_hca, n)
+            lids = self.tables.base_lid[self._node_hca, 1] + lid_index
             dst = np.tile(lids, n)
             p = self.tables.paths(src, dst)
             hops = (p >= 0).sum(axis=1) - 1        # links - 1 = switches crossed
             self._cache[lid_index] = (p.reshape(n, n, -1), hops.reshape(n, n).astype(np.int16))
         return self._cache[lid_index]
+
+    def _pairs(self, table: tuple[np.ndarray, np.ndarray], src: np.ndarray, dst: np.ndarray
+               ) -> tuple[np.ndarray, np.ndarray]:
+        """Rows of a host-pair table for messages src → dst (ranks); two ranks of one host
+        exchange through its shared-memory link, no switch crossed."""
+        a, b = self.rank_node[src], self.rank_node[dst]
+        p, h = table[0][a, b], table[1][a, b]
+        if self.shm_link is not None:
+            same = (a == b) & (src != dst)
+            p[same] = -1
+            p[same, 0] = self.shm_link[a[same]]
+            h[same] = 0
+        return p, h
 
     def paths(self, src: np.ndarray, dst: np.ndarray, size: int | np.ndarray = 0,
               lid: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -213,16 +238,15 @@ class Network:
         if lid is None:
             lid = self.lid_index(src, dst, size)
         if not lid.any():
-            p, h = self._all_pairs(0)
-            return p[src, dst], h[src, dst]
+            return self._pairs(self._all_pairs(0), src, dst)
         width = max(self._all_pairs(int(i))[0].shape[2] for i in np.unique(lid))
         out = np.full((len(src), width), -1, dtype=np.int32)
         hops = np.zeros(len(src), dtype=np.int16)
         for i in np.unique(lid):
             sel = lid == i
-            p, h = self._all_pairs(int(i))
-            out[sel, :p.shape[2]] = p[src[sel], dst[sel]]
-            hops[sel] = h[src[sel], dst[sel]]
+            p, h = self._pairs(self._all_pairs(int(i)), src[sel], dst[sel])
+            out[sel, :p.shape[1]] = p
+            hops[sel] = h
         return out, hops
 
     def latency(self, src: np.ndarray, dst: np.ndarray, size: int | np.ndarray = 0
@@ -270,15 +294,30 @@ class Network:
             return self.paths(src, dst, size)
         key = ("rail", r)
         if key not in self._cache:
-            n = self.ranks
-            lids = rail.tables.base_lid[rail.rank_hca, rail.port]
-            p = rail.tables.paths(np.repeat(rail.rank_hca, n), np.tile(lids, n),
-                                  port=rail.port)
+            hcas = rail.rank_hca[self._first_rank()]
+            n = len(hcas)
+            lids = rail.tables.base_lid[hcas, rail.port]
+            p = rail.tables.paths(np.repeat(hcas, n), np.tile(lids, n), port=rail.port)
             hops = (p >= 0).sum(axis=1) - 1
             p = np.where(p >= 0, p + rail.offset, -1).astype(np.int32)
             self._cache[key] = (p.reshape(n, n, -1), hops.reshape(n, n).astype(np.int16))
-        p, h = self._cache[key]
-        return p[src, dst], h[src, dst]
+        return self._pairs(self._cache[key], src, dst)
+
+    def _first_rank(self) -> np.ndarray:
+        """Each host's first rank (hosts in rank_node order)."""
+        first = np.full(len(self._node_hca), -1, dtype=np.int64)
+        first[self.rank_node[::-1]] = np.arange(len(self.rank_node))[::-1]
+        return first
+
+
+def shm_rate(system: System) -> float:
+    """Bytes/s of a host's shared-memory link: what its ranks' intra-node messages share.
+    Open MPI 4.1's vader BTL moves a message of more than its eager limit with one copy by
+    the receiver (CMA, ``mca_btl_vader_get_cma``), so each byte is read and written once:
+    half the node's memory bandwidth (conf ``nodes.mem_gbs``, docs/modelling.md#ranks-per-node)."""
+    from t2hx.flowsim.appmodel import node_of
+
+    return node_of(system.nodes)["mem_gbs"] * 1e9 / 2
 
 
 # -- construction ---------------------------------------------------------------------------
@@ -308,8 +347,9 @@ def read_hostfile(path: str | Path, system: System) -> list[str]:
                             fix="list one hostname per rank")
     if len(set(hosts)) != len(hosts):
         dup = next(h for h in hosts if hosts.count(h) > 1)
-        raise WorkloadError(f"'{dup}' appears twice (one rank per node)", file=path,
-                            field="hostfile", fix="list each node once")
+        raise WorkloadError(f"'{dup}' appears twice (a line per node)", file=path,
+                            field="hostfile", fix="list each node once; ranks per node come "
+                            "from --ranks-per-node (the study's ranks_per_node)")
     return hosts
 
 
@@ -319,8 +359,10 @@ def open_network(system: str | Path | System, plane: str, engine: str,
                  chooser: LidChooser | None = None, quiet: bool = True,
                  hosts: list[str] | None = None,
                  routing_input: RoutingInput | None = None,
-                 parx_threshold: int = parx.DEFAULT_THRESHOLD) -> Network:
-    """Build the plane, route it (or read the routing ``dumps``), map the hostfile's ranks.
+                 parx_threshold: int = parx.DEFAULT_THRESHOLD,
+                 ranks_per_node: int = 1) -> Network:
+    """Build the plane, route it (or read the routing ``dumps``), map the hostfile's ranks:
+    ``ranks_per_node`` on each line, in order (Open MPI's ``--map-by ppr:N:node``).
 
     ``routing_input``: the demand or job file to route with. A network whose MPI picks a
     LID per message (PARX's) chooses LIDs by Table 1 (1a below ``parx_threshold`` bytes,
@@ -337,7 +379,13 @@ def open_network(system: str | Path | System, plane: str, engine: str,
     tables = load_tables(fabric, dumps)
     if chooser is None:
         chooser = _default_chooser(engine, fabric, tables, sys_, dumps, parx_threshold)
-    hosts = _hosts(sys_, fabric, plane, hostfile, hosts)
+    if ranks_per_node > sys_.nodes["cores"]:
+        raise WorkloadError(f"{ranks_per_node} ranks per node, but a node of {sys_.name} has "
+                            f"{sys_.nodes['cores']} cores", field="ranks_per_node",
+                            fix=f"use at most {sys_.nodes['cores']}, or set nodes.cores in "
+                            f"{sys_.path}")
+    hosts = [h for h in _hosts(sys_, fabric, plane, hostfile, hosts)
+             for _ in range(ranks_per_node)]
     rails = MultiRail.from_conf(sys_.model, sys_.path, tuple(sys_.planes))
     return Network(sys_, plane, engine, fabric, tables, list(hosts),
                    str(hostfile) if hostfile else "-", LogGP.from_conf(sys_.model, engine),

@@ -141,39 +141,27 @@ def profile(study: Study, code: str, benchmark: str, ranks: int,
 
 def profiles(study_file: str | Path | None = None, profile_name: str | None = None,
              nodes: int | None = None) -> list[Profile]:
-    """Every stand-in of the study at ``nodes`` (default: its largest ladder step) times its
-    ranks per node."""
+    """Every stand-in of the study as ``profile_name`` runs it, at ``nodes`` (default: its
+    largest ladder step) times the ranks per node it runs at."""
     study = load_study(study_file, profile_name)
     n = nodes or max(max(v) for v in study.ladders.values())
-    return [profile(study, code, bench, n * study.ranks_per_node)
+    return [profile(study, code, bench, n * study.ranks_per_node_of(bench))
             for code, bench in stand_ins(study).items()]
 
 
-#: Seed 003 §4 ran 16 processes per node (16,384 on 1,024 nodes) on Table 2's problems, given
-#: per process. Each stand-in's input holding the same per-process size (docs/fattree-
-#: configs.md#at-the-papers-settings says why each): Hypre's 34,320 unknowns -> AMG cube 33
-#: (35,937); Atratus' 28,740 unknowns -> miniFE n_base 31 (29,791); MILC's 16,384 grid points
-#: (16^4) -> FFVC cube 25 (15,625); ParaDiS' 5.2 M nodes over 16,384 processes (317 each) ->
-#: CoMD 7 atoms per side (343). Mercury's 2,500 particles have no counterpart in mVMC's input
-#: (its study input stays). Two cannot hold their problem: pF3D's 3.9 M grid points per
-#: process would be SWFFT grid_per_rank 157, but SWFFT's global grid must divide by the
-#: process count (t2hx/benchmarks/swfft.py swfft_ng), so on 16,384 processes it is at least
-#: 16,384 per side, 68 times pF3D's per process; Qbox's 512 atoms on 16,384 processes are
-#: under one atom per process, which qb@ll's input (whole atoms per rank) cannot hold.
+#: Seed 003 §4 ran 16 processes per node (16,384 on 1,024 nodes) on Table 2's problems,
+#: given per process. The study's default holds them (conf/studies/fattree-configs-sc17.yaml
+#: says which input stands for which problem); the stand-ins that cannot hold theirs run one
+#: rank per node there (docs/fattree-configs.md#at-the-papers-settings).
 PAPER_RANKS_PER_NODE = 16
-PAPER_INPUTS: dict[str, dict | None] = {
-    "Hypre": {"cube": 33}, "Atratus": {"n_base": 31}, "Mercury": {}, "MILC": {"cube": 25},
-    "ParaDiS": {"atoms_per_dim_per_rank": 7}, "pF3D": None, "Qbox": None}
 
 
 def paper_profiles(study_file: str | Path | None = None, nodes: int | None = None
                    ) -> list[Profile]:
-    """Every stand-in that can hold its Table 2 problem, at seed 003 §4's 16 ranks per node
-    on ``nodes`` (default: the study's largest ladder step)."""
+    """The stand-ins the study's default runs at seed 003 §4's ranks per node."""
     study = load_study(study_file)
-    n = nodes or max(max(v) for v in study.ladders.values())
-    return [profile(study, code, bench, n * PAPER_RANKS_PER_NODE, PAPER_INPUTS[code])
-            for code, bench in stand_ins(study).items() if PAPER_INPUTS[code] is not None]
+    return [p for p in profiles(study_file, None, nodes)
+            if study.ranks_per_node_of(p.benchmark) == PAPER_RANKS_PER_NODE]
 
 
 def table(rows: list[Profile]) -> str:
