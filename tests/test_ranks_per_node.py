@@ -120,3 +120,22 @@ def test_one_rank_per_node_keeps_its_cache_and_noise_keys() -> None:
     more = SimRequest("t2hx", "fattree", "ftree", "h.txt", "amg",
                       network=NetworkOptions(ranks_per_node=16))
     assert more.key_options() == {**base.key_options(), "ranks_per_node": 16}
+
+
+def test_a_workloads_jobs_run_at_their_own_ranks_per_node(mini, mini_hyperx_dir) -> None:
+    """Seed 003's workloads mix jobs of 16 and of one rank per node (t2hx/jobmix.py): each
+    job reports its nodes, and the packed job's ranks compute with their share of a node."""
+    from t2hx.flowsim import multijob
+    from t2hx.flowsim.fluid import run_jobs
+
+    h = mini.hostnames()[:4]
+    net = open_network(mini, "hyperx", "dfsssp", hosts=[h[0], h[0], h[1], h[1], h[2], h[3]],
+                       dumps=mini_hyperx_dir)
+    node = appmodel.default_node()
+    app = apps_of("minife")
+    out = multijob.run_workload(net, [app, app], [np.arange(0, 4), np.arange(4, 6)],
+                                [{"n_base": 31}] * 2, 1.0, [appmodel.rank_share(node, 2), node],
+                                0.05, run_jobs)
+    assert [j.nodes for j in out] == [2, 2]
+    assert all(j.steps > 0 and j.alone_steps > 0 for j in out)
+    assert out[0].alone_step_s > 1.5 * out[1].alone_step_s
