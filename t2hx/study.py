@@ -164,6 +164,10 @@ BENCHMARK = {
     "ranks_per_node": F(int, default=None, min=1,
                         doc="ranks per node of its cases (default: the study's), e.g. "
                         "ranks_per_node: 1"),
+    "ranks": F(int, default=None, min=1,
+               doc="the job's processes, held over its ladder: each node count runs "
+               "ranks / nodes per node (seed 003 §5.3's strong scaling, 16,384 processes "
+               "on 256 and 1,024 nodes: 64 and 16 per node), e.g. ranks: 16384"),
     "figures": F(dict, default=None, values=F(list, items=F(str)),
                  doc="seed 001's collective-time figures: groups of its combos drawn "
                  "together, e.g. figures: {circ: [circ-random, circ-ring]} (default: one "
@@ -282,7 +286,7 @@ PROFILE = {
                       doc="packet-engine benchmarks run on the flow engine above this node count"),
     "ranks_per_node": F(int, default=None, min=1,
                         doc="the study's ranks per node in this profile (a benchmark's own "
-                        "stays), e.g. ranks_per_node: 1"),
+                        "ranks_per_node stays; its ranks give way), e.g. ranks_per_node: 1"),
     "workloads": F(dict, default={}, fields={
         "count": F(int, default=None, min=1),
         "window": F(str, default=None, check=_duration),
@@ -466,10 +470,14 @@ class Study:
             return FLOW_MODEL
         return bench["model"]
 
-    def ranks_per_node_of(self, name: str) -> int:
-        """Ranks per node of a benchmark's cases: its own ``ranks_per_node``, else the
-        study's."""
-        return self.catalog[name]["ranks_per_node"] or self.ranks_per_node
+    def ranks_per_node_of(self, name: str, nodes: int | None = None) -> int:
+        """Ranks per node of a benchmark's cases at ``nodes`` nodes: its ``ranks`` over
+        them, else its own ``ranks_per_node``, else the study's. Without ``nodes`` (a job
+        of a workload, which holds no process count) the latter two."""
+        bench = self.catalog[name]
+        if bench.get("ranks") and nodes:
+            return bench["ranks"] // nodes
+        return bench["ranks_per_node"] or self.ranks_per_node
 
     def input(self, name: str, nodes: int) -> dict:
         """The benchmark's input at this node count (scale overrides applied in order)."""
@@ -760,6 +768,10 @@ def _profile_benchmarks(data: dict, profile: str, path: Path) -> dict:
                                 fix="use names of benchmarks: " + ", ".join(benches))
             new = {**benches[name][what], **value} if what == "input" else value
             benches[name] = {**benches[name], what: new}
+    if prof["ranks_per_node"] is not None:
+        # A profile that asks N per node runs every benchmark so that has no count of its
+        # own: a process count held over the ladder would ask another per node at each rung.
+        benches = {name: {**b, "ranks": None} for name, b in benches.items()}
     if prof["packet_up_to"] is not None:
         benches = {name: {**b, "packet_up_to": prof["packet_up_to"]}
                    if b["model"] == PACKET_MODEL else b for name, b in benches.items()}
@@ -824,6 +836,24 @@ def _apply_profile(data: dict, profile: str, path: Path) -> dict:
     return data
 
 
+def _check_ranks(data: dict, catalog: dict, path: Path) -> None:
+    """A process count held over a ladder is a whole number per node at every rung, and
+    says what ``ranks_per_node`` would say otherwise: both would be two answers."""
+    for name, bench in catalog.items():
+        if not bench.get("ranks"):
+            continue
+        field = f"benchmarks.{name}.ranks"
+        if bench["ranks_per_node"]:
+            raise ConfError("both ranks and ranks_per_node", file=path, field=field,
+                            fix="keep one: ranks holds the processes, ranks_per_node the "
+                            "per-node count")
+        off = [n for n in data["ladders"][bench["ladder"]] if bench["ranks"] % n]
+        if off:
+            raise ConfError(f"{bench['ranks']} processes on {off[0]} nodes are no whole "
+                            "number per node", file=path, field=field,
+                            fix=f"use a multiple of every count of ladders.{bench['ladder']}")
+
+
 def _check(data: dict, catalog: dict, path: Path) -> None:
     names = [c["name"] for c in data["combos"] + data["extra_combos"]]
     if len(set(names)) != len(names):
@@ -847,6 +877,7 @@ def _check(data: dict, catalog: dict, path: Path) -> None:
             raise ConfError("benchmark names are lower-case words and dashes", file=path,
                             field=f"benchmarks.{name}", fix="rename it, e.g. ring-allreduce")
     _check_noise(data["noise"], path)
+    _check_ranks(data, catalog, path)
     for name, bench in catalog.items():
         bad = [c for c in bench["combos"] or [] if c not in names]
         if bad:
@@ -915,7 +946,10 @@ def _check_on_system(data: dict, path: Path) -> None:
         cores = system.nodes["cores"]
         asked = [("ranks_per_node", data["ranks_per_node"])] + [
             (f"benchmarks.{name}.ranks_per_node", b["ranks_per_node"])
-            for name, b in data["benchmarks"].items() if b["ranks_per_node"]]
+            for name, b in data["benchmarks"].items() if b["ranks_per_node"]] + [
+            (f"benchmarks.{name}.ranks", b["ranks"] // n)
+            for name, b in data["benchmarks"].items() if b.get("ranks")
+            for n in data["ladders"][b["ladder"]]]
         for field, rpn in asked:
             if rpn > cores:
                 raise ConfError(f"{rpn} ranks per node, but a node of {system.name} has "

@@ -25,7 +25,7 @@ PARX_RACK = {"topology": "hyperx", "routing": "parx", "placement": "linear"}
 PARX_CL = {"topology": "hyperx", "routing": "parx", "placement": "clustered"}
 DEFAULTS = {"dead_band": 0.01, "tolerance": {"abs": 0.05, "rel": 0.25},
             "value_tolerance": 0.10, "par_band": 0.05, "one_switch": 7}
-UNITS = {"send_avg": "MiB/s", "t_min": "us", "runs": "runs"}
+UNITS = {"send_avg": "MiB/s", "t_min": "us", "runs": "runs", "solver_walltime": "s"}
 
 
 def table(*cases: tuple) -> pd.DataFrame:
@@ -540,6 +540,40 @@ def test_extremes_rank_the_benchmark_whose_gains_span_widest():
                   (FT, "imb-bcast", "t_min", 28, 64, [10.0]), (DFL, "imb-bcast", "t_min", 28, 64, [9.0]))
     assert verdict(spiky, {"rank": 1}, of_benchmark="imb-alltoall", **kw) == "agrees"
     assert verdict(spiky, {"rank": 1}, of_benchmark="imb-bcast", **kw) == "contradicts"
+
+
+def test_scaling_compares_speedups_not_times():
+    """Seed 003 Fig 8: a subject faster at both node counts by the same factor scales no
+    better (gain 0); one whose time falls further from the fewer to the more nodes does."""
+    kw = dict(kind="scaling", benchmark=["amg", "comd"], metric="solver_walltime",
+              nodes=[256, 1024], subject=DFL, base=FT, aggregate="max")
+    def cases(amg: tuple, comd: tuple) -> pd.DataFrame:
+        return table(*[(spec, bench, "solver_walltime", n, None, [t])
+                       for bench, (ft256, ft1k, dfl256, dfl1k) in (("amg", amg), ("comd", comd))
+                       for spec, n, t in ((FT, 256, ft256), (FT, 1024, ft1k),
+                                          (DFL, 256, dfl256), (DFL, 1024, dfl1k))])
+    same = cases((8.0, 2.0, 4.0, 1.0), (8.0, 4.0, 2.0, 1.0))      # speedups 4 = 4, 2 = 2
+    # faster at both counts (an effect the cells show), but no better scaling: on par
+    r = score(same, [claim({"par": True}, **kw)], DEFAULTS)[0]
+    assert r.verdict == "agrees" and r.ours.startswith("+0.0 %")
+    better = cases((8.0, 2.0, 8.0, 1.6), (8.0, 4.0, 8.0, 4.0))    # amg: 5 against 4
+    r = score(better, [claim({"gain": 0.25}, **kw)], DEFAULTS)[0]
+    assert r.verdict == "agrees" and r.ours.startswith("+25.0 %") and "amg +25.0%" in r.ours, r
+    assert verdict(cases((8.0, 2.0, 8.0, 2.5), (8.0, 4.0, 8.0, 5.0)), {"sign": 1},
+                   **kw) == "contradicts"
+    only_one = table((FT, "amg", "solver_walltime", 256, None, [8.0]),
+                     (DFL, "amg", "solver_walltime", 256, None, [4.0]))
+    assert verdict(only_one, {"sign": 1}, **kw) == "not run"
+
+
+def test_a_scaling_claim_needs_two_node_counts(tmp_path):
+    bad = {"claims": [claim({"sign": 1}, kind="scaling", benchmark="amg",
+                            metric="solver_walltime", nodes=[256], subject=DFL, base=FT)]}
+    path = tmp_path / "claims.yaml"
+    path.write_text(yaml.safe_dump(bad))
+    with pytest.raises(T2hxError) as err:
+        load_claims(path)
+    assert "compute.nodes" in err.value.line() and "256, 1024" in err.value.line()
 
 
 def test_routing_claims_read_the_campaigns_routing_analysis(tmp_path):

@@ -182,6 +182,28 @@ def test_a_simulated_campaign_refuses_ranks_per_node_the_simulator_cannot_place(
     assert sc17.ranks_per_node == 16 and sc17.ranks_per_node_of("ebb") == 1
 
 
+def test_a_process_count_held_over_the_ladder_sets_each_rungs_ranks_per_node(tmp_path):
+    """Seed 003 §5.3 strong-scales 16,384 processes: 64 per node on 256 nodes, 16 on 1,024.
+    A workload's job holds no process count (the study's per-node one), and a profile that
+    asks N per node runs every benchmark without a count of its own at N."""
+    sc17_file = ROOT / "conf" / "studies" / "fattree-configs-sc17.yaml"
+    sc17 = load_study(sc17_file, "full")
+    assert [sc17.ranks_per_node_of("amg", n) for n in (256, 1024)] == [64, 16]
+    assert sc17.ranks_per_node_of("amg") == 16 and sc17.ranks_per_node_of("swfft", 256) == 1
+    one = load_study(sc17_file, "quick-one-rank-per-node")
+    assert [one.ranks_per_node_of("amg", n) for n in (256, 1024)] == [1, 1]
+    raw = yaml.safe_load(sc17_file.read_text())
+    path = tmp_path / "fattree-configs-sc17.yaml"
+    for edit, line in (({"ranks": 1000}, "1000 processes on 256 nodes are no whole number"),
+                       ({"ranks_per_node": 4}, "both ranks and ranks_per_node")):
+        path.write_text(yaml.safe_dump({**raw, "benchmarks": {
+            **raw["benchmarks"], "amg": {**raw["benchmarks"]["amg"], **edit}}}))
+        with pytest.raises(ConfError) as err:
+            load_study(path, "full")
+        assert err.value.field == "benchmarks.amg.ranks" and line in err.value.line()
+        assert str(path) in err.value.line() and "\n" not in err.value.line()
+
+
 def test_unknown_profile(tmp_path):
     with pytest.raises(ConfError, match="no profile 'huge'"):
         load_study(ROOT / "conf" / "studies" / "hyperx-vs-fattree-sc19.yaml", "huge")

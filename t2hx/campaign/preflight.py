@@ -51,11 +51,13 @@ def check_ranks_per_node(study: Study) -> None:
                         field="ranks_per_node",
                         fix="run it on a real system, or set ranks_per_node: 1 to simulate it")
     for name, bench in study.benchmarks.items():
-        rpn = study.ranks_per_node_of(name)
+        rpn = max([study.ranks_per_node_of(name, n) for n in study.nodes(name)]
+                  or [study.ranks_per_node_of(name)])
         if rpn > 1 and bench["model"] == PACKET_MODEL:
             raise ConfError(f"{name} asks for {rpn} ranks per node on the packet engine, "
                             "which gives every rank its own host interface", file=study.path,
-                            field=f"benchmarks.{name}.ranks_per_node",
+                            field=f"benchmarks.{name}." + ("ranks" if bench.get("ranks")
+                                                           else "ranks_per_node"),
                             fix="set ranks_per_node: 1 for it, or model: flow")
 
 

@@ -10,7 +10,9 @@ the best of N of a case, like every gain in t2hx (docs/modelling.md#relative-gai
 * Fig 7 ``configs-spread``: per app and compute scale, % difference between the worst and the
   best configuration (t_worst / t_best - 1), largest node count;
 * Fig 8 ``configs-scaling-x<k>``: per app and configuration, t(smallest nodes) / t(largest)
-  at compute scale k (our inputs are weak-scaled: 1 = perfect scaling);
+  at compute scale k: the speedup of seed 003's strong scaling for a stand-in that holds its
+  process count (the study's ``ranks:``, 4 = perfect from 256 to 1,024 nodes), t(few) /
+  t(many) of a weak-scaled input for the others (1 = perfect);
 * Fig 9a ``configs-workload-gain``: per app, % gain in mean step time in the multi-job
   workload over the baseline's configuration; Fig 9b ``configs-workload-slowdown``: % slowdown
   of the step time in the workload over the same job alone;

@@ -145,7 +145,7 @@ def profiles(study_file: str | Path | None = None, profile_name: str | None = No
     largest ladder step) times the ranks per node it runs at."""
     study = load_study(study_file, profile_name)
     n = nodes or max(max(v) for v in study.ladders.values())
-    return [profile(study, code, bench, n * study.ranks_per_node_of(bench))
+    return [profile(study, code, bench, n * study.ranks_per_node_of(bench, n))
             for code, bench in stand_ins(study).items()]
 
 
@@ -160,8 +160,9 @@ def paper_profiles(study_file: str | Path | None = None, nodes: int | None = Non
                    ) -> list[Profile]:
     """The stand-ins the study's default runs at seed 003 §4's ranks per node."""
     study = load_study(study_file)
-    return [p for p in profiles(study_file, None, nodes)
-            if study.ranks_per_node_of(p.benchmark) == PAPER_RANKS_PER_NODE]
+    n = nodes or max(max(v) for v in study.ladders.values())
+    return [p for p in profiles(study_file, None, n)
+            if study.ranks_per_node_of(p.benchmark, n) == PAPER_RANKS_PER_NODE]
 
 
 def table(rows: list[Profile]) -> str:

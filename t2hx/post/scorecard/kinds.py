@@ -419,6 +419,37 @@ def spread_kind(df: pd.DataFrame, comp: dict[str, Any], base: dict[str, str], sm
     return Ours(float(m["spread_base"].median() - m["spread"].median()), where=where(comp, m))
 
 
+def scaling_kind(df: pd.DataFrame, comp: dict[str, Any], base: dict[str, str],
+                 sm: bool) -> Ours:
+    """Seed 003 Fig 8: per benchmark, a combo's speedup from the fewest to the most nodes of
+    the claim's ``nodes`` (t(few) / t(many); for a higher-is-better metric the other way)
+    over the base's, minus 1: positive, the subject scales better. Several subjects: the
+    best per benchmark; the benchmarks' gains aggregated (``aggregate``) and kept as cells."""
+    few, many = min(comp["nodes"]), max(comp["nodes"])
+
+    def speedups(spec: dict[str, str]) -> pd.Series:
+        b = best(df, spec, sm)
+        wide = b.pivot_table(index=["benchmark", "metric", "better"], columns="nodes",
+                             values="value")
+        if few not in wide.columns or many not in wide.columns:
+            return pd.Series(dtype=float)
+        higher = wide.index.get_level_values("better") == "higher"
+        ratio = (wide[few] / wide[many]).where(~higher, wide[many] / wide[few])
+        return ratio.droplevel("better").dropna()
+
+    s_base = speedups(base)
+    if s_base.empty:
+        raise NotRun(f"no {label(base)} runs at both {few} and {many} nodes")
+    per = [speedups(spec) / s_base - 1.0 for spec in listed(comp["subject"])]
+    gains = pd.concat(per, axis=1).max(axis=1).dropna() if per else pd.Series(dtype=float)
+    if gains.empty:
+        raise NotRun(f"no {' or '.join(label(x) for x in listed(comp['subject']))} runs at "
+                     f"both {few} and {many} nodes")
+    shown = ", ".join(f"{b} {g:+.1%}" for (b, _), g in gains.items())
+    return Ours(agg(gains, comp.get("aggregate", "median")), [float(g) for g in gains],
+                where=f"speedup {few} -> {many} nodes over the base's: {shown}")
+
+
 def _workload_kind(df: pd.DataFrame, comp: dict[str, Any], base: dict[str, str],
                    kind: str) -> Ours:
     """Seed 003 §6 from the workload records. ``interference``: the base's median slowdown
@@ -521,4 +552,5 @@ Kind = Callable[[pd.DataFrame, dict[str, Any], dict[str, str], bool], Ours]
 KINDS: dict[str, Kind] = {"gain": gain_kind, "value": value_kind, "rank": rank_kind,
                           "trend": trend_kind, "spread": spread_kind,
                           "extremes": extremes_kind, "app_gain": app_gain_kind,
+                          "scaling": scaling_kind,
                           "interference": interference_kind, "throughput": throughput_kind}

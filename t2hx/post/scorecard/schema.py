@@ -28,7 +28,7 @@ REQUIRED: dict[str, tuple[str, ...]] = {
     "rank": ("benchmark", "subject", "combos"), "trend": ("benchmark", "subject"),
     "spread": ("benchmark", "subject"), "extremes": ("benchmark", "subject", "of_benchmark"),
     "app_gain": ("benchmark", "subject", "app"), "interference": ("benchmark", "subject"),
-    "throughput": ("benchmark", "subject"),
+    "throughput": ("benchmark", "subject"), "scaling": ("benchmark", "subject", "nodes"),
     "routing": ("plane", "engine", "field"), "history": ("combo", "metric", "stat", "vs"),
     "network": ("metric", "subject"), "unmeasured": (),
 }
@@ -158,6 +158,10 @@ def _check_compute(comp: Any, at: Where) -> None:
         if comp.get(key) in (None, "", [], {}):
             raise at.error(f"compute.{key}", f"a {kind} claim needs compute.{key}",
                            f"add compute.{key}: the claims file's header lists each kind's fields")
+    if kind == "scaling" and not (isinstance(comp["nodes"], list) and len(comp["nodes"]) == 2
+                                  and len(set(comp["nodes"])) == 2):
+        raise at.error("compute.nodes", f"nodes is {comp['nodes']!r}",
+                       "two node counts, the speedup's from and to, e.g. nodes: [256, 1024]")
     _check_optional(comp, at, ("requires",))
     if kind not in KINDS:
         return      # log kinds read files of the log; their fields are not selections
