@@ -56,7 +56,7 @@ def test_code_outside_simulate_goes_stale_for_the_studies_that_run_it(tmp_path,
 
     code = tmp_path / "jobmix.py"
     code.write_text("# the job-mix model\n")
-    monkeypatch.setattr(fr, "outside_sources", lambda part: [code])
+    monkeypatch.setattr(fr, "outside_sources", lambda part, model=None: [code])
     log = _log(tmp_path, [{"fingerprint": _now()}])
     assert list(_now()["outside"]) == ["capacity"]
     assert freshness(log).state == "fresh"

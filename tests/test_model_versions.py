@@ -7,6 +7,7 @@ packet engine; any other log does not (t2hx/post/freshness.py)."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 import subprocess
 import sys
 
@@ -66,16 +67,27 @@ def test_a_packet_case_does(mini_simulate) -> None:
                                           ("hyperx-vs-fattree-sc19", True),
                                           ("scheduling-aware-routing-sc16", True)])
 def test_a_packet_engine_change_stales_only_logs_that_ran_packet_cases(tmp_path, study,
-                                                                       packet) -> None:
+                                                                       packet,
+                                                                       monkeypatch) -> None:
+    """An edit of a packet-only file, as every digest reads it (the model's versions and the
+    code of the parts a study computes outside ``t2hx simulate``, seed 003's workloads)."""
     study_file = f"conf/studies/{study}.yaml"
-    now = fresh.fingerprint([SYSTEM], ROOT / study_file)
-    old = {**now, "model": "e" * 64}              # the packet engine changed since
+    old = fresh.fingerprint([SYSTEM], ROOT / study_file)
     log = tmp_path / "camp"
     log.mkdir()
     (log / "provenance.json").write_text(json.dumps({
         "simulated": True, "systems": ["mini"], "study_file": study_file,
         "runs": [{"fingerprint": old}]}))
-    assert fresh.freshness(log).state == ("stale" if packet else "fresh")
+    edited, read = ROOT / runcache.PACKET_ONLY[0], Path.read_bytes
+    monkeypatch.setattr(Path, "read_bytes", lambda self: read(self) + (
+        b"# an edit\n" if self == edited else b""))
+    got = fresh.freshness(log)
+    assert got.state == ("stale" if packet else "fresh"), got.line
+    old = {**old, "outside_flow": None}           # recorded before the flow digest: all code
+    (log / "provenance.json").write_text(json.dumps({
+        "simulated": True, "systems": ["mini"], "study_file": study_file,
+        "runs": [{"fingerprint": old}]}))
+    assert fresh.freshness(log).state == ("stale" if packet or old["outside"] else "fresh")
     old["model_flow"] = "f" * 64                  # the flow model changed too
     (log / "provenance.json").write_text(json.dumps({
         "simulated": True, "systems": ["mini"], "study_file": study_file,

@@ -4,7 +4,8 @@ A simulated campaign run records a *fingerprint* in provenance.json: the run cac
 versions of the model (t2hx/flowsim/runcache.py: the whole, and the flow model's, which
 leaves the packet engine out; a log of a study that runs no packet case is stale only when
 the flow model's changed), the code of what the study computes outside ``t2hx simulate``
-(capacity runs, workloads, history replays, network analyses: ``OUTSIDE_SIMULATE``), and
+(capacity runs, workloads, history replays, network analyses: ``OUTSIDE_SIMULATE``; for a
+study that runs no packet case, that code without the packet engine's too), and
 digests of the conf systems and the study file it ran with (their simulated parts, as the
 run cache's keys take them). Today's fingerprint differing in any part makes the log stale,
 and the line says which part. The study counts as changed only where the log's profile reads
@@ -39,10 +40,12 @@ def fingerprint(system_files: list[Path], study_file: Path, profile: str = "full
     from t2hx.flowsim import runcache
 
     study = yaml.safe_load(Path(study_file).read_text())
+    parts = outside_parts(study)
     return {"model": runcache.code_version(), "model_flow": runcache.code_version(runcache.FLOW),
             "systems": {Path(p).stem: runcache.system_digest(Path(p)) for p in system_files},
             "study": runcache.digest(study), "study_profile": profile_digest(study, profile),
-            "outside": {part: code_digest(part) for part in outside_parts(study)}}
+            "outside": {part: code_digest(part) for part in parts},
+            "outside_flow": {part: code_digest(part, runcache.FLOW) for part in parts}}
 
 
 #: What a campaign computes outside ``t2hx simulate`` (whose sources the run cache's model
@@ -61,20 +64,23 @@ def outside_parts(study: dict) -> list[str]:
     return [part for part in OUTSIDE_SIMULATE if study.get(part)]
 
 
-def outside_sources(part: str) -> list[Path]:
+def outside_sources(part: str, model: str | None = None) -> list[Path]:
     """The sources a part's results depend on: the model's (the app models it runs) and
-    every module its entry modules reach."""
+    every module its entry modules reach; for ``model="flow"`` without the packet engine's
+    (runcache.PACKET_ONLY), which a study that names no packet model never runs."""
     from t2hx.flowsim import runcache
     from t2hx.imports import closure
     from t2hx.paths import work_root
 
-    reached = closure(list(OUTSIDE_SIMULATE[part]), work_root() / "imports")
-    return sorted(set(runcache.model_sources()) | set(reached))
+    reached = set(closure(list(OUTSIDE_SIMULATE[part]), work_root() / "imports"))
+    if model == runcache.FLOW:
+        reached -= {ROOT / p for p in runcache.PACKET_ONLY}
+    return sorted(set(runcache.model_sources(model)) | reached)
 
 
-def code_digest(part: str) -> str:
+def code_digest(part: str, model: str | None = None) -> str:
     h = hashlib.sha256()
-    for path in outside_sources(part):
+    for path in outside_sources(part, model):
         h.update(str(path.relative_to(ROOT) if path.is_relative_to(ROOT) else path).encode())
         h.update(path.read_bytes())
     return h.hexdigest()
@@ -151,8 +157,9 @@ def _by_fingerprint(name: str, prov: dict, runs: list[dict]) -> Freshness:
     last = runs[-1]["fingerprint"]
     now = _current(prov, sorted(last.get("systems", {})), runs[-1].get("profile") or "full")
     changed = ["model"] if _model_changed(prov, last, now) else []
+    packet = _runs_packet(prov)
     changed += [f"{part} code" for part in sorted(now["outside"])
-                if _outside_changed(part, runs[-1], now)]
+                if _outside_changed(part, runs[-1], now, packet)]
     changed += ["study"] if _study_changed(prov, runs[-1], now) else []
     changed += [f"system {s}" for s, d in sorted(last.get("systems", {}).items())
                 if now["systems"].get(s) != d]
@@ -166,11 +173,15 @@ def _by_fingerprint(name: str, prov: dict, runs: list[dict]) -> Freshness:
                      f"{note}: rerun the campaign")
 
 
-def _outside_changed(part: str, run: dict, now: dict) -> bool:
+def _outside_changed(part: str, run: dict, now: dict, packet: bool) -> bool:
     """Whether the code of a part the study computes outside ``t2hx simulate`` changed since
-    the run: by its digest, or for a run recorded before the digests existed, by git (its
-    sources at the run's commit against today's; a commit this clone lacks counts as
-    changed)."""
+    the run: by its digest (without the packet engine's sources for a study that runs no
+    packet model, as the model's own version, when the run recorded that digest), or for a
+    run recorded before the digests existed, by git (its sources at the run's commit against
+    today's; a commit this clone lacks counts as changed)."""
+    flow = run["fingerprint"].get("outside_flow")
+    if flow is not None and not packet:
+        return flow.get(part) != now["outside_flow"][part]
     recorded = run["fingerprint"].get("outside")
     if recorded is not None:
         return recorded.get(part) != now["outside"][part]
@@ -190,6 +201,10 @@ def _model_changed(prov: dict, last: dict, now: dict) -> bool:
         return False
     if last.get("model_flow") != now["model_flow"]:
         return True
+    return _runs_packet(prov)
+
+
+def _runs_packet(prov: dict) -> bool:
     import yaml
 
     study = yaml.safe_load((ROOT / _study_file(prov)).read_text()) or {}
