@@ -453,9 +453,7 @@ class Study:
 
     def nodes(self, name: str) -> list[int]:
         """The node ladder of a benchmark (before clipping to a system's size)."""
-        bench = self.catalog[name]
-        return [n for n in self.ladders[bench["ladder"]] if n not in bench["exclude"]
-                and (bench["nodes"] is None or n in bench["nodes"])]
+        return _rungs({"ladders": self.ladders}, self.catalog[name])
 
     def variants(self, name: str) -> list[str]:
         return list(self.benchmarks.get(name, self.catalog[name])["variants"]) or [""]
@@ -847,11 +845,18 @@ def _check_ranks(data: dict, catalog: dict, path: Path) -> None:
             raise ConfError("both ranks and ranks_per_node", file=path, field=field,
                             fix="keep one: ranks holds the processes, ranks_per_node the "
                             "per-node count")
-        off = [n for n in data["ladders"][bench["ladder"]] if bench["ranks"] % n]
+        off = [n for n in _rungs(data, bench) if bench["ranks"] % n]
         if off:
-            raise ConfError(f"{bench['ranks']} processes on {off[0]} nodes are no whole "
+            raise ConfError(f"{bench['ranks']} processes on {off[0]} nodes are not a whole "
                             "number per node", file=path, field=field,
-                            fix=f"use a multiple of every count of ladders.{bench['ladder']}")
+                            fix=f"use a multiple of every node count it runs at "
+                            f"(ladders.{bench['ladder']})")
+
+
+def _rungs(data: dict, bench: dict) -> list[int]:
+    """The node counts of a benchmark's ladder it runs at (its ``exclude`` and ``nodes``)."""
+    return [n for n in data["ladders"][bench["ladder"]] if n not in bench["exclude"]
+            and (bench["nodes"] is None or n in bench["nodes"])]
 
 
 def _check(data: dict, catalog: dict, path: Path) -> None:
@@ -949,7 +954,7 @@ def _check_on_system(data: dict, path: Path) -> None:
             for name, b in data["benchmarks"].items() if b["ranks_per_node"]] + [
             (f"benchmarks.{name}.ranks", b["ranks"] // n)
             for name, b in data["benchmarks"].items() if b.get("ranks")
-            for n in data["ladders"][b["ladder"]]]
+            for n in _rungs(data, b)]
         for field, rpn in asked:
             if rpn > cores:
                 raise ConfError(f"{rpn} ranks per node, but a node of {system.name} has "

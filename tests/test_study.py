@@ -194,7 +194,7 @@ def test_a_process_count_held_over_the_ladder_sets_each_rungs_ranks_per_node(tmp
     assert [one.ranks_per_node_of("amg", n) for n in (256, 1024)] == [1, 1]
     raw = yaml.safe_load(sc17_file.read_text())
     path = tmp_path / "fattree-configs-sc17.yaml"
-    for edit, line in (({"ranks": 1000}, "1000 processes on 256 nodes are no whole number"),
+    for edit, line in (({"ranks": 1000}, "1000 processes on 256 nodes are not a whole number"),
                        ({"ranks_per_node": 4}, "both ranks and ranks_per_node")):
         path.write_text(yaml.safe_dump({**raw, "benchmarks": {
             **raw["benchmarks"], "amg": {**raw["benchmarks"]["amg"], **edit}}}))
