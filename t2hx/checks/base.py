@@ -251,7 +251,7 @@ class T2hxCheck(rfm.RunOnlyRegressionTest):
                 self.executable_opts += ["--companion-output", wire.COMPANION_OUTPUT]
             return
         self.num_tasks = self.launch_spec().ranks
-        self.num_tasks_per_node = STUDY.ranks_per_node_of(self.study_name, self.num_nodes)
+        self.num_tasks_per_node = self.ranks_per_node()
         self.num_cpus_per_task = cores
         self.executable, self.executable_opts = self.command(self.launch_spec())
 
@@ -263,7 +263,7 @@ class T2hxCheck(rfm.RunOnlyRegressionTest):
             if self.current_partition.scheduler.registered_name in SLURM_SCHEDULERS:
                 self.extra_resources = {"nodelist": {"nodelist": ",".join(hosts)}}
             # The binding a capacity step of the same app gets too (t2hx.launcher.binding).
-            bind = binding(self.extras, STUDY.ranks_per_node_of(self.study_name, self.num_nodes))
+            bind = binding(self.extras, self.ranks_per_node())
             if self.extras.get("hostfile_env"):      # srun: hostfile order
                 self.env_vars[self.extras["hostfile_env"]] = shlex.quote(self.hostfile)
                 opts = [*bind, *opts]
@@ -280,9 +280,14 @@ class T2hxCheck(rfm.RunOnlyRegressionTest):
                                                 "--benchmark", self.benchmark, "--input",
                                                 json.dumps(self.input, sort_keys=True)])
 
+    def ranks_per_node(self) -> int:
+        """The study's ranks per node for this case's node count (a benchmark holding its
+        process count, seed 003's strong scaling, has one per rung)."""
+        return STUDY.ranks_per_node_of(self.study_name, self.num_nodes)
+
     def launch_spec(self) -> Launch:
         """This case as a Launch: on `local` one rank per node (real Open MPI here)."""
-        rpn = 1 if self.combo == LOCAL else STUDY.ranks_per_node_of(self.study_name, self.num_nodes)
+        rpn = 1 if self.combo == LOCAL else self.ranks_per_node()
         # Outside a partition (a probe of the check's command) the binaries are on PATH.
         extras = self.current_partition.extras if self.current_partition else {}
         view = extras.get("spack_view") if extras.get("mode") in ("real", "local") else None
@@ -303,7 +308,7 @@ class T2hxCheck(rfm.RunOnlyRegressionTest):
         if model != "none":       # docs/modelling.md#run-to-run-noise
             opts += ["--noise", model, "--noise-cv", str(cv), "--noise-seed", str(seed)]
         opts += sim_lmc(self.routing)
-        rpn = STUDY.ranks_per_node_of(self.study_name, self.num_nodes)
+        rpn = self.ranks_per_node()
         if rpn > 1:                 # Open MPI's --map-by ppr:N:node, as a real run places them
             opts += ["--ranks-per-node", str(rpn)]
         if self.model != FLOW_MODEL:   # the study's engine: for this benchmark

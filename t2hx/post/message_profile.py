@@ -139,12 +139,17 @@ def profile(study: Study, code: str, benchmark: str, ranks: int,
                    p2p_class(share) if len(sent) else "none", collectives)
 
 
+def largest(study: Study) -> int:
+    """The study's largest ladder step."""
+    return max(max(v) for v in study.ladders.values())
+
+
 def profiles(study_file: str | Path | None = None, profile_name: str | None = None,
              nodes: int | None = None) -> list[Profile]:
     """Every stand-in of the study as ``profile_name`` runs it, at ``nodes`` (default: its
     largest ladder step) times the ranks per node it runs at."""
     study = load_study(study_file, profile_name)
-    n = nodes or max(max(v) for v in study.ladders.values())
+    n = nodes or largest(study)
     return [profile(study, code, bench, n * study.ranks_per_node_of(bench, n))
             for code, bench in stand_ins(study).items()]
 
@@ -160,7 +165,7 @@ def paper_profiles(study_file: str | Path | None = None, nodes: int | None = Non
                    ) -> list[Profile]:
     """The stand-ins the study's default runs at seed 003 §4's ranks per node."""
     study = load_study(study_file)
-    n = nodes or max(max(v) for v in study.ladders.values())
+    n = nodes or largest(study)
     return [p for p in profiles(study_file, None, n)
             if study.ranks_per_node_of(p.benchmark, n) == PAPER_RANKS_PER_NODE]
 
