@@ -7,6 +7,9 @@ and when the engine batches a workload's phases."""
 
 from __future__ import annotations
 
+import ctypes
+import shutil
+import subprocess
 from pathlib import Path
 
 import numpy as np
@@ -102,3 +105,33 @@ def test_a_bad_thread_count_is_one_line(monkeypatch) -> None:
     with pytest.raises(WorkloadError) as exc:
         packetk.threads()
     assert packetk.THREADS_ENV in exc.value.line() and "\n" not in exc.value.line()
+
+
+def _built(tmp: Path, pgo: str) -> tuple[Path, str]:
+    """The packet kernel built by the kernel Makefile from a copy of its sources (training
+    driver included) with PGO=``pgo``; (library, make's output)."""
+    src = Path(packetk.__file__).parent / "kernel"
+    shutil.copytree(src, tmp, ignore=shutil.ignore_patterns("*.so", "*.tmp"))
+    done = subprocess.run(["make", "-s", "-C", str(tmp), "libpacketk.so", f"PGO={pgo}"],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return tmp / "libpacketk.so", done.stdout
+
+
+def test_the_profile_guided_build_trains_and_changes_no_result(tmp_path: Path,
+                                                               monkeypatch) -> None:
+    """run/setup's build is profile-guided: its training run must work (else make falls
+    back to a plain build, only slower), and it must not move a result by a bit."""
+    guided, said = _built(tmp_path / "pgo", "1")
+    assert "without profile guidance" not in said
+    plain, said = _built(tmp_path / "plain", "0")
+    assert "without profile guidance" in said
+    for lib in (guided, plain):
+        loaded = ctypes.CDLL(str(lib))
+        loaded.t2hx_packet_new.restype = ctypes.c_void_p
+        loaded.t2hx_packet_free.argtypes = [ctypes.c_void_p]
+        loaded.t2hx_packet_free.restype = None
+        monkeypatch.setattr(packetk, "_kernel", lambda lib=loaded: lib)
+        for path in CASES:
+            links, msgs, arb, want = case(path)
+            assert_same(*packetk.simulate(links, msgs, arb), want)
